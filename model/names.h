@@ -1,0 +1,32 @@
+/*
+ * names: Kubernetes name and label syntax checks (apimachinery's
+ * validation package): DNS-1123 labels and subdomains, qualified names
+ * (label keys, resource names), label values.
+ *
+ * Each is_* predicate answers yes/no; each check_* adds one field error in
+ * Kubernetes' exact wording (the regex text included) to fe when the value
+ * is bad. No I/O, no allocation beyond the error list.
+ */
+#ifndef MODEL_NAMES_H
+#define MODEL_NAMES_H
+
+#include <stdbool.h>
+
+#include "model/errors.h"
+
+bool is_dns1123_label(const char *s);     /* <= 63, [a-z0-9]([-a-z0-9]*[a-z0-9])? */
+bool is_dns1123_subdomain(const char *s); /* <= 253, labels joined by '.' */
+bool is_qualified_name(const char *s);    /* [prefix/]name, label key syntax */
+bool is_label_value(const char *s);       /* <= 63, may be empty */
+
+/* Each adds Invalid (or Too long / Required) errors at path when bad. */
+void check_dns1123_label(struct field_errors *fe, const char *path,
+			 const char *s);
+void check_dns1123_subdomain(struct field_errors *fe, const char *path,
+			     const char *s);
+void check_qualified_name(struct field_errors *fe, const char *path,
+			  const char *s);
+void check_label_value(struct field_errors *fe, const char *path,
+		       const char *s);
+
+#endif

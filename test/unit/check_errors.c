@@ -1,0 +1,139 @@
+/* Suite "errors": field error wording, aggregation, strmap, timestamps. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/errors.h"
+#include "model/strmap.h"
+#include "model/timestamp.h"
+#include "suites.h"
+#include "test/support/support.h"
+
+START_TEST(wording)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	static const char *const sup[] = { "Preempt", "TryNextFlavor", NULL };
+	static const char *const want[] = {
+		"spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Borrow\": supported values: \"Preempt\", \"TryNextFlavor\"",
+		"spec.resourceGroups: Required value",
+		"spec.x: Invalid value: \"a\\\"b\": must be good",
+		"spec.n: Invalid value: -1: must be greater than or equal to 0",
+		"metadata.name: Too long: may not be more than 253 bytes",
+		"spec.podSets: Too many: 9: must have at most 8 items",
+		"spec.podSets[1].name: Duplicate value: \"main\"",
+		"spec.f: Forbidden: not allowed",
+	};
+
+	fe_unsupported(&fe, "spec.flavorFungibility.whenCanPreempt", "Borrow", sup);
+	fe_required(&fe, "spec.resourceGroups", NULL);
+	fe_invalid(&fe, "spec.x", "a\"b", "must be good");
+	fe_invalid_num(&fe, "spec.n", -1, "must be greater than or equal to 0");
+	fe_too_long(&fe, "metadata.name", 253);
+	fe_too_many(&fe, "spec.podSets", 9, 8);
+	fe_duplicate(&fe, "spec.podSets[1].name", "main");
+	fe_forbidden(&fe, "spec.f", "not allowed");
+	ck_assert_uint_eq(fe.n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < fe.n; i++)
+		ck_assert_str_eq(fe.v[i].text, want[i]);
+	ck_assert(field_errors_has_path(&fe, "spec.n"));
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(aggregate)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT, more = FIELD_ERRORS_INIT;
+	char *s = field_errors_aggregate(&fe);
+
+	ck_assert_str_eq(s, "");
+	free(s);
+	fe_required(&fe, "a", NULL);
+	s = field_errors_aggregate(&fe);
+	ck_assert_str_eq(s, "a: Required value");
+	free(s);
+	fe_required(&more, "b", "needed");
+	field_errors_take_all(&fe, &more);
+	ck_assert_uint_eq(more.n, 0);
+	s = field_errors_aggregate(&fe);
+	ck_assert_str_eq(s, "[a: Required value, b: Required value: needed]");
+	free(s);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(long_values_are_cut)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	size_t n = 10 * 1024 * 1024;
+	char *big = xmalloc(n + 1);
+
+	memset(big, 'x', n);
+	big[n] = '\0';
+	fe_invalid(&fe, "spec.queueName", big, "bad");
+	ck_assert_uint_lt(strlen(fe.v[0].text), 400);
+	free(big);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(strmap_sorted)
+{
+	struct strmap m = STRMAP_INIT, c = STRMAP_INIT;
+
+	strmap_set(&m, "b", "2");
+	strmap_set(&m, "a", "1");
+	strmap_set(&m, "c", "3");
+	strmap_set(&m, "b", "22");
+	ck_assert_uint_eq(m.n, 3);
+	ck_assert_str_eq(m.v[0].key, "a");
+	ck_assert_str_eq(strmap_get(&m, "b"), "22");
+	ck_assert_ptr_null(strmap_get(&m, "zz"));
+	strmap_copy(&c, &m);
+	ck_assert(strmap_equal(&c, &m));
+	ck_assert(strmap_del(&c, "a"));
+	ck_assert(!strmap_del(&c, "a"));
+	ck_assert(!strmap_equal(&c, &m));
+	strmap_release(&m);
+	strmap_release(&c);
+}
+END_TEST
+
+START_TEST(timestamps)
+{
+	int64_t ms;
+	char buf[TIMESTAMP_BUF];
+
+	ck_assert_int_eq(timestamp_parse("1970-01-01T00:00:00Z", &ms), 0);
+	ck_assert_int_eq(ms, 0);
+	ck_assert_int_eq(timestamp_parse("2026-11-30T06:00:01Z", &ms), 0);
+	ck_assert_str_eq(timestamp_format(ms, buf, sizeof(buf)),
+			 "2026-11-30T06:00:01Z");
+	ck_assert_int_eq(timestamp_parse("2026-11-30T07:00:01.250+01:00", &ms), 0);
+	ck_assert_str_eq(timestamp_format_micro(ms, buf, sizeof(buf)),
+			 "2026-11-30T06:00:01.250000Z");
+	ck_assert_int_eq(timestamp_parse("2024-02-29T23:59:59Z", &ms), 0);
+	ck_assert_str_eq(timestamp_format(ms + 1000, buf, sizeof(buf)),
+			 "2024-03-01T00:00:00Z");
+	ck_assert_int_eq(timestamp_parse("2026-13-01T00:00:00Z", &ms), -1);
+	ck_assert_int_eq(timestamp_parse("2026-11-30 06:00:00Z", &ms), -1);
+	ck_assert_int_eq(timestamp_parse("2026-11-30T06:00:00", &ms), -1);
+	ck_assert_int_eq(timestamp_parse("", &ms), -1);
+}
+END_TEST
+
+Suite *errors_suite(void)
+{
+	Suite *s = suite_create("errors");
+	TCase *tc = tcase_create("field-errors");
+
+	tcase_add_test(tc, wording);
+	tcase_add_test(tc, aggregate);
+	tcase_add_test(tc, long_values_are_cut);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("strmap");
+	tcase_add_test(tc, strmap_sorted);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("timestamps");
+	tcase_add_test(tc, timestamps);
+	suite_add_tcase(s, tc);
+	return s;
+}
