@@ -1,0 +1,149 @@
+/*
+ * store: every object the devserver holds, one global resourceVersion
+ * counter (etcd revision semantics), the event log that watches read, and
+ * the write-ahead log that makes acknowledged writes survive kill -9.
+ *
+ * Objects are JSON (jansson) in their storage version. A stored object is
+ * immutable: writers hand over a fresh tree, readers get a new reference
+ * to a snapshot they must never modify (jansson's refcounts are atomic, so
+ * sharing read-only trees across threads is safe).
+ *
+ * Threads: any. One mutex guards the maps, the counter and the log; a
+ * condition variable wakes watchers. No call holds the lock while doing
+ * I/O other than the WAL append of the write itself.
+ *
+ * Keys: a resource is named "<group>/<plural>" ("/pods" for the core
+ * group, "batch/jobs", "kueue.x-k8s.io/workloads"); ns is "" for
+ * cluster-scoped objects. Objects are ordered by (ns, name) as the real
+ * server's key order.
+ */
+#ifndef DEVSERVER_STORE_H
+#define DEVSERVER_STORE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/errors.h"
+
+struct store;
+
+struct store_opts {
+	const char *data_dir;  /* NULL: memory only */
+	size_t watch_history;  /* events kept for resuming watches (>= 1) */
+};
+
+enum store_rc {
+	STORE_OK = 0,
+	STORE_EXISTS,    /* create over an existing key */
+	STORE_NOT_FOUND, /* no such object */
+	STORE_CONFLICT,  /* expect_rv differs from the stored RV */
+	STORE_GONE,      /* a watch cursor older than the kept history */
+	STORE_TIMEOUT,   /* no event before the deadline */
+	STORE_IO,        /* the write-ahead log could not be written */
+};
+
+/*
+ * Opens the store. With data_dir, replays DIR/wal (and DIR/snapshot) so
+ * every object and the RV counter come back; the counter never goes
+ * backwards across restarts. Returns new, or NULL + err.
+ */
+struct store *store_new(const struct store_opts *opts, struct err *err);
+void store_free(struct store *s);
+
+/* The current global RV (the RV a list taken now reports). */
+uint64_t store_rv(struct store *s);
+
+/* New reference to the object, or NULL. */
+json_t *store_get(struct store *s, const char *res, const char *ns,
+		  const char *name);
+
+/*
+ * Writes. obj is taken (the caller must not touch it afterwards, even on
+ * failure). The store sets metadata.resourceVersion to the new RV. On
+ * STORE_OK, *out (when out is not NULL) receives a new reference to what
+ * was stored. expect_rv = 0 means unconditional.
+ *
+ * store_update compares obj with the stored object ignoring
+ * metadata.resourceVersion: when equal it stores nothing, keeps the RV,
+ * emits no event and returns STORE_OK with *out = the stored object
+ * (no-op updates must not wake controllers).
+ */
+enum store_rc store_create(struct store *s, const char *res, const char *ns,
+			   const char *name, json_t *obj, json_t **out);
+enum store_rc store_update(struct store *s, const char *res, const char *ns,
+			   const char *name, uint64_t expect_rv, json_t *obj,
+			   json_t **out);
+/* Removes the object; *last (when not NULL) gets the final state with the
+ * deletion's RV, as the DELETED event carries it. */
+enum store_rc store_delete(struct store *s, const char *res, const char *ns,
+			   const char *name, uint64_t expect_rv, json_t **last);
+
+/* Returns true to keep obj in a list. Called under the store lock: must
+ * not call back into the store. */
+typedef bool store_filter_fn(void *ctx, const json_t *obj);
+
+struct store_list_opts {
+	const char *ns;        /* NULL or "": every namespace */
+	const char *after;     /* resume after this "ns/name" key, or NULL */
+	size_t limit;          /* 0: no limit */
+	store_filter_fn *filter; /* NULL: keep all */
+	void *ctx;
+};
+
+struct store_list_result {
+	json_t *items;      /* new JSON array of references, in key order */
+	uint64_t rv;        /* store RV when the list was taken */
+	char *next;         /* new "ns/name" to continue after, or NULL */
+	size_t remaining;   /* matching items after this page (exact) */
+};
+
+void store_list(struct store *s, const char *res,
+		const struct store_list_opts *o, struct store_list_result *out);
+void store_list_result_release(struct store_list_result *r);
+
+enum store_event_type {
+	STORE_ADDED,
+	STORE_MODIFIED,
+	STORE_DELETED,
+};
+
+struct store_event {
+	enum store_event_type type;
+	uint64_t rv;
+	char *res;   /* owned */
+	char *ns;    /* owned; "" for cluster-scoped */
+	char *name;  /* owned */
+	json_t *obj; /* new ref: the object at rv (last state for DELETED) */
+	json_t *prev; /* new ref: the state before, or NULL for ADDED */
+};
+
+void store_event_release(struct store_event *ev);
+
+/*
+ * Waits for the first event of res (NULL: any resource) with RV greater
+ * than *cursor, up to timeout_ms. On STORE_OK fills ev and advances
+ * *cursor to ev->rv. STORE_GONE when *cursor is older than the kept
+ * history (the watch must end with 410). STORE_TIMEOUT when nothing came.
+ * Events of other resources advance *cursor too, so a later call does not
+ * rescan them.
+ */
+enum store_rc store_next_event(struct store *s, uint64_t *cursor,
+			       const char *res, int timeout_ms,
+			       struct store_event *ev);
+
+/* Wakes every waiter (shutdown). */
+void store_wake_all(struct store *s);
+
+/* Visits every object of res (any namespace) under the lock, in key
+ * order; fn must not call back into the store. */
+typedef void store_visit_fn(void *ctx, const char *ns, const char *name,
+			    const json_t *obj);
+void store_visit(struct store *s, const char *res, store_visit_fn *fn,
+		 void *ctx);
+
+/* Figures for tests and benchmarks. */
+size_t store_count(struct store *s, const char *res);
+
+#endif
