@@ -40,9 +40,12 @@ struct jobwl_opts {
 };
 
 /*
- * Builds the Workload for job into out (released first). Fails with err
- * when the Job names a WorkloadPriorityClass that does not exist or its
- * min-parallelism annotation is unusable.
+ * Builds the Workload for job into out (released first; left empty on
+ * failure). Fails with err when the Job has no name, names a
+ * WorkloadPriorityClass or PriorityClass that does not exist (the API's
+ * NotFound text, as Kueue reports it), or carries an unusable
+ * job-min-parallelism or podset-unconstrained-topology annotation. The
+ * Workload's version is left API_UNKNOWN: the writer picks one.
  */
 int jobwl_build(const struct job *job, const struct jobwl_opts *opts,
 		struct workload *out, struct err *err) MUST_CHECK;
