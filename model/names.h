@@ -19,7 +19,9 @@ bool is_dns1123_subdomain(const char *s); /* <= 253, labels joined by '.' */
 bool is_qualified_name(const char *s);    /* [prefix/]name, label key syntax */
 bool is_label_value(const char *s);       /* <= 63, may be empty */
 
-/* Each adds Invalid (or Too long / Required) errors at path when bad. */
+/* Each adds one Invalid error at path when bad (lengths are reported
+ * inside the Invalid message, as Kubernetes does), or Required for an
+ * empty DNS name. */
 void check_dns1123_label(struct field_errors *fe, const char *path,
 			 const char *s);
 void check_dns1123_subdomain(struct field_errors *fe, const char *path,

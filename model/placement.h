@@ -65,6 +65,7 @@ const char *taint_effect_name(enum taint_effect e); /* "" for EFFECT_ALL */
 int taint_effect_parse(const char *s, bool allow_all, enum taint_effect *out);
 
 void taint_release(struct taint *t);
+/* The copies overwrite dst without freeing it: dst must be empty. */
 void taint_copy(struct taint *dst, const struct taint *src);
 void toleration_release(struct toleration *t);
 void toleration_copy(struct toleration *dst, const struct toleration *src);

@@ -60,8 +60,10 @@ bool label_selector_matches(const struct label_selector *s,
 /*
  * Parses the string form used by ?labelSelector= and kubectl -l:
  * "a=b", "a==b", "a!=b", "a in (b,c)", "a notin (b)", "a", "!a", joined by
- * commas, whitespace allowed around tokens. Returns 0, or -1 with err
- * describing the first problem (keys and values are syntax-checked).
+ * commas, whitespace allowed around tokens, also "k>5" / "k<5". out must
+ * be initialised; it is replaced on success and untouched on failure.
+ * Returns 0, or -1 with err describing the problem in Kubernetes' words
+ * (keys and values are syntax-checked).
  */
 int label_selector_parse(const char *text, struct label_selector *out,
 			 struct err *err) MUST_CHECK;
