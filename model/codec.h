@@ -16,7 +16,10 @@
  * Decoders report every problem (wrong JSON type, unknown enum value, bad
  * quantity, bad timestamp, too deep, too long) as field errors with the
  * field's path, and return -1 if they added any; the struct is always
- * left in a releasable state, filled as far as it could be.
+ * left in a releasable state, filled as far as it could be. A decoder
+ * zeroes *out first: pass an empty (or uninitialised) struct, never a
+ * filled one, which would leak. JSON null counts as absent, as the API
+ * server prunes it.
  */
 #ifndef MODEL_CODEC_H
 #define MODEL_CODEC_H

@@ -1,0 +1,1607 @@
+/*
+ * Suite "codec": JSON <-> structs for every kind in both kueue.x-k8s.io
+ * versions, CRD defaults, version-specific field names, encoder output and
+ * round trips, v1beta1 <-> v1beta2 conversion, and hostile input (wrong
+ * types, bad quantities, 10 MB strings, 10,000-deep nesting), which must
+ * always end in a field error naming the field, never in a crash.
+ * Fixtures live in test/fixtures/codec/.
+ */
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/codec.h"
+#include "suites.h"
+#include "test/support/support.h"
+
+#define GI (1073741824LL * 1000) /* 1Gi in milli-units */
+#define MI (1048576LL * 1000)    /* 1Mi in milli-units */
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+#define V1 "kueue.x-k8s.io/v1beta1"
+#define V2 "kueue.x-k8s.io/v1beta2"
+
+/* Decodes obj as kind k into a throwaway struct; returns the decoder's
+ * result. Every decoder must leave its struct releasable. */
+static int decode_any(enum kind k, const json_t *obj, struct field_errors *fe)
+{
+	int rc = -1;
+
+	switch (k) {
+	case KIND_RESOURCE_FLAVOR: {
+		struct resource_flavor x;
+
+		rc = codec_decode_resource_flavor(obj, &x, fe);
+		resource_flavor_release(&x);
+		break;
+	}
+	case KIND_CLUSTER_QUEUE: {
+		struct cluster_queue x;
+
+		rc = codec_decode_cluster_queue(obj, &x, fe);
+		cluster_queue_release(&x);
+		break;
+	}
+	case KIND_LOCAL_QUEUE: {
+		struct local_queue x;
+
+		rc = codec_decode_local_queue(obj, &x, fe);
+		local_queue_release(&x);
+		break;
+	}
+	case KIND_COHORT: {
+		struct cohort x;
+
+		rc = codec_decode_cohort(obj, &x, fe);
+		cohort_release(&x);
+		break;
+	}
+	case KIND_WORKLOAD_PRIORITY_CLASS: {
+		struct workload_priority_class x;
+
+		rc = codec_decode_workload_priority_class(obj, &x, fe);
+		workload_priority_class_release(&x);
+		break;
+	}
+	case KIND_WORKLOAD: {
+		struct workload x;
+
+		rc = codec_decode_workload(obj, &x, fe);
+		workload_release(&x);
+		break;
+	}
+	case KIND_JOB: {
+		struct job x;
+
+		rc = codec_decode_job(obj, &x, fe);
+		job_release(&x);
+		break;
+	}
+	case KIND_UNKNOWN:
+		break;
+	}
+	return rc;
+}
+
+static json_t *fixture(const char *name)
+{
+	char *path = xasprintf("codec/%s", name);
+	json_t *j = t_fixture_json(path);
+
+	free(path);
+	return j;
+}
+
+/* o[key] as an integer (0 when absent). */
+static json_int_t int_at(const json_t *o, const char *key)
+{
+	return json_integer_value(json_object_get(o, key));
+}
+
+/* Asserts j equals the inline JSON want, printing both when not. */
+static void assert_json(const json_t *j, const char *want)
+{
+	json_t *w = t_json(want);
+	char *got = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+	char *exp = json_dumps(w, JSON_COMPACT | JSON_SORT_KEYS);
+
+	ck_assert_msg(json_equal(j, w), "got  %s\nwant %s", got, exp);
+	free(got);
+	free(exp);
+	json_decref(w);
+}
+
+/* ------------------------------------------------------------------ */
+/* decode: every kind, both versions */
+
+static const struct fixture_case {
+	const char *file;
+	enum kind kind;
+	enum api_version version; /* API_UNKNOWN for batch/v1 */
+} fixtures[] = {
+	{ "rf-v1beta1.json", KIND_RESOURCE_FLAVOR, API_V1BETA1 },
+	{ "rf-v1beta2.json", KIND_RESOURCE_FLAVOR, API_V1BETA2 },
+	{ "cq-v1beta1.json", KIND_CLUSTER_QUEUE, API_V1BETA1 },
+	{ "cq-v1beta2.json", KIND_CLUSTER_QUEUE, API_V1BETA2 },
+	{ "lq-v1beta1.json", KIND_LOCAL_QUEUE, API_V1BETA1 },
+	{ "lq-v1beta2.json", KIND_LOCAL_QUEUE, API_V1BETA2 },
+	{ "cohort-v1beta1.json", KIND_COHORT, API_V1BETA1 },
+	{ "cohort-v1beta2.json", KIND_COHORT, API_V1BETA2 },
+	{ "wpc-v1beta1.json", KIND_WORKLOAD_PRIORITY_CLASS, API_V1BETA1 },
+	{ "wpc-v1beta2.json", KIND_WORKLOAD_PRIORITY_CLASS, API_V1BETA2 },
+	{ "wl-v1beta1.json", KIND_WORKLOAD, API_V1BETA1 },
+	{ "wl-v1beta2.json", KIND_WORKLOAD, API_V1BETA2 },
+	{ "job.json", KIND_JOB, API_UNKNOWN },
+};
+
+START_TEST(decode_fixture)
+{
+	const struct fixture_case *fc = &fixtures[_i];
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	json_t *j = fixture(fc->file);
+
+	ck_assert_int_eq(codec_kind_of(j), fc->kind);
+	ck_assert_int_eq(decode_any(fc->kind, j, &fe), 0);
+	ck_assert_msg(fe.n == 0, "%s: %s", fc->file, t_fe_text(&fe));
+	ck_assert_refcount(j, 1);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(cluster_queue_v1beta1)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct cluster_queue cq;
+	json_t *j = fixture("cq-v1beta1.json");
+	const struct resource_group *g;
+
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
+	ck_assert_int_eq(cq.version, API_V1BETA1);
+	ck_assert_str_eq(cq.meta.name, "team-a-cq");
+	ck_assert_str_eq(cq.meta.uid, "0b5f7a4e-1111-4e5c-9a3b-000000000001");
+	ck_assert_str_eq(cq.meta.resource_version, "4242");
+	ck_assert_int_eq(cq.meta.generation, 3);
+	ck_assert_int_eq(cq.meta.creation_ms, 1796018400000LL);
+	ck_assert_str_eq(strmap_get(&cq.meta.labels, "team"), "a");
+	ck_assert(object_meta_has_finalizer(&cq.meta,
+					    FINALIZER_RESOURCE_IN_USE));
+	ck_assert_str_eq(cq.cohort, "all-teams");
+	ck_assert_int_eq(cq.strategy, QS_STRICT_FIFO);
+	ck_assert(cq.has_ns_selector);
+	ck_assert_uint_eq(cq.ns_selector.n, 2);
+	ck_assert_uint_eq(cq.ngroups, 2);
+	g = &cq.groups[0];
+	ck_assert_uint_eq(g->ncovered, 2);
+	ck_assert_str_eq(g->covered[1], "memory");
+	ck_assert_uint_eq(g->nflavors, 2);
+	ck_assert_str_eq(g->flavors[0].name, "on-demand");
+	ck_assert_int_eq(g->flavors[0].res[0].nominal, 9000);
+	ck_assert(g->flavors[0].res[0].has_borrowing);
+	ck_assert_int_eq(g->flavors[0].res[0].borrowing, 1500);
+	ck_assert(!g->flavors[0].res[0].has_lending);
+	ck_assert_int_eq(g->flavors[0].res[1].nominal, 36 * GI);
+	ck_assert_int_eq(g->flavors[0].res[1].lending, 4 * GI);
+	ck_assert_int_eq(g->flavors[1].res[0].nominal, 500);     /* 0.5 */
+	ck_assert_int_eq(g->flavors[1].res[1].nominal, 1000000); /* "1e3" */
+	ck_assert_str_eq(cq.groups[1].flavors[0].res[0].name, "nvidia.com/gpu");
+	ck_assert_int_eq(cq.when_can_borrow, FUNG_MAY_STOP_SEARCH);
+	ck_assert_int_eq(cq.when_can_preempt, FUNG_MAY_STOP_SEARCH);
+	ck_assert_int_eq(cq.within_cq, WCQ_LOWER_PRIORITY);
+	ck_assert_int_eq(cq.reclaim, RWC_ANY);
+	ck_assert_int_eq(cq.borrow_policy, BWC_LOWER_PRIORITY);
+	ck_assert(cq.has_borrow_threshold);
+	ck_assert_int_eq(cq.borrow_threshold, 100);
+	ck_assert_uint_eq(cq.nadmission_checks, 1);
+	ck_assert_str_eq(cq.admission_checks[0], "prov-check");
+	ck_assert(!cq.has_ac_strategy);
+	ck_assert_int_eq(cq.stop, STOP_HOLD);
+	ck_assert(cq.has_fs_weight);
+	ck_assert_int_eq(cq.fs_weight, 2000);
+	ck_assert_int_eq(cq.admission_mode, AM_USAGE_BASED_FAIR_SHARING);
+	/* status */
+	ck_assert_uint_eq(cq.conds.n, 1);
+	ck_assert_str_eq(cq.conds.v[0].type, "Active");
+	ck_assert_int_eq(cq.conds.v[0].status, COND_TRUE);
+	ck_assert_int_eq(cq.conds.v[0].observed_generation, 3);
+	ck_assert_int_eq(cq.conds.v[0].last_transition_ms, 1796018460000LL);
+	ck_assert_uint_eq(cq.nreservation, 1);
+	ck_assert_uint_eq(cq.reservation[0].nres, 2);
+	/* sorted by resource name whatever the input order */
+	ck_assert_str_eq(cq.reservation[0].res[0].name, "cpu");
+	ck_assert_int_eq(cq.reservation[0].res[0].total, 1500);
+	ck_assert_int_eq(cq.reservation[0].res[1].total, 2 * GI);
+	ck_assert_uint_eq(cq.nusage, 1);
+	ck_assert_int_eq(cq.pending, 2);
+	ck_assert_int_eq(cq.reserving, 1);
+	ck_assert_int_eq(cq.admitted, 1);
+	cluster_queue_release(&cq);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(cluster_queue_v1beta2)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct cluster_queue cq;
+	json_t *j = fixture("cq-v1beta2.json");
+
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
+	ck_assert_int_eq(cq.version, API_V1BETA2);
+	ck_assert_str_eq(cq.cohort, "all-teams");
+	ck_assert_int_eq(cq.strategy, QS_BEST_EFFORT_FIFO);
+	ck_assert(cq.has_ns_selector); /* {} = every namespace */
+	ck_assert_uint_eq(cq.ns_selector.n, 0);
+	ck_assert_int_eq(cq.when_can_borrow, FUNG_TRY_NEXT_FLAVOR);
+	ck_assert_int_eq(cq.when_can_preempt, FUNG_TRY_NEXT_FLAVOR);
+	ck_assert_int_eq(cq.fung_preference, FPREF_PREEMPTION_OVER_BORROWING);
+	ck_assert_int_eq(cq.within_cq, WCQ_LOWER_OR_NEWER_EQUAL_PRIORITY);
+	ck_assert_int_eq(cq.reclaim, RWC_LOWER_PRIORITY);
+	ck_assert(cq.has_ac_strategy);
+	ck_assert_uint_eq(cq.nac_rules, 1);
+	ck_assert_str_eq(cq.ac_rules[0].name, "prov");
+	ck_assert_uint_eq(cq.ac_rules[0].non_flavors, 1);
+	ck_assert_str_eq(cq.ac_rules[0].on_flavors[0], "spot");
+	ck_assert_int_eq(cq.migration, MIG_TRY_PREFERRED_FLAVORS);
+	ck_assert_str_eq(cq.last_acceptable_flavor, "spot");
+	ck_assert(!cq.has_fs_weight);
+	ck_assert_uint_eq(cq.nusage, 1);
+	ck_assert_int_eq(cq.usage[0].res[0].total, 3000);
+	cluster_queue_release(&cq);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(local_queue_both_versions)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct local_queue lq;
+	json_t *j = fixture("lq-v1beta1.json");
+
+	ck_assert_int_eq(codec_decode_local_queue(j, &lq, &fe), 0);
+	ck_assert_str_eq(lq.meta.namespace, "team-a");
+	ck_assert_str_eq(lq.cluster_queue, "team-a-cq");
+	ck_assert_int_eq(lq.stop, STOP_HOLD_AND_DRAIN);
+	ck_assert(lq.has_fs_weight);
+	ck_assert_int_eq(lq.fs_weight, 1000); /* fairSharing {} -> weight 1 */
+	ck_assert_int_eq(lq.conds.v[0].status, COND_FALSE);
+	ck_assert_int_eq(lq.pending, 3);
+	ck_assert_int_eq(lq.reserving, 2);
+	ck_assert_int_eq(lq.admitted, 1);
+	ck_assert_uint_eq(lq.nreservation, 1);
+	ck_assert_uint_eq(lq.nusage, 1); /* v1beta1 "flavorUsage" */
+	ck_assert_str_eq(lq.usage[0].res[0].name, "cpu");
+	ck_assert_int_eq(lq.usage[0].res[0].total, 500);
+	ck_assert_int_eq(lq.usage[0].res[1].total, GI);
+	local_queue_release(&lq);
+	json_decref(j);
+
+	j = fixture("lq-v1beta2.json");
+	ck_assert_int_eq(codec_decode_local_queue(j, &lq, &fe), 0);
+	ck_assert_int_eq(lq.version, API_V1BETA2);
+	ck_assert_uint_eq(lq.nusage, 1); /* v1beta2 "flavorsUsage" */
+	ck_assert_str_eq(lq.usage[0].name, "spot");
+	ck_assert(!lq.has_fs_weight);
+	local_queue_release(&lq);
+	json_decref(j);
+	ck_assert_uint_eq(fe.n, 0);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(flavor_cohort_wpc)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct resource_flavor rf;
+	struct cohort co;
+	struct workload_priority_class wpc;
+	json_t *j = fixture("rf-v1beta1.json");
+
+	ck_assert_int_eq(codec_decode_resource_flavor(j, &rf, &fe), 0);
+	ck_assert_str_eq(strmap_get(&rf.node_labels, "instance-type"), "spot");
+	ck_assert_uint_eq(rf.ntaints, 1);
+	ck_assert_str_eq(rf.taints[0].key, "spot");
+	ck_assert_str_eq(rf.taints[0].value, "true");
+	ck_assert_int_eq(rf.taints[0].effect, EFFECT_NO_SCHEDULE);
+	ck_assert_str_eq(rf.taints[0].time_added, "2026-11-30T06:00:00Z");
+	ck_assert_uint_eq(rf.ntols, 2);
+	ck_assert_int_eq(rf.tols[0].op, TOL_EXISTS);
+	ck_assert_str_eq(rf.tols[1].value, "ml");
+	ck_assert_int_eq(rf.tols[1].op, TOL_EQUAL);
+	ck_assert_int_eq(rf.tols[1].effect, EFFECT_NO_EXECUTE);
+	ck_assert(rf.tols[1].has_seconds);
+	ck_assert_int_eq(rf.tols[1].seconds, 30);
+	ck_assert_str_eq(rf.topology_name, "default");
+	resource_flavor_release(&rf);
+	json_decref(j);
+
+	j = fixture("cohort-v1beta1.json");
+	ck_assert_int_eq(codec_decode_cohort(j, &co, &fe), 0);
+	ck_assert_str_eq(co.parent, "root");
+	ck_assert_uint_eq(co.ngroups, 1);
+	ck_assert_int_eq(co.groups[0].flavors[0].res[0].borrowing, 2000);
+	ck_assert_int_eq(co.fs_weight, 500);
+	cohort_release(&co);
+	json_decref(j);
+
+	j = fixture("wpc-v1beta1.json");
+	ck_assert_int_eq(codec_decode_workload_priority_class(j, &wpc, &fe), 0);
+	ck_assert(wpc.has_value);
+	ck_assert_int_eq(wpc.value, 10000);
+	ck_assert_str_eq(wpc.description, "urgent jobs");
+	workload_priority_class_release(&wpc);
+	json_decref(j);
+
+	j = fixture("wpc-v1beta2.json");
+	ck_assert_int_eq(codec_decode_workload_priority_class(j, &wpc, &fe), 0);
+	ck_assert_int_eq(wpc.value, -5);
+	ck_assert_ptr_null(wpc.description);
+	workload_priority_class_release(&wpc);
+	json_decref(j);
+	ck_assert_uint_eq(fe.n, 0);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(workload_v1beta1)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct workload w;
+	json_t *j = fixture("wl-v1beta1.json");
+	const struct pod_set *ps;
+
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+	ck_assert_uint_eq(w.meta.nowners, 1);
+	ck_assert_str_eq(w.meta.owners[0].kind, "Job");
+	ck_assert(w.meta.owners[0].controller);
+	ck_assert(w.meta.owners[0].block_owner_deletion);
+	ck_assert_str_eq(w.queue_name, "user-queue");
+	ck_assert_str_eq(w.priority_class_name, "high");
+	ck_assert_int_eq(w.priority_source, PSRC_WPC);
+	ck_assert(w.has_priority);
+	ck_assert_int_eq(w.priority, 10000);
+	ck_assert(w.active);
+	ck_assert_int_eq(w.max_exec_seconds, 600);
+	ck_assert_uint_eq(w.npod_sets, 1);
+	ps = &w.pod_sets[0];
+	ck_assert_str_eq(ps->name, "main");
+	ck_assert_int_eq(ps->count, 3);
+	ck_assert(ps->has_min_count);
+	ck_assert_int_eq(ps->min_count, 2);
+	ck_assert_str_eq(ps->topology_request,
+			 "{\"podIndexLabel\":\"batch.kubernetes.io/job-completion-index\"}");
+	ck_assert_str_eq(strmap_get(&ps->tmpl.labels, "app"), "sample");
+	ck_assert_int_eq(reslist_get(&ps->tmpl.containers[0].requests,
+				     "memory"), 128 * MI);
+	ck_assert_int_eq(reslist_get(&ps->tmpl.containers[0].limits, "cpu"),
+			 1000);
+	ck_assert_uint_eq(w.conds.n, 2);
+	ck_assert(workload_is_admitted(&w));
+	ck_assert(w.has_admission);
+	ck_assert_str_eq(w.admission.cluster_queue, "team-a-cq");
+	ck_assert_str_eq(strmap_get(&w.admission.psa[0].flavors, "cpu"),
+			 "on-demand");
+	ck_assert_int_eq(reslist_get(&w.admission.psa[0].usage, "memory"),
+			 384 * MI);
+	ck_assert(w.admission.psa[0].has_count);
+	ck_assert_int_eq(w.admission.psa[0].count, 3);
+	ck_assert(w.has_requeue_count);
+	ck_assert_int_eq(w.requeue_count, 1);
+	ck_assert_int_eq(w.requeue_at_ms, 1796019000000LL);
+	ck_assert_uint_eq(w.nreclaimable, 1);
+	ck_assert_int_eq(w.reclaimable[0].count, 1);
+	ck_assert_uint_eq(w.nchecks, 1);
+	ck_assert_int_eq(w.checks[0].state, CHECK_READY);
+	ck_assert_str_eq(w.checks[0].message, "");
+	ck_assert_str_eq(w.checks[0].pod_set_updates,
+			 "[{\"labels\":{\"a\":\"b\"},\"name\":\"main\"}]");
+	ck_assert(w.has_accumulated);
+	ck_assert_int_eq(w.accumulated_seconds, 42);
+	workload_release(&w);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(workload_v1beta2)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct workload w;
+	json_t *j = fixture("wl-v1beta2.json");
+
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+	ck_assert_int_eq(w.version, API_V1BETA2);
+	ck_assert_str_eq(w.priority_class_name, "system-high");
+	ck_assert_int_eq(w.priority_source, PSRC_POD);
+	ck_assert(!w.active);
+	ck_assert_uint_eq(w.npod_sets, 2);
+	ck_assert_str_eq(w.pod_sets[1].name, "workers");
+	ck_assert_int_eq(w.pod_sets[1].count, 4);
+	ck_assert_int_eq(reslist_get(&w.pod_sets[1].tmpl.containers[0].requests,
+				     "nvidia.com/gpu"), 1000);
+	ck_assert(!w.has_admission);
+	ck_assert(w.has_accumulated);
+	ck_assert_int_eq(w.accumulated_seconds, 7);
+	workload_release(&w);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(job_and_pod_template)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct job job;
+	json_t *j = fixture("job.json");
+	const struct pod_template *t = &job.tmpl;
+	const struct node_term *term;
+	char *raw;
+
+	ck_assert_int_eq(codec_decode_job(j, &job, &fe), 0);
+	ck_assert(job.suspend);
+	ck_assert(job.has_parallelism);
+	ck_assert_int_eq(job.parallelism, 3);
+	ck_assert_int_eq(job.completions, 6);
+	ck_assert(job.indexed);
+	ck_assert_int_eq(job.active, 3);
+	ck_assert_int_eq(job.ready, 2);
+	ck_assert_int_eq(job.succeeded, 1);
+	ck_assert_int_eq(job.start_ms, 1796018400000LL);
+	ck_assert_int_eq(job.completion_ms, 0);
+	ck_assert_str_eq(job.conds.v[0].reason, "JobResumed");
+	/* the template */
+	ck_assert_str_eq(strmap_get(&t->labels, "app"), "sample");
+	ck_assert_uint_eq(t->ncontainers, 1);
+	ck_assert_int_eq(reslist_get(&t->containers[0].requests, "cpu"), 500);
+	ck_assert_uint_eq(t->ninit_containers, 2);
+	ck_assert(!t->init_containers[0].sidecar);
+	ck_assert(t->init_containers[1].sidecar);
+	ck_assert_int_eq(reslist_get(&t->overhead, "cpu"), 100);
+	ck_assert(t->has_pod_resources);
+	ck_assert_int_eq(reslist_get(&t->pod_requests, "cpu"), 2000);
+	ck_assert_int_eq(reslist_get(&t->pod_limits, "memory"), 2 * GI);
+	ck_assert_str_eq(strmap_get(&t->node_selector, "tier"), "spot");
+	ck_assert(t->affinity.present);
+	ck_assert_uint_eq(t->affinity.n, 2);
+	term = &t->affinity.terms[0];
+	ck_assert_uint_eq(term->exprs.n, 2);
+	ck_assert_int_eq(term->exprs.reqs[1].op, SEL_GT);
+	ck_assert_uint_eq(term->nfields, 0);
+	ck_assert_uint_eq(t->affinity.terms[1].exprs.n, 0);
+	ck_assert_uint_eq(t->affinity.terms[1].nfields, 1);
+	ck_assert_uint_eq(t->ntols, 2);
+	ck_assert_str_eq(t->tols[1].key, "");
+	ck_assert_int_eq(t->tols[1].op, TOL_EXISTS);
+	ck_assert_int_eq(t->tols[1].effect, EFFECT_ALL);
+	ck_assert_str_eq(t->priority_class_name, "high");
+	ck_assert_str_eq(t->runtime_class_name, "gvisor");
+	raw = json_dumps(json_object_get(json_object_get(j, "spec"),
+					 "template"),
+			 JSON_COMPACT | JSON_SORT_KEYS);
+	ck_assert_str_eq(t->raw, raw);
+	free(raw);
+	job_release(&job);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(pod_template_direct)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct pod_template t;
+	json_t *j = t_json("{\"spec\": {\"containers\": [{\"name\": \"a\","
+			   " \"resources\": {\"requests\": {\"cpu\": \"x\"}}}]}}");
+
+	ck_assert_int_eq(codec_decode_pod_template(j, "spec.template", &t, &fe),
+			 -1);
+	ck_assert(field_errors_has_path(&fe, "spec.template.spec.containers[0]"
+					".resources.requests[cpu]"));
+	pod_template_release(&t);
+	json_decref(j);
+	field_errors_release(&fe);
+
+	j = t_json("[]");
+	ck_assert_int_eq(codec_decode_pod_template(j, "spec.template", &t, &fe),
+			 -1);
+	ck_assert_fe(&fe, "spec.template: Invalid value: \"array\"");
+	pod_template_release(&t);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* defaults and version-specific field names */
+
+START_TEST(crd_defaults)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct cluster_queue cq;
+	struct workload w;
+	json_t *j = t_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\","
+			   " \"kind\": \"ClusterQueue\", \"metadata\": {\"name\": \"x\"},"
+			   " \"spec\": {\"flavorFungibility\": {}, \"preemption\":"
+			   " {\"borrowWithinCohort\": {}}}}");
+
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
+	ck_assert_int_eq(cq.strategy, QS_BEST_EFFORT_FIFO);
+	ck_assert_int_eq(cq.when_can_borrow, FUNG_MAY_STOP_SEARCH);
+	ck_assert_int_eq(cq.when_can_preempt, FUNG_TRY_NEXT_FLAVOR);
+	ck_assert_int_eq(cq.fung_preference, FPREF_NONE);
+	ck_assert_int_eq(cq.within_cq, WCQ_NEVER);
+	ck_assert_int_eq(cq.reclaim, RWC_NEVER);
+	ck_assert_int_eq(cq.borrow_policy, BWC_NEVER);
+	ck_assert(!cq.has_borrow_threshold);
+	ck_assert_int_eq(cq.stop, STOP_NONE);
+	ck_assert(!cq.has_ns_selector); /* nil: matches nothing */
+	ck_assert_ptr_null(cq.cohort);
+	cluster_queue_release(&cq);
+	json_decref(j);
+
+	/* Also: no spec at all, and no apiVersion (read as v1beta1). */
+	j = t_json("{\"metadata\": {\"name\": \"bare\"}}");
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
+	ck_assert_int_eq(cq.version, API_V1BETA1);
+	ck_assert_int_eq(cq.when_can_preempt, FUNG_TRY_NEXT_FLAVOR);
+	cluster_queue_release(&cq);
+	json_decref(j);
+
+	j = t_json("{\"apiVersion\": \"" V2 "\", \"kind\": \"Workload\","
+		   " \"spec\": {\"podSets\": [{\"template\": {}}]}}");
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+	ck_assert(w.active);
+	ck_assert_uint_eq(w.npod_sets, 1);
+	ck_assert_str_eq(w.pod_sets[0].name, DEFAULT_PODSET_NAME);
+	ck_assert_int_eq(w.pod_sets[0].count, 1);
+	ck_assert(!w.pod_sets[0].has_min_count);
+	ck_assert_int_eq(w.priority_source, PSRC_NONE);
+	ck_assert(!w.has_priority);
+	workload_release(&w);
+	json_decref(j);
+	ck_assert_uint_eq(fe.n, 0);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(version_field_names)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct cluster_queue cq;
+	struct local_queue lq;
+	struct workload w;
+	json_t *j;
+
+	/* Each version reads only its own spelling; the other is an unknown
+	 * field, which the API server would have pruned. */
+	j = t_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"spec\": {"
+		   "\"cohortName\": \"b\", \"admissionChecks\": [\"c\"],"
+		   " \"flavorFungibility\": {\"preference\": \"Bogus\"},"
+		   " \"concurrentAdmissionPolicy\": {\"migration\": {\"mode\": \"Bogus\"}}}}");
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
+	ck_assert_ptr_null(cq.cohort);
+	ck_assert_uint_eq(cq.nadmission_checks, 1);
+	ck_assert_int_eq(cq.fung_preference, FPREF_NONE);
+	ck_assert_int_eq(cq.migration, MIG_UNSET);
+	cluster_queue_release(&cq);
+	json_decref(j);
+
+	j = t_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"spec\": {"
+		   "\"cohort\": \"a\", \"admissionChecks\": [\"c\"]}}");
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
+	ck_assert_ptr_null(cq.cohort);
+	ck_assert_uint_eq(cq.nadmission_checks, 0);
+	cluster_queue_release(&cq);
+	json_decref(j);
+
+	j = t_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"status\": {"
+		   "\"flavorUsage\": [{\"name\": \"a\"}],"
+		   " \"flavorsUsage\": [{\"name\": \"b\"}, {\"name\": \"c\"}]}}");
+	ck_assert_int_eq(codec_decode_local_queue(j, &lq, &fe), 0);
+	ck_assert_uint_eq(lq.nusage, 2);
+	local_queue_release(&lq);
+	json_decref(j);
+
+	j = t_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"spec\": {"
+		   "\"priorityClassRef\": {\"group\": \"x\"}},"
+		   " \"status\": {\"accumulatedPastExecutionTimeSeconds\": 5}}");
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+	ck_assert(!w.has_accumulated);
+	ck_assert_ptr_null(w.priority_class_name);
+	workload_release(&w);
+	json_decref(j);
+
+	j = t_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"spec\": {"
+		   "\"priorityClassName\": \"x\", \"priorityClassSource\": \"bogus\"},"
+		   " \"status\": {\"accumulatedPastExexcutionTimeSeconds\": 5}}");
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+	ck_assert(!w.has_accumulated);
+	ck_assert_ptr_null(w.priority_class_name);
+	workload_release(&w);
+	json_decref(j);
+	ck_assert_msg(fe.n == 0, "%s", t_fe_text(&fe));
+	field_errors_release(&fe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* malformed input: one field error naming the field, never a crash */
+
+static const struct bad_case {
+	const char *name;
+	enum kind kind;
+	const char *json;
+	const char *path; /* an error must name exactly this path */
+	const char *text; /* ... and some error must contain this */
+} bad_cases[] = {
+	{ "root is an array", KIND_CLUSTER_QUEUE, "[]", "ClusterQueue",
+	  "ClusterQueue: Invalid value: \"array\": ClusterQueue in body must be of type object" },
+	{ "root is null", KIND_WORKLOAD, "null", "Workload",
+	  "Workload: Invalid value: \"null\"" },
+	{ "kind mismatch", KIND_CLUSTER_QUEUE, "{\"kind\": \"LocalQueue\"}",
+	  "kind", "kind: Unsupported value: \"LocalQueue\": supported values: \"ClusterQueue\"" },
+	{ "unknown apiVersion", KIND_COHORT,
+	  "{\"apiVersion\": \"kueue.x-k8s.io/v1\"}", "apiVersion",
+	  "supported values: \"kueue.x-k8s.io/v1beta1\", \"kueue.x-k8s.io/v1beta2\"" },
+	{ "metadata not an object", KIND_COHORT, "{\"metadata\": []}",
+	  "metadata", "metadata in body must be of type object" },
+	{ "generation as string", KIND_COHORT,
+	  "{\"metadata\": {\"generation\": \"1\"}}", "metadata.generation",
+	  "metadata.generation: Invalid value: \"string\": metadata.generation in body must be of type integer" },
+	{ "bad creationTimestamp", KIND_COHORT,
+	  "{\"metadata\": {\"creationTimestamp\": \"yesterday\"}}",
+	  "metadata.creationTimestamp", "Invalid value: \"yesterday\"" },
+	{ "label value not a string", KIND_LOCAL_QUEUE,
+	  "{\"metadata\": {\"labels\": {\"a\": 1}}}", "metadata.labels[a]",
+	  "must be of type string" },
+	{ "finalizer not a string", KIND_CLUSTER_QUEUE,
+	  "{\"metadata\": {\"finalizers\": [\"a\", {}]}}",
+	  "metadata.finalizers[1]", "must be of type string" },
+	{ "ownerReferences item", KIND_WORKLOAD,
+	  "{\"metadata\": {\"ownerReferences\": [{\"controller\": \"yes\"}]}}",
+	  "metadata.ownerReferences[0].controller", "must be of type boolean" },
+	{ "cohort as integer", KIND_CLUSTER_QUEUE, "{\"spec\": {\"cohort\": 5}}",
+	  "spec.cohort",
+	  "spec.cohort: Invalid value: \"integer\": spec.cohort in body must be of type string" },
+	{ "resourceGroups as object", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"resourceGroups\": {}}}", "spec.resourceGroups",
+	  "must be of type array" },
+	{ "null resource group", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"resourceGroups\": [null]}}", "spec.resourceGroups[0]",
+	  "spec.resourceGroups[0]: Invalid value: \"null\": spec.resourceGroups[0] in body must be of type object" },
+	{ "covered resource not a string", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"resourceGroups\": [{\"coveredResources\": [1]}]}}",
+	  "spec.resourceGroups[0].coveredResources[0]", "must be of type string" },
+	{ "quantity 1.5.5", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"resourceGroups\": [{\"flavors\": [{\"name\": \"a\", \"resources\": [{\"name\": \"cpu\", \"nominalQuota\": 1}]},"
+	  " {\"name\": \"b\", \"resources\": [{\"name\": \"cpu\", \"nominalQuota\": \"1.5.5\"}]}]}]}}",
+	  "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota",
+	  "spec.resourceGroups[0].flavors[1].resources[0].nominalQuota: Invalid value: \"1.5.5\"" },
+	{ "quantity --1", KIND_COHORT,
+	  "{\"spec\": {\"resourceGroups\": [{\"flavors\": [{\"resources\": [{\"nominalQuota\": \"--1\"}]}]}]}}",
+	  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+	  "Invalid value: \"--1\"" },
+	{ "quantity 9999999999999999999Ei", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"resourceGroups\": [{\"flavors\": [{\"resources\": [{\"nominalQuota\": 1, \"borrowingLimit\": \"9999999999999999999Ei\"}]}]}]}}",
+	  "spec.resourceGroups[0].flavors[0].resources[0].borrowingLimit",
+	  "Invalid value: \"9999999999999999999Ei\"" },
+	{ "quantity 1e300 as a JSON number", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"resourceGroups\": [{\"flavors\": [{\"resources\": [{\"nominalQuota\": 1e300}]}]}]}}",
+	  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+	  "nominalQuota: Invalid value: 1e300" },
+	{ "quantity as boolean", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"resourceGroups\": [{\"flavors\": [{\"resources\": [{\"nominalQuota\": true}]}]}]}}",
+	  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+	  "must be of type string" },
+	{ "nominalQuota missing", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"resourceGroups\": [{\"flavors\": [{\"resources\": [{\"name\": \"cpu\"}]}]}]}}",
+	  "spec.resourceGroups[0].flavors[0].resources[0].nominalQuota",
+	  "nominalQuota: Required value" },
+	{ "v1beta1 whenCanPreempt Borrow", KIND_CLUSTER_QUEUE,
+	  "{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"spec\": {\"flavorFungibility\": {\"whenCanPreempt\": \"Borrow\"}}}",
+	  "spec.flavorFungibility.whenCanPreempt",
+	  "spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Borrow\": supported values: \"Preempt\", \"TryNextFlavor\"" },
+	{ "v1beta1 whenCanBorrow MayStopSearch", KIND_CLUSTER_QUEUE,
+	  "{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"spec\": {\"flavorFungibility\": {\"whenCanBorrow\": \"MayStopSearch\"}}}",
+	  "spec.flavorFungibility.whenCanBorrow",
+	  "Unsupported value: \"MayStopSearch\": supported values: \"Borrow\", \"TryNextFlavor\"" },
+	{ "v1beta2 whenCanBorrow Borrow", KIND_CLUSTER_QUEUE,
+	  "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"spec\": {\"flavorFungibility\": {\"whenCanBorrow\": \"Borrow\"}}}",
+	  "spec.flavorFungibility.whenCanBorrow",
+	  "Unsupported value: \"Borrow\": supported values: \"MayStopSearch\", \"TryNextFlavor\"" },
+	{ "v1beta2 bad preference", KIND_CLUSTER_QUEUE,
+	  "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"spec\": {\"flavorFungibility\": {\"preference\": \"Both\"}}}",
+	  "spec.flavorFungibility.preference",
+	  "supported values: \"BorrowingOverPreemption\", \"PreemptionOverBorrowing\"" },
+	{ "bad queueingStrategy", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"queueingStrategy\": \"LIFO\"}}", "spec.queueingStrategy",
+	  "supported values: \"StrictFIFO\", \"BestEffortFIFO\"" },
+	{ "bad selector operator", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"namespaceSelector\": {\"matchExpressions\": [{\"key\": \"a\", \"operator\": \"Gt\"}]}}}",
+	  "spec.namespaceSelector.matchExpressions[0].operator",
+	  "supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"" },
+	{ "threshold beyond int32", KIND_CLUSTER_QUEUE,
+	  "{\"spec\": {\"preemption\": {\"borrowWithinCohort\": {\"maxPriorityThreshold\": 3000000000}}}}",
+	  "spec.preemption.borrowWithinCohort.maxPriorityThreshold",
+	  "Invalid value: 3000000000: must be between -2147483648 and 2147483647, inclusive" },
+	{ "v1beta2 bad migration mode", KIND_CLUSTER_QUEUE,
+	  "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"spec\": {\"concurrentAdmissionPolicy\": {\"migration\": {\"mode\": \"Never\"}}}}",
+	  "spec.concurrentAdmissionPolicy.migration.mode",
+	  "supported values: \"TryPreferredFlavors\", \"RetainFirstAdmission\"" },
+	{ "status counter as string", KIND_CLUSTER_QUEUE,
+	  "{\"status\": {\"pendingWorkloads\": \"2\"}}", "status.pendingWorkloads",
+	  "must be of type integer" },
+	{ "condition status Yes", KIND_CLUSTER_QUEUE,
+	  "{\"status\": {\"conditions\": [{\"type\": \"Active\", \"status\": \"Yes\"}]}}",
+	  "status.conditions[0].status",
+	  "supported values: \"True\", \"False\", \"Unknown\"" },
+	{ "usage total not a quantity", KIND_CLUSTER_QUEUE,
+	  "{\"status\": {\"flavorsUsage\": [{\"name\": \"a\", \"resources\": [{\"name\": \"cpu\", \"total\": \"lots\"}]}]}}",
+	  "status.flavorsUsage[0].resources[0].total", "Invalid value: \"lots\"" },
+	{ "LocalQueue stopPolicy", KIND_LOCAL_QUEUE,
+	  "{\"spec\": {\"stopPolicy\": \"Pause\"}}", "spec.stopPolicy",
+	  "supported values: \"None\", \"Hold\", \"HoldAndDrain\"" },
+	{ "LocalQueue fairSharing weight", KIND_LOCAL_QUEUE,
+	  "{\"spec\": {\"fairSharing\": {\"weight\": \"1x\"}}}",
+	  "spec.fairSharing.weight", "Invalid value: \"1x\"" },
+	{ "taint effect", KIND_RESOURCE_FLAVOR,
+	  "{\"spec\": {\"nodeTaints\": [{\"key\": \"a\", \"effect\": \"Sometimes\"}]}}",
+	  "spec.nodeTaints[0].effect",
+	  "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"" },
+	{ "taint without effect", KIND_RESOURCE_FLAVOR,
+	  "{\"spec\": {\"nodeTaints\": [{\"key\": \"a\"}]}}",
+	  "spec.nodeTaints[0].effect", "Required value" },
+	{ "taint timeAdded", KIND_RESOURCE_FLAVOR,
+	  "{\"spec\": {\"nodeTaints\": [{\"key\": \"a\", \"effect\": \"NoSchedule\", \"timeAdded\": \"noon\"}]}}",
+	  "spec.nodeTaints[0].timeAdded", "must be of type date-time" },
+	{ "toleration operator", KIND_RESOURCE_FLAVOR,
+	  "{\"spec\": {\"tolerations\": [{\"key\": \"a\", \"operator\": \"Maybe\"}]}}",
+	  "spec.tolerations[0].operator",
+	  "Unsupported value: \"Maybe\": supported values: \"Equal\", \"Exists\"" },
+	{ "toleration seconds", KIND_RESOURCE_FLAVOR,
+	  "{\"spec\": {\"tolerations\": [{\"tolerationSeconds\": \"30\"}]}}",
+	  "spec.tolerations[0].tolerationSeconds", "must be of type integer" },
+	{ "nodeLabels not a map", KIND_RESOURCE_FLAVOR,
+	  "{\"spec\": {\"nodeLabels\": \"a=b\"}}", "spec.nodeLabels",
+	  "must be of type object" },
+	{ "WPC value as string", KIND_WORKLOAD_PRIORITY_CLASS,
+	  "{\"value\": \"high\"}", "value", "must be of type integer" },
+	{ "WPC value beyond int32", KIND_WORKLOAD_PRIORITY_CLASS,
+	  "{\"value\": 2147483648}", "value", "Invalid value: 2147483648" },
+	{ "podSets not an array", KIND_WORKLOAD,
+	  "{\"spec\": {\"podSets\": {\"name\": \"main\"}}}", "spec.podSets",
+	  "must be of type array" },
+	{ "template null", KIND_WORKLOAD,
+	  "{\"spec\": {\"podSets\": [{\"name\": \"main\", \"template\": null}]}}",
+	  "spec.podSets[0].template",
+	  "spec.podSets[0].template: Invalid value: \"null\": spec.podSets[0].template in body must be of type object" },
+	{ "template missing", KIND_WORKLOAD,
+	  "{\"spec\": {\"podSets\": [{\"name\": \"main\"}]}}",
+	  "spec.podSets[0].template", "spec.podSets[0].template: Required value" },
+	{ "count as real", KIND_WORKLOAD,
+	  "{\"spec\": {\"podSets\": [{\"count\": 1.5, \"template\": {}}]}}",
+	  "spec.podSets[0].count", "Invalid value: \"number\"" },
+	{ "active as string", KIND_WORKLOAD, "{\"spec\": {\"active\": \"yes\"}}",
+	  "spec.active", "must be of type boolean" },
+	{ "priorityClassSource", KIND_WORKLOAD,
+	  "{\"spec\": {\"priorityClassSource\": \"mine\"}}",
+	  "spec.priorityClassSource",
+	  "supported values: \"kueue.x-k8s.io/workloadpriorityclass\", \"scheduling.k8s.io/priorityclass\", \"\"" },
+	{ "priorityClassRef group/kind mismatch", KIND_WORKLOAD,
+	  "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"spec\": {\"priorityClassRef\": {\"group\": \"scheduling.k8s.io\", \"kind\": \"WorkloadPriorityClass\", \"name\": \"a\"}}}",
+	  "spec.priorityClassRef",
+	  "only the PriorityClass kind is allowed for the scheduling.k8s.io group" },
+	{ "priorityClassRef group", KIND_WORKLOAD,
+	  "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"spec\": {\"priorityClassRef\": {\"group\": \"x\"}}}",
+	  "spec.priorityClassRef.group",
+	  "supported values: \"kueue.x-k8s.io\", \"scheduling.k8s.io\"" },
+	{ "container request", KIND_WORKLOAD,
+	  "{\"spec\": {\"podSets\": [{\"template\": {\"spec\": {\"containers\": [{\"name\": \"c\", \"resources\": {\"requests\": {\"cpu\": \"lots\"}}}]}}}]}}",
+	  "spec.podSets[0].template.spec.containers[0].resources.requests[cpu]",
+	  "Invalid value: \"lots\"" },
+	{ "sidecar restartPolicy", KIND_WORKLOAD,
+	  "{\"spec\": {\"podSets\": [{\"template\": {\"spec\": {\"initContainers\": [{\"restartPolicy\": \"Never\"}]}}}]}}",
+	  "spec.podSets[0].template.spec.initContainers[0].restartPolicy",
+	  "Unsupported value: \"Never\": supported values: \"Always\"" },
+	{ "node affinity operator", KIND_WORKLOAD,
+	  "{\"spec\": {\"podSets\": [{\"template\": {\"spec\": {\"affinity\": {\"nodeAffinity\": {\"requiredDuringSchedulingIgnoredDuringExecution\": {\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"a\", \"operator\": \"Near\"}]}]}}}}}}]}}",
+	  "spec.podSets[0].template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator",
+	  "\"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"" },
+	{ "topologyRequest not an object", KIND_WORKLOAD,
+	  "{\"spec\": {\"podSets\": [{\"template\": {}, \"topologyRequest\": []}]}}",
+	  "spec.podSets[0].topologyRequest", "must be of type object" },
+	{ "admission check state", KIND_WORKLOAD,
+	  "{\"status\": {\"admissionChecks\": [{\"name\": \"a\", \"state\": \"Done\"}]}}",
+	  "status.admissionChecks[0].state",
+	  "supported values: \"Pending\", \"Ready\", \"Retry\", \"Rejected\"" },
+	{ "requeueAt", KIND_WORKLOAD,
+	  "{\"status\": {\"requeueState\": {\"requeueAt\": \"2026-13-01T00:00:00Z\"}}}",
+	  "status.requeueState.requeueAt", "must be of type date-time" },
+	{ "resourceUsage", KIND_WORKLOAD,
+	  "{\"status\": {\"admission\": {\"clusterQueue\": \"q\", \"podSetAssignments\": [{\"resourceUsage\": {\"cpu\": []}}]}}}",
+	  "status.admission.podSetAssignments[0].resourceUsage[cpu]",
+	  "must be of type string" },
+	{ "accumulated (sic) as string", KIND_WORKLOAD,
+	  "{\"status\": {\"accumulatedPastExexcutionTimeSeconds\": \"5\"}}",
+	  "status.accumulatedPastExexcutionTimeSeconds", "must be of type integer" },
+	{ "Job apiVersion", KIND_JOB, "{\"apiVersion\": \"batch/v2\"}", "apiVersion",
+	  "supported values: \"batch/v1\"" },
+	{ "Job completionMode", KIND_JOB,
+	  "{\"spec\": {\"completionMode\": \"Sparse\", \"template\": {}}}",
+	  "spec.completionMode", "supported values: \"NonIndexed\", \"Indexed\"" },
+	{ "Job parallelism", KIND_JOB,
+	  "{\"spec\": {\"parallelism\": -3000000000, \"template\": {}}}",
+	  "spec.parallelism", "Invalid value: -3000000000" },
+	{ "Job status time", KIND_JOB,
+	  "{\"status\": {\"startTime\": 17}}", "status.startTime",
+	  "must be of type string" },
+};
+
+START_TEST(malformed)
+{
+	const struct bad_case *bc = &bad_cases[_i];
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	json_t *j = t_json(bc->json);
+
+	ck_assert_msg(decode_any(bc->kind, j, &fe) == -1, "%s: accepted",
+		      bc->name);
+	ck_assert_msg(field_errors_has_path(&fe, bc->path),
+		      "%s: no error at %s in: %s", bc->name, bc->path,
+		      t_fe_text(&fe));
+	ck_assert_fe(&fe, bc->text);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(every_error_is_collected)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct cluster_queue cq;
+	json_t *j = t_json("{\"metadata\": {\"name\": 1},"
+			   " \"spec\": {\"cohort\": [], \"stopPolicy\": \"Off\", \"resourceGroups\": [{\"flavors\":"
+			   " [{\"name\": \"a\", \"resources\": [{\"name\": \"cpu\","
+			   " \"nominalQuota\": \"x\"}]}]}]}}");
+
+	fe_required(&fe, "earlier", NULL); /* errors already there stay */
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), -1);
+	ck_assert_uint_eq(fe.n, 5);
+	ck_assert(field_errors_has_path(&fe, "metadata.name"));
+	ck_assert(field_errors_has_path(&fe, "spec.cohort"));
+	ck_assert(field_errors_has_path(&fe, "spec.stopPolicy"));
+	ck_assert(field_errors_has_path(&fe, "spec.resourceGroups[0].flavors[0]"
+					".resources[0].nominalQuota"));
+	/* what could be read was read */
+	ck_assert_str_eq(cq.groups[0].flavors[0].res[0].name, "cpu");
+	cluster_queue_release(&cq);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(ten_megabyte_string)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct workload w;
+	size_t n = 10 * 1024 * 1024;
+	char *big = xmalloc(n);
+	json_t *j = t_json("{\"spec\": {\"podSets\": [{\"template\": {\"spec\":"
+			   " {\"containers\": [{\"name\": \"c\"}]}}}]}}");
+	json_t *ps = json_array_get(json_object_get(json_object_get(j, "spec"),
+						    "podSets"), 0);
+	json_t *c = json_object_get(json_object_get(json_object_get(
+		ps, "template"), "spec"), "containers");
+
+	memset(big, 'x', n);
+	json_object_set_new(json_object_get(j, "spec"), "queueName",
+			    json_stringn(big, n));
+	json_object_set_new(json_array_get(c, 0), "image",
+			    json_stringn(big, n));
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), -1);
+	ck_assert_fe(&fe, "spec.queueName: Too long: may not be more than"
+			  " 1048576 bytes");
+	ck_assert(field_errors_has_path(
+		&fe, "spec.podSets[0].template.spec.containers[0].image"));
+	ck_assert_uint_eq(fe.n, 2); /* each reported once */
+	ck_assert_ptr_null(w.queue_name);
+	ck_assert_uint_lt(strlen(fe.v[0].text), 400);
+	workload_release(&w);
+	json_decref(j);
+	free(big);
+	field_errors_release(&fe);
+}
+END_TEST
+
+/* A chain of n nested objects {"a": {"a": ...}} (or arrays). */
+static json_t *nest(size_t n, bool arrays)
+{
+	json_t *j = arrays ? json_array() : json_object();
+
+	for (size_t i = 1; i < n; i++) {
+		json_t *outer = arrays ? json_array() : json_object();
+
+		if (arrays)
+			json_array_append_new(outer, j);
+		else
+			json_object_set_new(outer, "a", j);
+		j = outer;
+	}
+	return j;
+}
+
+START_TEST(deep_nesting)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct workload w;
+	struct cluster_queue cq;
+	json_t *j = t_json("{\"spec\": {}}");
+
+	/* root = level 1, spec = 2, the chain starts at 3: 62 links end
+	 * exactly at the limit of 64. */
+	json_object_set_new(json_object_get(j, "spec"), "x", nest(62, false));
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
+	cluster_queue_release(&cq);
+	json_object_set_new(json_object_get(j, "spec"), "x", nest(63, false));
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), -1);
+	cluster_queue_release(&cq);
+	ck_assert_uint_eq(fe.n, 1);
+	ck_assert_int_eq(fe.v[0].kind, FE_FORBIDDEN);
+	ck_assert_fe(&fe, "Forbidden: nesting deeper than 64 levels is not"
+			  " allowed");
+	ck_assert_uint_eq(strlen(fe.v[0].path), strlen("spec.x") + 62 * 2);
+	field_errors_release(&fe);
+	json_decref(j);
+
+	/* 10,000 levels of arrays in a pod template: rejected, no crash. */
+	j = t_json("{\"spec\": {\"podSets\": [{\"template\": {}}]}}");
+	json_object_set_new(json_array_get(json_object_get(
+		json_object_get(j, "spec"), "podSets"), 0), "template",
+		nest(10000, true));
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), -1);
+	ck_assert_uint_eq(fe.n, 1);
+	ck_assert(!strncmp(fe.v[0].path, "spec.podSets[0].template[0][0]", 30));
+	workload_release(&w);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(unparseable_numbers)
+{
+	json_error_t e;
+
+	/* jansson refuses numbers beyond a double before the codec sees them:
+	 * the webhook answers those with a parse error. */
+	ck_assert_ptr_null(json_loads("{\"nominalQuota\": 1e400}", 0, &e));
+	ck_assert_ptr_null(json_loads("{\"count\": 99999999999999999999}", 0,
+				      &e));
+	ck_assert_ptr_null(json_real(1e308 * 10));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* encoders */
+
+/* The fields of two workloads that a round trip must keep. */
+static void assert_same_workload(const struct workload *a,
+				 const struct workload *b)
+{
+	ck_assert_pstr_eq(a->meta.name, b->meta.name);
+	ck_assert_pstr_eq(a->meta.namespace, b->meta.namespace);
+	ck_assert_pstr_eq(a->meta.uid, b->meta.uid);
+	ck_assert_int_eq(a->meta.generation, b->meta.generation);
+	ck_assert_int_eq(a->meta.creation_ms, b->meta.creation_ms);
+	ck_assert(strmap_equal(&a->meta.labels, &b->meta.labels));
+	ck_assert_uint_eq(a->meta.nfinalizers, b->meta.nfinalizers);
+	ck_assert_uint_eq(a->meta.nowners, b->meta.nowners);
+	ck_assert_uint_eq(a->npod_sets, b->npod_sets);
+	for (size_t i = 0; i < a->npod_sets; i++) {
+		const struct pod_set *x = &a->pod_sets[i], *y = &b->pod_sets[i];
+
+		ck_assert_str_eq(x->name, y->name);
+		ck_assert_int_eq(x->count, y->count);
+		ck_assert_int_eq(x->has_min_count, y->has_min_count);
+		ck_assert_int_eq(x->min_count, y->min_count);
+		ck_assert_pstr_eq(x->tmpl.raw, y->tmpl.raw);
+		ck_assert_pstr_eq(x->topology_request, y->topology_request);
+		ck_assert(strmap_equal(&x->tmpl.labels, &y->tmpl.labels));
+		ck_assert_uint_eq(x->tmpl.ncontainers, y->tmpl.ncontainers);
+	}
+	ck_assert_pstr_eq(a->queue_name, b->queue_name);
+	ck_assert_pstr_eq(a->priority_class_name, b->priority_class_name);
+	ck_assert_int_eq(a->priority_source, b->priority_source);
+	ck_assert_int_eq(a->has_priority, b->has_priority);
+	ck_assert_int_eq(a->priority, b->priority);
+	ck_assert_int_eq(a->active, b->active);
+	ck_assert_int_eq(a->has_max_exec, b->has_max_exec);
+	ck_assert_int_eq(a->max_exec_seconds, b->max_exec_seconds);
+	ck_assert_uint_eq(a->conds.n, b->conds.n);
+	for (size_t i = 0; i < a->conds.n; i++) {
+		ck_assert_str_eq(a->conds.v[i].type, b->conds.v[i].type);
+		ck_assert_int_eq(a->conds.v[i].status, b->conds.v[i].status);
+		ck_assert_str_eq(a->conds.v[i].reason, b->conds.v[i].reason);
+		ck_assert_str_eq(a->conds.v[i].message, b->conds.v[i].message);
+		ck_assert_int_eq(a->conds.v[i].last_transition_ms,
+				 b->conds.v[i].last_transition_ms);
+		ck_assert_int_eq(a->conds.v[i].observed_generation,
+				 b->conds.v[i].observed_generation);
+	}
+	ck_assert_int_eq(a->has_admission, b->has_admission);
+	ck_assert_pstr_eq(a->admission.cluster_queue,
+			  b->admission.cluster_queue);
+	ck_assert_uint_eq(a->admission.npsa, b->admission.npsa);
+	for (size_t i = 0; i < a->admission.npsa; i++) {
+		const struct pod_set_assignment *x = &a->admission.psa[i];
+		const struct pod_set_assignment *y = &b->admission.psa[i];
+
+		ck_assert_str_eq(x->name, y->name);
+		ck_assert(strmap_equal(&x->flavors, &y->flavors));
+		ck_assert(reslist_equal(&x->usage, &y->usage));
+		ck_assert_int_eq(x->has_count, y->has_count);
+		ck_assert_int_eq(x->count, y->count);
+	}
+	ck_assert_int_eq(a->has_requeue_count, b->has_requeue_count);
+	ck_assert_int_eq(a->requeue_count, b->requeue_count);
+	ck_assert_int_eq(a->requeue_at_ms, b->requeue_at_ms);
+	ck_assert_uint_eq(a->nreclaimable, b->nreclaimable);
+	ck_assert_uint_eq(a->nchecks, b->nchecks);
+	for (size_t i = 0; i < a->nchecks; i++) {
+		ck_assert_str_eq(a->checks[i].name, b->checks[i].name);
+		ck_assert_int_eq(a->checks[i].state, b->checks[i].state);
+		ck_assert_int_eq(a->checks[i].last_transition_ms,
+				 b->checks[i].last_transition_ms);
+		ck_assert_pstr_eq(a->checks[i].pod_set_updates,
+				  b->checks[i].pod_set_updates);
+	}
+	ck_assert_int_eq(a->has_accumulated, b->has_accumulated);
+	ck_assert_int_eq(a->accumulated_seconds, b->accumulated_seconds);
+}
+
+START_TEST(workload_round_trip)
+{
+	static const char *const files[] = { "wl-v1beta1.json",
+					     "wl-v1beta2.json" };
+	static const enum api_version vs[] = { API_V1BETA1, API_V1BETA2 };
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	json_t *j = fixture(files[_i]);
+	struct workload w;
+
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+	for (size_t v = 0; v < N(vs); v++) {
+		struct workload back;
+		json_t *enc = codec_encode_workload(&w, vs[v]), *again;
+
+		ck_assert_refcount(enc, 1);
+		ck_assert_str_eq(json_string_value(json_object_get(enc,
+								   "apiVersion")),
+				 api_version_name(vs[v]));
+		ck_assert_int_eq(codec_decode_workload(enc, &back, &fe), 0);
+		ck_assert_msg(fe.n == 0, "%s", t_fe_text(&fe));
+		assert_same_workload(&w, &back);
+		again = codec_encode_workload(&back, vs[v]);
+		ck_assert(json_equal(enc, again));
+		json_decref(again);
+		json_decref(enc);
+		workload_release(&back);
+	}
+	workload_release(&w);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(workload_encoding)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	json_t *j = fixture("wl-v1beta1.json"), *enc, *st, *tmpl, *ctr;
+	struct workload w;
+
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+	enc = codec_encode_workload(&w, API_V1BETA2);
+	assert_json(json_object_get(json_object_get(enc, "spec"),
+				    "priorityClassRef"),
+		    "{\"group\": \"kueue.x-k8s.io\", \"kind\": \"WorkloadPriorityClass\","
+		    " \"name\": \"high\"}");
+	ck_assert_ptr_null(json_object_get(json_object_get(enc, "spec"),
+					   "priorityClassName"));
+	st = json_object_get(enc, "status");
+	ck_assert_int_eq(int_at(st, "accumulatedPastExecutionTimeSeconds"), 42);
+	assert_json(json_object_get(st, "admission"),
+		    "{\"clusterQueue\": \"team-a-cq\", \"podSetAssignments\": [{"
+		    "\"name\": \"main\", \"flavors\": {\"cpu\": \"on-demand\","
+		    " \"memory\": \"on-demand\"}, \"resourceUsage\": {\"cpu\": \"1500m\","
+		    " \"memory\": \"384Mi\"}, \"count\": 3}]}");
+	assert_json(json_object_get(st, "conditions"),
+		    "[{\"type\": \"QuotaReserved\", \"status\": \"True\", \"reason\": \"QuotaReserved\","
+		    " \"message\": \"Quota reserved in ClusterQueue team-a-cq\","
+		    " \"lastTransitionTime\": \"2026-11-30T06:00:05Z\"},"
+		    " {\"type\": \"Admitted\", \"status\": \"True\", \"reason\": \"Admitted\","
+		    " \"message\": \"The workload is admitted\", \"observedGeneration\": 1,"
+		    " \"lastTransitionTime\": \"2026-11-30T06:00:06Z\"}]");
+	/* The template is the raw JSON, images and all, with the label map
+	 * written back from the struct. */
+	tmpl = json_object_get(json_array_get(json_object_get(
+		json_object_get(enc, "spec"), "podSets"), 0), "template");
+	ctr = json_array_get(json_object_get(json_object_get(tmpl, "spec"),
+					     "containers"), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(ctr, "image")),
+			 "busybox");
+	json_decref(enc);
+
+	strmap_set(&w.pod_sets[0].tmpl.labels, "kueue.x-k8s.io/podset", "main");
+	strmap_release(&w.pod_sets[0].tmpl.annotations);
+	w.has_admission = false;
+	admission_release(&w.admission);
+	enc = codec_encode_workload_status(&w, API_V1BETA1);
+	ck_assert_refcount(enc, 1);
+	/* the /status merge-patch body clears admission with null ... */
+	ck_assert(json_is_null(json_object_get(enc, "admission")));
+	ck_assert(json_is_object(json_object_get(enc, "requeueState")));
+	ck_assert_int_eq(int_at(enc, "accumulatedPastExexcutionTimeSeconds"),
+			 42);
+	json_decref(enc);
+	/* ... while a whole object just omits it */
+	enc = codec_encode_workload(&w, API_V1BETA1);
+	ck_assert_ptr_null(json_object_get(json_object_get(enc, "status"),
+					   "admission"));
+	json_decref(enc);
+	tmpl = codec_encode_pod_template(&w.pod_sets[0].tmpl);
+	ck_assert_refcount(tmpl, 1);
+	assert_json(json_object_get(tmpl, "metadata"),
+		    "{\"labels\": {\"app\": \"sample\", \"kueue.x-k8s.io/podset\": \"main\"}}");
+	json_decref(tmpl);
+	workload_release(&w);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(pod_template_without_raw)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	json_t *j = fixture("job.json"), *enc;
+	struct job job;
+	struct pod_template back;
+
+	ck_assert_int_eq(codec_decode_job(j, &job, &fe), 0);
+	FREE_AND_NULL(job.tmpl.raw);
+	enc = codec_encode_pod_template(&job.tmpl);
+	ck_assert_refcount(enc, 1);
+	ck_assert_int_eq(codec_decode_pod_template(enc, "", &back, &fe), 0);
+	ck_assert(strmap_equal(&back.labels, &job.tmpl.labels));
+	ck_assert_uint_eq(back.ncontainers, 1);
+	ck_assert(reslist_equal(&back.containers[0].requests,
+				&job.tmpl.containers[0].requests));
+	ck_assert(reslist_equal(&back.containers[0].limits,
+				&job.tmpl.containers[0].limits));
+	ck_assert_uint_eq(back.ninit_containers, 2);
+	ck_assert(back.init_containers[1].sidecar);
+	ck_assert(reslist_equal(&back.overhead, &job.tmpl.overhead));
+	ck_assert(back.has_pod_resources);
+	ck_assert(reslist_equal(&back.pod_limits, &job.tmpl.pod_limits));
+	ck_assert(strmap_equal(&back.node_selector, &job.tmpl.node_selector));
+	ck_assert(back.affinity.present);
+	ck_assert_uint_eq(back.affinity.n, 2);
+	ck_assert_uint_eq(back.affinity.terms[0].exprs.n, 2);
+	ck_assert_uint_eq(back.ntols, 2);
+	ck_assert(toleration_equal(&back.tols[0], &job.tmpl.tols[0]));
+	ck_assert(toleration_equal(&back.tols[1], &job.tmpl.tols[1]));
+	ck_assert_str_eq(back.priority_class_name, "high");
+	ck_assert_str_eq(back.runtime_class_name, "gvisor");
+	pod_template_release(&back);
+	json_decref(enc);
+	job_release(&job);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(cluster_queue_status)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	json_t *j = fixture("cq-v1beta1.json"), *st;
+	struct cluster_queue cq, empty = { 0 };
+
+	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
+	st = codec_encode_cluster_queue_status(&cq, API_V1BETA1);
+	ck_assert_refcount(st, 1);
+	assert_json(st,
+		    "{\"conditions\": [{\"type\": \"Active\", \"status\": \"True\","
+		    " \"reason\": \"Ready\", \"message\": \"Can admit new workloads\","
+		    " \"observedGeneration\": 3, \"lastTransitionTime\": \"2026-11-30T06:01:00Z\"}],"
+		    " \"flavorsReservation\": [{\"name\": \"on-demand\", \"resources\": ["
+		    "  {\"name\": \"cpu\", \"total\": \"1500m\", \"borrowed\": \"0\"},"
+		    "  {\"name\": \"memory\", \"total\": \"2Gi\", \"borrowed\": \"0\"}]}],"
+		    " \"flavorsUsage\": [{\"name\": \"on-demand\", \"resources\": ["
+		    "  {\"name\": \"cpu\", \"total\": \"1\", \"borrowed\": \"0\"}]}],"
+		    " \"pendingWorkloads\": 2, \"reservingWorkloads\": 1, \"admittedWorkloads\": 1}");
+	json_decref(st);
+	/* v1beta1 keeps empty lists and zero counters; v1beta2 omits lists. */
+	st = codec_encode_cluster_queue_status(&empty, API_V1BETA1);
+	assert_json(st, "{\"flavorsReservation\": [], \"flavorsUsage\": [],"
+			" \"pendingWorkloads\": 0, \"reservingWorkloads\": 0,"
+			" \"admittedWorkloads\": 0}");
+	json_decref(st);
+	st = codec_encode_cluster_queue_status(&empty, API_V1BETA2);
+	assert_json(st, "{\"pendingWorkloads\": 0, \"reservingWorkloads\": 0,"
+			" \"admittedWorkloads\": 0}");
+	json_decref(st);
+	cluster_queue_release(&cq);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(local_queue_status)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	json_t *j = fixture("lq-v1beta1.json"), *st;
+	struct local_queue lq;
+
+	ck_assert_int_eq(codec_decode_local_queue(j, &lq, &fe), 0);
+	st = codec_encode_local_queue_status(&lq, API_V1BETA1);
+	ck_assert_refcount(st, 1);
+	assert_json(json_object_get(st, "flavorUsage"),
+		    "[{\"name\": \"on-demand\", \"resources\": [{\"name\": \"cpu\","
+		    " \"total\": \"500m\"}, {\"name\": \"memory\", \"total\": \"1Gi\"}]}]");
+	ck_assert_ptr_null(json_object_get(st, "flavorsUsage"));
+	ck_assert_int_eq(int_at(st, "pendingWorkloads"), 3);
+	json_decref(st);
+	st = codec_encode_local_queue_status(&lq, API_V1BETA2);
+	ck_assert_ptr_nonnull(json_object_get(st, "flavorsUsage"));
+	ck_assert_ptr_null(json_object_get(st, "flavorUsage"));
+	json_decref(st);
+	local_queue_release(&lq);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+START_TEST(object_meta_encoding)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	json_t *j = fixture("wl-v1beta1.json"), *md;
+	struct workload w;
+
+	ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+	md = codec_encode_object_meta(&w.meta);
+	ck_assert_refcount(md, 1);
+	ck_assert(json_equal(md, json_object_get(j, "metadata")));
+	json_decref(md);
+	workload_release(&w);
+	json_decref(j);
+	field_errors_release(&fe);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* conversion */
+
+static const char *const convert_files[] = {
+	"rf-v1beta1.json", "rf-v1beta2.json", "cq-v1beta1.json",
+	"cq-v1beta2.json", "lq-v1beta1.json", "lq-v1beta2.json",
+	"cohort-v1beta1.json", "cohort-v1beta2.json", "wpc-v1beta1.json",
+	"wpc-v1beta2.json", "wl-v1beta1.json", "wl-v1beta2.json",
+};
+
+/* Converts to the other version and back: the result is the input, the
+ * input is untouched, and the middle form decodes cleanly. */
+static void check_round_trip(const json_t *in)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct err err = { "" };
+	json_t *copy = json_deep_copy(in), *mid, *back;
+	enum api_version v = api_version_parse(json_string_value(
+		json_object_get(in, "apiVersion")));
+	enum api_version other = v == API_V1BETA1 ? API_V1BETA2 : API_V1BETA1;
+
+	ck_assert_int_eq(codec_convert(in, api_version_name(other), &mid, &err),
+			 0);
+	ck_assert_refcount(mid, 1);
+	ck_assert(json_equal(in, copy));
+	ck_assert_str_eq(json_string_value(json_object_get(mid, "apiVersion")),
+			 api_version_name(other));
+	ck_assert_msg(decode_any(codec_kind_of(mid), mid, &fe) == 0, "%s",
+		      t_fe_text(&fe));
+	ck_assert_int_eq(codec_convert(mid, api_version_name(v), &back, &err),
+			 0);
+	ck_assert_refcount(back, 1);
+	if (!json_equal(in, back)) {
+		char *a = json_dumps(in, JSON_COMPACT | JSON_SORT_KEYS);
+		char *b = json_dumps(back, JSON_COMPACT | JSON_SORT_KEYS);
+		char *m = json_dumps(mid, JSON_COMPACT | JSON_SORT_KEYS);
+
+		ck_abort_msg("round trip differs:\nin   %s\nmid  %s\nback %s",
+			     a, m, b);
+	}
+	json_decref(back);
+	json_decref(mid);
+	json_decref(copy);
+	field_errors_release(&fe);
+}
+
+START_TEST(convert_round_trip)
+{
+	json_t *j = fixture(convert_files[_i]);
+
+	check_round_trip(j);
+	json_decref(j);
+}
+END_TEST
+
+static const char *const convert_inline[] = {
+	/* a plain strategy collapses into v1beta1's list and comes back */
+	"{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\","
+	" \"spec\": {\"admissionChecksStrategy\": {\"admissionChecks\":"
+	" [{\"name\": \"a\"}, {\"name\": \"b\"}]}}}",
+	/* ... and a v1beta1 that chose the strategy form keeps it */
+	"{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"kind\": \"ClusterQueue\","
+	" \"metadata\": {\"annotations\": {}},"
+	" \"spec\": {\"admissionChecksStrategy\": {\"admissionChecks\": [{\"name\": \"a\"}]}}}",
+	/* both forms at once (invalid, but must survive) */
+	"{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"kind\": \"ClusterQueue\","
+	" \"spec\": {\"admissionChecks\": [\"x\"], \"admissionChecksStrategy\":"
+	" {\"admissionChecks\": [{\"name\": \"a\", \"onFlavors\": [\"f\"]}]}}}",
+	"{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"kind\": \"ClusterQueue\","
+	" \"spec\": {\"admissionChecks\": [], \"flavorFungibility\":"
+	" {\"whenCanBorrow\": \"MayStopSearch\", \"whenCanPreempt\": \"TryNextFlavor\"}}}",
+	"{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"ClusterQueue\","
+	" \"metadata\": {\"name\": \"m\", \"annotations\": {\"keep\": \"me\"}},"
+	" \"spec\": {\"flavorFungibility\": {\"preference\": \"BorrowingOverPreemption\"}}}",
+	/* priority class name without a source: no v1beta2 spelling */
+	"{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"kind\": \"Workload\","
+	" \"spec\": {\"priorityClassName\": \"p\", \"priority\": 3}}",
+	/* an unmappable priorityClassRef */
+	"{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"Workload\","
+	" \"spec\": {\"priorityClassRef\": {\"group\": \"x\", \"kind\": \"Y\", \"name\": \"z\"}},"
+	" \"status\": {\"preemptionGates\": [{\"name\": \"g\"}]}}",
+};
+
+START_TEST(convert_round_trip_inline)
+{
+	json_t *j = t_json(convert_inline[_i]);
+
+	check_round_trip(j);
+	json_decref(j);
+}
+END_TEST
+
+/* The conversion annotation of j, parsed (new reference) or NULL. */
+static json_t *stash_of(const json_t *j)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(
+		json_object_get(j, "metadata"), "annotations"),
+		"kueue.x-k8s.io/conversion-data"));
+
+	return s ? t_json(s) : NULL;
+}
+
+START_TEST(convert_cluster_queue)
+{
+	struct err err = { "" };
+	json_t *j = fixture("cq-v1beta1.json"), *out, *spec, *st;
+
+	ck_assert_int_eq(codec_convert(j, V2, &out, &err), 0);
+	spec = json_object_get(out, "spec");
+	ck_assert_str_eq(json_string_value(json_object_get(spec, "cohortName")),
+			 "all-teams");
+	ck_assert_ptr_null(json_object_get(spec, "cohort"));
+	ck_assert_ptr_null(json_object_get(spec, "admissionChecks"));
+	assert_json(json_object_get(spec, "admissionChecksStrategy"),
+		    "{\"admissionChecks\": [{\"name\": \"prov-check\"}]}");
+	assert_json(json_object_get(spec, "flavorFungibility"),
+		    "{\"whenCanBorrow\": \"MayStopSearch\", \"whenCanPreempt\": \"MayStopSearch\"}");
+	ck_assert_ptr_null(json_object_get(json_object_get(out, "status"),
+					   "pendingWorkloadsStatus"));
+	st = stash_of(out);
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(st, "fields"),
+					      "status.pendingWorkloadsStatus"));
+	json_decref(st);
+	json_decref(out);
+	json_decref(j);
+
+	j = fixture("cq-v1beta2.json");
+	ck_assert_int_eq(codec_convert(j, V1, &out, &err), 0);
+	spec = json_object_get(out, "spec");
+	ck_assert_str_eq(json_string_value(json_object_get(spec, "cohort")),
+			 "all-teams");
+	ck_assert_ptr_null(json_object_get(spec, "concurrentAdmissionPolicy"));
+	assert_json(json_object_get(spec, "flavorFungibility"),
+		    "{\"whenCanBorrow\": \"TryNextFlavor\", \"whenCanPreempt\": \"TryNextFlavor\"}");
+	/* onFlavors has no v1beta1 list form: the strategy stays */
+	ck_assert_ptr_nonnull(json_object_get(spec, "admissionChecksStrategy"));
+	st = stash_of(out);
+	ck_assert_str_eq(json_string_value(json_object_get(st, "apiVersion")),
+			 "kueue.x-k8s.io/v1beta2");
+	ck_assert_ptr_nonnull(json_object_get(json_object_get(st, "fields"),
+					      "spec.concurrentAdmissionPolicy"));
+	json_decref(st);
+	json_decref(out);
+	json_decref(j);
+
+	/* MayStopSearch becomes Borrow / Preempt; nothing to stash. */
+	j = t_json("{\"apiVersion\": \"" V2 "\", \"kind\": \"ClusterQueue\","
+		   " \"spec\": {\"flavorFungibility\": {\"whenCanBorrow\": \"MayStopSearch\","
+		   " \"whenCanPreempt\": \"MayStopSearch\"}, \"admissionChecksStrategy\":"
+		   " {\"admissionChecks\": [{\"name\": \"a\"}]}}}");
+	ck_assert_int_eq(codec_convert(j, V1, &out, &err), 0);
+	assert_json(out, "{\"apiVersion\": \"" V1 "\","
+			 " \"kind\": \"ClusterQueue\","
+			 " \"spec\": {\"flavorFungibility\": {\"whenCanBorrow\": \"Borrow\","
+			 " \"whenCanPreempt\": \"Preempt\"}, \"admissionChecks\": [\"a\"]}}");
+	json_decref(out);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(convert_local_queue_and_workload)
+{
+	struct err err = { "" };
+	json_t *j = fixture("lq-v1beta1.json"), *out, *st;
+
+	ck_assert_int_eq(codec_convert(j, V2, &out, &err), 0);
+	st = json_object_get(out, "status");
+	ck_assert_ptr_nonnull(json_object_get(st, "flavorsUsage"));
+	ck_assert_ptr_null(json_object_get(st, "flavorUsage"));
+	ck_assert_ptr_null(json_object_get(st, "flavors"));
+	json_decref(out);
+	json_decref(j);
+
+	j = fixture("wl-v1beta1.json");
+	ck_assert_int_eq(codec_convert(j, V2, &out, &err), 0);
+	assert_json(json_object_get(json_object_get(out, "spec"),
+				    "priorityClassRef"),
+		    "{\"group\": \"kueue.x-k8s.io\", \"kind\": \"WorkloadPriorityClass\","
+		    " \"name\": \"high\"}");
+	ck_assert_ptr_null(json_object_get(json_object_get(out, "spec"),
+					   "priorityClassSource"));
+	st = json_object_get(out, "status");
+	ck_assert_int_eq(int_at(st, "accumulatedPastExecutionTimeSeconds"), 42);
+	ck_assert_ptr_null(json_object_get(
+		st, "accumulatedPastExexcutionTimeSeconds"));
+	/* nothing was lossy: no annotation, no annotations map */
+	ck_assert_ptr_null(json_object_get(json_object_get(out, "metadata"),
+					   "annotations"));
+	json_decref(out);
+	json_decref(j);
+
+	j = fixture("wl-v1beta2.json");
+	ck_assert_int_eq(codec_convert(j, V1, &out, &err), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+				 out, "spec"), "priorityClassSource")),
+			 "scheduling.k8s.io/priorityclass");
+	ck_assert_ptr_null(json_object_get(json_object_get(out, "spec"),
+					   "preemptionGates"));
+	json_decref(out);
+	json_decref(j);
+
+	/* The CRD default priorityClassSource "" is simply dropped. */
+	j = t_json("{\"apiVersion\": \"" V1 "\", \"kind\": \"Workload\","
+		   " \"spec\": {\"priorityClassSource\": \"\"}}");
+	ck_assert_int_eq(codec_convert(j, V2, &out, &err), 0);
+	assert_json(out, "{\"apiVersion\": \"" V2 "\", \"kind\": \"Workload\","
+			 " \"spec\": {}}");
+	json_decref(out);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(convert_errors)
+{
+	struct err err = { "" };
+	json_t *j = fixture("job.json"), *out = (json_t *)&err;
+
+	ck_assert_int_eq(codec_convert(j, V2, &out, &err), -1);
+	ck_assert_ptr_null(out);
+	ck_assert_str_ne(err.msg, "");
+	json_decref(j);
+
+	j = fixture("rf-v1beta1.json");
+	ck_assert_int_eq(codec_convert(j, "kueue.x-k8s.io/v1", &out, &err), -1);
+	ck_assert(strstr(err.msg, "kueue.x-k8s.io/v1") != NULL);
+	ck_assert_int_eq(codec_convert(j, NULL, &out, &err), -1);
+	/* same version: a copy */
+	ck_assert_int_eq(codec_convert(j, V1, &out, &err), 0);
+	ck_assert_ptr_ne(out, j);
+	ck_assert(json_equal(out, j));
+	ck_assert_refcount(out, 1);
+	json_decref(out);
+	json_decref(j);
+
+	j = t_json("[1]");
+	ck_assert_int_eq(codec_convert(j, V1, &out, &err), -1);
+	json_decref(j);
+	j = t_json("{\"apiVersion\": \"kueue.x-k8s.io/v1alpha1\","
+		   " \"kind\": \"Cohort\"}");
+	ck_assert_int_eq(codec_convert(j, V1, &out, &err), -1);
+	json_decref(j);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+START_TEST(kinds)
+{
+	static const struct {
+		const char *json;
+		enum kind want;
+	} cases[] = {
+		{ "{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"kind\": \"ClusterQueue\"}",
+		  KIND_CLUSTER_QUEUE },
+		{ "{\"apiVersion\": \"kueue.x-k8s.io/v1beta2\", \"kind\": \"Workload\"}",
+		  KIND_WORKLOAD },
+		{ "{\"apiVersion\": \"batch/v1\", \"kind\": \"Job\"}", KIND_JOB },
+		{ "{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"kind\": \"Job\"}",
+		  KIND_UNKNOWN },
+		{ "{\"apiVersion\": \"batch/v1\", \"kind\": \"Workload\"}", KIND_UNKNOWN },
+		{ "{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"kind\": \"AdmissionCheck\"}",
+		  KIND_UNKNOWN },
+		{ "{\"kind\": \"Cohort\"}", KIND_UNKNOWN },
+		{ "[]", KIND_UNKNOWN },
+	};
+
+	for (size_t i = 0; i < N(cases); i++) {
+		json_t *j = t_json(cases[i].json);
+
+		ck_assert_int_eq(codec_kind_of(j), cases[i].want);
+		json_decref(j);
+	}
+	ck_assert_int_eq(codec_kind_of(NULL), KIND_UNKNOWN);
+	ck_assert_str_eq(kind_name(KIND_WORKLOAD_PRIORITY_CLASS),
+			 "WorkloadPriorityClass");
+	ck_assert_str_eq(kind_name(KIND_UNKNOWN), "");
+}
+END_TEST
+
+Suite *codec_suite(void)
+{
+	Suite *s = suite_create("codec");
+	TCase *tc = tcase_create("decode");
+
+	tcase_add_loop_test(tc, decode_fixture, 0, (int)N(fixtures));
+	tcase_add_test(tc, cluster_queue_v1beta1);
+	tcase_add_test(tc, cluster_queue_v1beta2);
+	tcase_add_test(tc, local_queue_both_versions);
+	tcase_add_test(tc, flavor_cohort_wpc);
+	tcase_add_test(tc, workload_v1beta1);
+	tcase_add_test(tc, workload_v1beta2);
+	tcase_add_test(tc, job_and_pod_template);
+	tcase_add_test(tc, pod_template_direct);
+	tcase_add_test(tc, kinds);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("defaults-and-versions");
+	tcase_add_test(tc, crd_defaults);
+	tcase_add_test(tc, version_field_names);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("malformed");
+	tcase_add_loop_test(tc, malformed, 0, (int)N(bad_cases));
+	tcase_add_test(tc, every_error_is_collected);
+	tcase_add_test(tc, ten_megabyte_string);
+	tcase_add_test(tc, deep_nesting);
+	tcase_add_test(tc, unparseable_numbers);
+	tcase_set_timeout(tc, 30);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("encode");
+	tcase_add_loop_test(tc, workload_round_trip, 0, 2);
+	tcase_add_test(tc, workload_encoding);
+	tcase_add_test(tc, pod_template_without_raw);
+	tcase_add_test(tc, cluster_queue_status);
+	tcase_add_test(tc, local_queue_status);
+	tcase_add_test(tc, object_meta_encoding);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("convert");
+	tcase_add_loop_test(tc, convert_round_trip, 0, (int)N(convert_files));
+	tcase_add_loop_test(tc, convert_round_trip_inline, 0,
+			    (int)N(convert_inline));
+	tcase_add_test(tc, convert_cluster_queue);
+	tcase_add_test(tc, convert_local_queue_and_workload);
+	tcase_add_test(tc, convert_errors);
+	suite_add_tcase(s, tc);
+	return s;
+}
