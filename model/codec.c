@@ -184,6 +184,12 @@ static void dec_quota(struct codec_ctx *c, const json_t *e,
 	codec_qty(c, e, "nominalQuota", &q->nominal);
 	q->has_borrowing = codec_qty(c, e, "borrowingLimit", &q->borrowing);
 	q->has_lending = codec_qty(c, e, "lendingLimit", &q->lending);
+	if (q->name) {
+		/* Kueue counts non-cpu quota in whole units (rounded up). */
+		q->nominal = resource_units_milli(q->name, q->nominal);
+		q->borrowing = resource_units_milli(q->name, q->borrowing);
+		q->lending = resource_units_milli(q->name, q->lending);
+	}
 }
 
 static void dec_flavor_quotas(struct codec_ctx *c, const json_t *e,

@@ -541,7 +541,7 @@ bool codec_reslist(struct codec_ctx *c, const json_t *o, const char *key,
 		if (json_is_null(v))
 			codec_bad_type(c, NULL, v, "string");
 		else if (v_qty(c, NULL, v, &milli))
-			reslist_set(out, k, milli);
+			reslist_set(out, k, resource_units_milli(k, milli));
 		codec_pop(c, mk);
 	}
 	codec_pop(c, m);

@@ -437,3 +437,15 @@ void frlist_sub_all(struct frlist *dst, const struct frlist *src)
 		frlist_sub(dst, src->v[i].flavor, src->v[i].resource,
 			   src->v[i].milli);
 }
+
+int64_t resource_units_milli(const char *name, int64_t milli)
+{
+	int64_t q = milli / 1000, r = milli % 1000;
+
+	if (!strcmp(name, "cpu") || r == 0)
+		return milli;
+	/* Away from zero, as Value() rounds. */
+	if (r > 0)
+		return q >= INT64_MAX / 1000 ? INT64_MAX : (q + 1) * 1000;
+	return q <= INT64_MIN / 1000 ? INT64_MIN : (q - 1) * 1000;
+}

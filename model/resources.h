@@ -54,6 +54,16 @@ int reslist_scale(struct reslist *r, int64_t count, struct err *err)
 bool reslist_equal(const struct reslist *a, const struct reslist *b);
 
 /*
+ * Kueue's accounting unit for a resource (resources.ResourceValue): cpu
+ * counts milli-units, everything else whole units, rounded up as
+ * Quantity.Value() does ("500m" of memory is 1 byte). Returns milli
+ * rounded that way (still in milli-units, a multiple of 1000 for non-cpu;
+ * INT64_MAX/INT64_MIN saturate). The codec applies it to every quota and
+ * request it reads, so cueue's arithmetic matches Kueue's exactly.
+ */
+int64_t resource_units_milli(const char *name, int64_t milli);
+
+/*
  * Writes v the way Kueue renders a resource amount in status: cpu as a
  * DecimalSI milli quantity ("1500m", "3"), memory, ephemeral-storage and
  * hugepages-* as BinarySI ("1Gi"), anything else DecimalSI. buf must hold

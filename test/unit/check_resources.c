@@ -353,6 +353,21 @@ START_TEST(format_resource)
 }
 END_TEST
 
+/* Kueue's units: cpu in milli, the rest whole units rounded up. */
+START_TEST(units)
+{
+	ck_assert_int_eq(resource_units_milli("cpu", 1), 1);
+	ck_assert_int_eq(resource_units_milli("cpu", 1500), 1500);
+	ck_assert_int_eq(resource_units_milli("memory", 500), 1000);
+	ck_assert_int_eq(resource_units_milli("memory", 1000), 1000);
+	ck_assert_int_eq(resource_units_milli("memory", 1001), 2000);
+	ck_assert_int_eq(resource_units_milli("nvidia.com/gpu", 0), 0);
+	ck_assert_int_eq(resource_units_milli("memory", -500), -1000);
+	ck_assert_int_eq(resource_units_milli("memory", INT64_MAX), INT64_MAX);
+	ck_assert_int_eq(resource_units_milli("memory", INT64_MIN), INT64_MIN);
+}
+END_TEST
+
 Suite *resources_suite(void)
 {
 	Suite *s = suite_create("resources");
@@ -371,6 +386,9 @@ Suite *resources_suite(void)
 	suite_add_tcase(s, tc);
 	tc = tcase_create("render");
 	tcase_add_loop_test(tc, format_resource, 0, (int)NRF);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("units");
+	tcase_add_test(tc, units);
 	suite_add_tcase(s, tc);
 	return s;
 }
