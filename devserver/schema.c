@@ -1,0 +1,1686 @@
+/*
+ * schema: what apiextensions-apiserver does with a structural schema
+ * (pruning, defaulting, OpenAPI validation, list-type invariants), on
+ * borrowed jansson trees. The upstream code it follows, step by step:
+ *   pruning   apiextensions pkg/apiserver/schema/pruning/algorithm.go and
+ *             defaulting/prunenulls.go, objectmeta coercion at the root;
+ *   defaults  apiextensions pkg/apiserver/schema/defaulting/algorithm.go;
+ *   validate  k8s.io/kube-openapi pkg/validation/validate (schema.go,
+ *             type.go, validator.go, values.go, object_validator.go,
+ *             slice_validator.go) and its messages (errors/schema.go),
+ *             converted to field errors as apiextensions' validation.go
+ *             kubeOpenAPIResultToFieldErrors does, followed by
+ *             schema/listtype/validation.go.
+ * Pure: no I/O, no clock, no globals. Every walk stops 128 levels down so
+ * hostile input cannot exhaust the stack; validation says so as an error.
+ */
+#include "devserver/schema.h"
+
+#include <math.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/alloc.h"
+#include "model/timestamp.h"
+
+#define MAX_DEPTH 128
+
+/* ------------------------------------------------------------------ */
+/* Paths: one growing buffer, pushed and popped as the walks descend.  */
+
+struct path {
+	char *s;    /* owned; NUL-terminated */
+	size_t len; /* strlen(s) */
+	size_t cap; /* bytes allocated */
+};
+
+static void path_init(struct path *p)
+{
+	p->cap = 64;
+	p->s = xmalloc(p->cap);
+	p->s[0] = '\0';
+	p->len = 0;
+}
+
+static void path_release(struct path *p)
+{
+	FREE_AND_NULL(p->s);
+	p->len = p->cap = 0;
+}
+
+static void path_append(struct path *p, const char *a, size_t n)
+{
+	if (p->len + n + 1 > p->cap) {
+		while (p->len + n + 1 > p->cap)
+			p->cap *= 2;
+		p->s = xrealloc(p->s, p->cap);
+	}
+	memcpy(p->s + p->len, a, n);
+	p->len += n;
+	p->s[p->len] = '\0';
+}
+
+/* Appends ".key" (or "key" at the root); returns the length to pop to. */
+static size_t path_key(struct path *p, const char *key)
+{
+	size_t old = p->len;
+
+	if (p->len)
+		path_append(p, ".", 1);
+	path_append(p, key, strlen(key));
+	return old;
+}
+
+/* Appends "[i]". */
+static size_t path_index(struct path *p, size_t i)
+{
+	char b[32];
+	size_t old = p->len;
+	int n = snprintf(b, sizeof(b), "[%zu]", i);
+
+	path_append(p, b, (size_t)n);
+	return old;
+}
+
+/* Appends "[key]" (field.Path.Key, used by the list-type checks). */
+static size_t path_bracket(struct path *p, const char *key)
+{
+	size_t old = p->len;
+
+	path_append(p, "[", 1);
+	path_append(p, key, strlen(key));
+	path_append(p, "]", 1);
+	return old;
+}
+
+static void path_pop(struct path *p, size_t len)
+{
+	p->len = len;
+	p->s[len] = '\0';
+}
+
+/* ------------------------------------------------------------------ */
+/* Schema accessors. A schema node is a JSON object; anything else is   */
+/* treated as "no schema".                                            */
+
+static const json_t *sget(const json_t *s, const char *k)
+{
+	return json_is_object(s) ? json_object_get(s, k) : NULL;
+}
+
+static bool sflag(const json_t *s, const char *k)
+{
+	return json_is_true(sget(s, k));
+}
+
+static const char *sstr(const json_t *s, const char *k)
+{
+	const json_t *v = sget(s, k);
+
+	return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static const json_t *sprop(const json_t *s, const char *k)
+{
+	const json_t *v = sget(sget(s, "properties"), k);
+
+	return json_is_object(v) ? v : NULL;
+}
+
+static const json_t *sitems(const json_t *s)
+{
+	const json_t *v = sget(s, "items");
+
+	return json_is_object(v) ? v : NULL;
+}
+
+/* additionalProperties: returns its schema (NULL for `true`) and says
+ * whether unknown keys are allowed at all. `false` counts as absent. */
+static const json_t *sadditional(const json_t *s, bool *present)
+{
+	const json_t *v = sget(s, "additionalProperties");
+
+	*present = json_is_object(v) || json_is_true(v);
+	return json_is_object(v) ? v : NULL;
+}
+
+static bool snullable(const json_t *s)
+{
+	return sflag(s, "nullable");
+}
+
+/* A number keyword (maxLength, minimum, ...); false when absent. */
+static bool snum(const json_t *s, const char *k, double *out)
+{
+	const json_t *v = sget(s, k);
+
+	if (!json_is_number(v))
+		return false;
+	*out = json_number_value(v);
+	return true;
+}
+
+static int64_t to_int64(double d)
+{
+	if (isnan(d))
+		return 0;
+	if (d >= 9.2233720368547758e18)
+		return INT64_MAX;
+	if (d <= -9.2233720368547758e18)
+		return INT64_MIN;
+	return (int64_t)d; /* truncates toward zero, as Go's int64() */
+}
+
+static bool is_meta_field(const char *k)
+{
+	return !strcmp(k, "apiVersion") || !strcmp(k, "kind") ||
+	       !strcmp(k, "metadata");
+}
+
+/* ------------------------------------------------------------------ */
+/* Go value rendering, so messages read as field.Error prints them.     */
+
+/* Writes f as Go's fmt %v does for a float64 (strconv 'g', shortest,
+ * exponent form below 1e-4 and from 1e+06 up: 0.5, 1e+06, 1.5e-05). */
+static void go_float(double f, char *buf, size_t n)
+{
+	char e[64], digits[32];
+	int prec, exp10 = 0;
+	size_t nd = 0;
+	const char *p;
+
+	if (isnan(f)) {
+		snprintf(buf, n, "NaN");
+		return;
+	}
+	if (isinf(f)) {
+		snprintf(buf, n, f > 0 ? "+Inf" : "-Inf");
+		return;
+	}
+	if (f == 0) {
+		snprintf(buf, n, signbit(f) ? "-0" : "0");
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(e, sizeof(e), "%.*e", prec - 1, f);
+		if (strtod(e, NULL) == f)
+			break;
+	}
+	p = e;
+	if (*p == '-')
+		p++;
+	for (; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9' && nd < sizeof(digits) - 1)
+			digits[nd++] = *p;
+	digits[nd] = '\0';
+	if (*p == 'e')
+		exp10 = atoi(p + 1);
+	while (nd > 1 && digits[nd - 1] == '0')
+		digits[--nd] = '\0';
+	{
+		char out[96];
+		size_t o = 0;
+
+		if (f < 0)
+			out[o++] = '-';
+		if (exp10 < -4 || exp10 >= 6) {
+			out[o++] = digits[0];
+			if (nd > 1) {
+				out[o++] = '.';
+				memcpy(out + o, digits + 1, nd - 1);
+				o += nd - 1;
+			}
+			o += (size_t)snprintf(out + o, sizeof(out) - o, "e%c%02d",
+					      exp10 < 0 ? '-' : '+',
+					      exp10 < 0 ? -exp10 : exp10);
+		} else if (exp10 < 0) {
+			out[o++] = '0';
+			out[o++] = '.';
+			for (int i = -1; i > exp10; i--)
+				out[o++] = '0';
+			memcpy(out + o, digits, nd);
+			o += nd;
+		} else {
+			for (int i = 0; i <= exp10; i++)
+				out[o++] = (size_t)i < nd ? digits[i] : '0';
+			if (nd > (size_t)exp10 + 1) {
+				out[o++] = '.';
+				memcpy(out + o, digits + exp10 + 1,
+				       nd - (size_t)exp10 - 1);
+				o += nd - (size_t)exp10 - 1;
+			}
+		}
+		out[o] = '\0';
+		if (n) {
+			size_t len = o < n - 1 ? o : n - 1;
+
+			memcpy(buf, out, len);
+			buf[len] = '\0';
+		}
+	}
+}
+
+/* The text field.Error prints for a bad value: strings quoted (quote set),
+ * numbers and booleans bare, null as NULL (printed "null"). Objects and
+ * arrays come out as compact JSON where Go would print %#v. New string. */
+static char *go_value(const json_t *v, bool *quote)
+{
+	char b[64];
+
+	*quote = false;
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		*quote = true;
+		return xstrdup(json_string_value(v));
+	case JSON_INTEGER:
+		snprintf(b, sizeof(b), "%lld", (long long)json_integer_value(v));
+		return xstrdup(b);
+	case JSON_REAL:
+		go_float(json_real_value(v), b, sizeof(b));
+		return xstrdup(b);
+	case JSON_TRUE:
+		return xstrdup("true");
+	case JSON_FALSE:
+		return xstrdup("false");
+	case JSON_NULL:
+		return NULL;
+	default: {
+		char *s = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS |
+					JSON_ENCODE_ANY);
+		char *r = xstrdup(s ? s : "");
+
+		free(s);
+		return r;
+	}
+	}
+}
+
+/* Go's %#v of one scalar inside a map[string]interface{}. New string. */
+static char *go_sharp_v(const json_t *v)
+{
+	bool quote;
+	char *t, *q;
+
+	if (json_is_null(v))
+		return xstrdup("interface {}(nil)");
+	t = go_value(v, &quote);
+	if (!quote)
+		return t;
+	q = go_quote(t);
+	free(t);
+	return q;
+}
+
+/* ------------------------------------------------------------------ */
+/* Pruning.                                                            */
+
+struct strvec {
+	char **v;   /* owned strings */
+	size_t n;
+	size_t cap;
+};
+
+static void strvec_push(struct strvec *sv, char *s)
+{
+	XGROW(sv->v, sv->cap, sv->n + 1);
+	sv->v[sv->n++] = s;
+}
+
+static void strvec_release(struct strvec *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
+
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct prune_ctx {
+	struct path path;
+	struct strvec pruned; /* paths of removed fields */
+	bool record;          /* collect pruned paths at all */
+};
+
+static void prune_record(struct prune_ctx *c, const char *key)
+{
+	size_t old;
+
+	if (!c->record)
+		return;
+	old = path_key(&c->path, key);
+	strvec_push(&c->pruned, xstrdup(c->path.s));
+	path_pop(&c->path, old);
+}
+
+/* ObjectMeta's JSON fields (k8s.io/apimachinery meta/v1 types.go), and
+ * those of the two list members whose unknown fields the typed round
+ * trip also drops. */
+static const char *const objectmeta_fields[] = {
+	"name", "generateName", "namespace", "selfLink", "uid",
+	"resourceVersion", "generation", "creationTimestamp",
+	"deletionTimestamp", "deletionGracePeriodSeconds", "labels",
+	"annotations", "ownerReferences", "finalizers", "managedFields", NULL,
+};
+static const char *const ownerref_fields[] = {
+	"apiVersion", "kind", "name", "uid", "controller",
+	"blockOwnerDeletion", NULL,
+};
+static const char *const managedfield_fields[] = {
+	"manager", "operation", "apiVersion", "time", "fieldsType",
+	"fieldsV1", "subresource", NULL,
+};
+
+static bool in_list(const char *const *list, const char *k)
+{
+	for (size_t i = 0; list[i]; i++)
+		if (!strcmp(list[i], k))
+			return true;
+	return false;
+}
+
+/* Drops the keys of obj not in allowed; records "<prefix>.<key>". */
+static void drop_unknown(json_t *obj, const char *const *allowed,
+			 const char *prefix, struct strvec *out)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+
+	if (!json_is_object(obj))
+		return;
+	json_object_foreach_safe(obj, tmp, k, v) {
+		(void)v;
+		if (in_list(allowed, k))
+			continue;
+		if (out)
+			strvec_push(out, xasprintf("%s.%s", prefix, k));
+		json_object_del(obj, k);
+	}
+}
+
+/* Reduces a metadata object to ObjectMeta, as the typed round trip in
+ * objectmeta.Coerce / GetObjectMetaWithOptions does. */
+static void reduce_objectmeta(json_t *meta, struct strvec *out)
+{
+	static const struct {
+		const char *field;
+		const char *const *allowed;
+	} lists[] = {
+		{ "ownerReferences", ownerref_fields },
+		{ "managedFields", managedfield_fields },
+	};
+
+	if (!json_is_object(meta))
+		return;
+	drop_unknown(meta, objectmeta_fields, "metadata", out);
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+		json_t *arr = json_object_get(meta, lists[l].field);
+		size_t i;
+		json_t *it;
+
+		if (!json_is_array(arr))
+			continue;
+		json_array_foreach(arr, i, it) {
+			char *pre = xasprintf("metadata.%s[%zu]",
+					      lists[l].field, i);
+
+			drop_unknown(it, lists[l].allowed, pre, out);
+			free(pre);
+		}
+	}
+}
+
+static void prune_value(json_t *x, const json_t *s, struct prune_ctx *c,
+			int depth, bool root);
+
+/* skipPrune: x-kubernetes-preserve-unknown-fields keeps unknown keys but
+ * still prunes inside the declared ones. */
+static void prune_skip(json_t *x, const json_t *s, struct prune_ctx *c,
+		       int depth, bool root)
+{
+	const char *k;
+	json_t *v;
+	size_t i, old;
+	bool embedded = root || sflag(s, "x-kubernetes-embedded-resource");
+
+	if (json_is_object(x)) {
+		json_object_foreach(x, k, v) {
+			const json_t *ps;
+			const json_t *as;
+			bool ap;
+
+			if (embedded && is_meta_field(k))
+				continue;
+			ps = sprop(s, k);
+			as = sadditional(s, &ap);
+			if (!ps && !ap)
+				continue;
+			old = path_key(&c->path, k);
+			prune_value(v, ps ? ps : as, c, depth + 1, false);
+			path_pop(&c->path, old);
+		}
+		if (embedded && !root)
+			reduce_objectmeta(json_object_get(x, "metadata"), NULL);
+	} else if (json_is_array(x)) {
+		json_array_foreach(x, i, v) {
+			old = path_index(&c->path, i);
+			prune_value(v, sitems(s), c, depth + 1, false);
+			path_pop(&c->path, old);
+		}
+	}
+}
+
+static void prune_value(json_t *x, const json_t *s, struct prune_ctx *c,
+			int depth, bool root)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+	size_t i, old;
+
+	if (depth > MAX_DEPTH)
+		return;
+	if (s && sflag(s, "x-kubernetes-preserve-unknown-fields")) {
+		prune_skip(x, s, c, depth, root);
+		return;
+	}
+	if (json_is_object(x)) {
+		bool embedded = root || sflag(s, "x-kubernetes-embedded-resource");
+
+		if (!s) {
+			json_object_foreach_safe(x, tmp, k, v) {
+				prune_record(c, k);
+				json_object_del(x, k);
+			}
+			return;
+		}
+		json_object_foreach_safe(x, tmp, k, v) {
+			const json_t *ps, *as;
+			bool ap;
+
+			if (embedded && is_meta_field(k))
+				continue;
+			ps = sprop(s, k);
+			as = sadditional(s, &ap);
+			if (ps || ap) {
+				old = path_key(&c->path, k);
+				prune_value(v, ps ? ps : as, c, depth + 1, false);
+				path_pop(&c->path, old);
+				continue;
+			}
+			if (!is_meta_field(k) || c->path.len > 0)
+				prune_record(c, k);
+			json_object_del(x, k);
+		}
+		/* Embedded resources get their metadata coerced to ObjectMeta
+		 * (not reported); the root's is done by schema_prune. */
+		if (embedded && !root)
+			reduce_objectmeta(json_object_get(x, "metadata"), NULL);
+	} else if (json_is_array(x)) {
+		json_array_foreach(x, i, v) {
+			old = path_index(&c->path, i);
+			prune_value(v, s ? sitems(s) : NULL, c, depth + 1, false);
+			path_pop(&c->path, old);
+		}
+	}
+}
+
+/* The schema for key k of an object described by s (a property, else the
+ * additionalProperties schema). */
+static const json_t *field_schema(const json_t *s, const char *k)
+{
+	const json_t *ps = sprop(s, k);
+	bool ap;
+
+	return ps ? ps : sadditional(s, &ap);
+}
+
+/* PruneNonNullableNullsWithoutDefaults: nulls the schema neither allows
+ * nor can default are dropped silently. */
+static void drop_nulls(json_t *x, const json_t *s, int depth)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+	size_t i;
+
+	if (depth > MAX_DEPTH)
+		return;
+	if (json_is_object(x)) {
+		json_object_foreach_safe(x, tmp, k, v) {
+			const json_t *fs = field_schema(s, k);
+
+			if (json_is_null(v) && fs && !snullable(fs) &&
+			    !sget(fs, "default"))
+				json_object_del(x, k);
+			else
+				drop_nulls(v, fs, depth + 1);
+		}
+	} else if (json_is_array(x)) {
+		json_array_foreach(x, i, v)
+			drop_nulls(v, sitems(s), depth + 1);
+	}
+}
+
+/*
+ * Order as unstructuredSchemaCoercer.apply: 1. prune (paths sorted),
+ * 2. drop non-nullable nulls, 3. reduce the root metadata to ObjectMeta
+ * (its unknown fields reported after the pruned ones). A NULL schema
+ * means "no schema known" and prunes nothing.
+ */
+void schema_prune(json_t *obj, const json_t *schema, json_t *unknown)
+{
+	struct prune_ctx c;
+	struct strvec meta = { NULL, 0, 0 };
+
+	if (!json_is_object(obj) || !json_is_object(schema))
+		return;
+	path_init(&c.path);
+	c.pruned.v = NULL;
+	c.pruned.n = c.pruned.cap = 0;
+	c.record = unknown != NULL;
+	prune_value(obj, schema, &c, 0, true);
+	drop_nulls(obj, schema, 0);
+	reduce_objectmeta(json_object_get(obj, "metadata"),
+			  unknown ? &meta : NULL);
+	if (unknown && json_is_array(unknown)) {
+		if (c.pruned.n)
+			qsort(c.pruned.v, c.pruned.n, sizeof(char *), strp_cmp);
+		for (size_t i = 0; i < c.pruned.n; i++)
+			json_array_append_new(unknown, json_string(c.pruned.v[i]));
+		for (size_t i = 0; i < meta.n; i++)
+			json_array_append_new(unknown, json_string(meta.v[i]));
+	}
+	strvec_release(&meta);
+	strvec_release(&c.pruned);
+	path_release(&c.path);
+}
+
+/* ------------------------------------------------------------------ */
+/* Defaulting.                                                         */
+
+static bool is_nonnullable_null(const json_t *v, const json_t *s)
+{
+	return json_is_null(v) && s && !snullable(s);
+}
+
+static void default_value(json_t *x, const json_t *s, int depth)
+{
+	const char *k;
+	json_t *v;
+	void *tmp;
+	size_t i;
+
+	if (!s || depth > MAX_DEPTH)
+		return;
+	if (json_is_object(x)) {
+		const json_t *props = sget(s, "properties");
+		const json_t *as;
+		const json_t *ps;
+		bool ap;
+
+		/* 1. absent (or null and non-nullable) properties with a
+		 *    default get a copy of it */
+		if (json_is_object(props)) {
+			json_object_foreach((json_t *)props, k, v) {
+				const json_t *d = sget(v, "default");
+				json_t *have;
+
+				if (!d)
+					continue;
+				have = json_object_get(x, k);
+				if (!have || is_nonnullable_null(have, v))
+					json_object_set_new(x, k, json_deep_copy(d));
+			}
+		}
+		/* 2. recurse into every value, the new ones included, so
+		 *    defaults inside defaulted objects apply too */
+		as = sadditional(s, &ap);
+		json_object_foreach_safe(x, tmp, k, v) {
+			ps = sprop(s, k);
+			if (ps) {
+				default_value(v, ps, depth + 1);
+				continue;
+			}
+			if (!as)
+				continue;
+			if (is_nonnullable_null(v, as) && sget(as, "default")) {
+				json_object_set_new(x, k,
+						    json_deep_copy(sget(as, "default")));
+				v = json_object_get(x, k);
+			}
+			default_value(v, as, depth + 1);
+		}
+	} else if (json_is_array(x)) {
+		const json_t *is = sitems(s);
+
+		json_array_foreach(x, i, v) {
+			if (is_nonnullable_null(v, is) && sget(is, "default")) {
+				json_array_set_new(x, i,
+						   json_deep_copy(sget(is, "default")));
+				v = json_array_get(x, i);
+			}
+			default_value(v, is, depth + 1);
+		}
+	}
+}
+
+void schema_default(json_t *obj, const json_t *schema)
+{
+	if (!json_is_object(schema))
+		return;
+	default_value(obj, schema, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* ECMA-262 pattern -> POSIX ERE.                                      */
+
+struct sbuf {
+	char *s;
+	size_t n;
+	size_t cap;
+};
+
+static void sb_putn(struct sbuf *b, const char *s, size_t n)
+{
+	XGROW(b->s, b->cap, b->n + n + 1);
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+static void sb_puts(struct sbuf *b, const char *s)
+{
+	sb_putn(b, s, strlen(s));
+}
+
+static void sb_putc(struct sbuf *b, char c)
+{
+	sb_putn(b, &c, 1);
+}
+
+/* Encodes code point cp as UTF-8 into out (>= 4 bytes); returns length. */
+static size_t utf8_put(unsigned cp, char *out)
+{
+	if (cp < 0x80) {
+		out[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		out[0] = (char)(0xC0 | (cp >> 6));
+		out[1] = (char)(0x80 | (cp & 0x3F));
+		return 2;
+	}
+	out[0] = (char)(0xE0 | (cp >> 12));
+	out[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+	out[2] = (char)(0x80 | (cp & 0x3F));
+	return 3;
+}
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Reads \uXXXX or \xXX at p (after the backslash); returns bytes used or
+ * 0 when malformed. */
+static size_t read_hex_escape(const char *p, unsigned *cp)
+{
+	size_t n = *p == 'u' ? 4 : 2;
+
+	*cp = 0;
+	for (size_t i = 1; i <= n; i++) {
+		int h = hexval(p[i]);
+
+		if (h < 0)
+			return 0;
+		*cp = *cp * 16 + (unsigned)h;
+	}
+	return n + 1;
+}
+
+/* A literal character outside brackets, escaped when ERE-special. */
+static void put_literal(struct sbuf *b, const char *lit, size_t n)
+{
+	if (n == 1 && strchr(".[]()*+?{}|^$\\", lit[0]))
+		sb_putc(b, '\\');
+	sb_putn(b, lit, n);
+}
+
+/*
+ * Translates the ECMA subset CRD patterns use: \d \w \s and negations,
+ * escaped punctuation, \n \t \r \uXXXX \xXX, (?:...), lazy quantifiers
+ * (same match set), and bracket expressions with escapes inside.
+ * Returns a new string, or NULL for what POSIX cannot express (look-
+ * around, back references, \b, negated classes inside brackets); the
+ * caller then skips the pattern.
+ */
+static char *ecma_to_posix(const char *pat)
+{
+	struct sbuf b = { NULL, 0, 0 };
+	const char *p = pat;
+
+	sb_puts(&b, "");
+	while (*p) {
+		if (*p == '\\') {
+			char c = p[1];
+			char u[4];
+			unsigned cp;
+			size_t used;
+
+			switch (c) {
+			case 'd': sb_puts(&b, "[0-9]"); p += 2; continue;
+			case 'D': sb_puts(&b, "[^0-9]"); p += 2; continue;
+			case 'w': sb_puts(&b, "[A-Za-z0-9_]"); p += 2; continue;
+			case 'W': sb_puts(&b, "[^A-Za-z0-9_]"); p += 2; continue;
+			case 's': sb_puts(&b, "[[:space:]]"); p += 2; continue;
+			case 'S': sb_puts(&b, "[^[:space:]]"); p += 2; continue;
+			case 'n': sb_putc(&b, '\n'); p += 2; continue;
+			case 't': sb_putc(&b, '\t'); p += 2; continue;
+			case 'r': sb_putc(&b, '\r'); p += 2; continue;
+			case 'u':
+			case 'x':
+				used = read_hex_escape(p + 1, &cp);
+				if (!used || cp > 0xFFFF)
+					goto fail;
+				put_literal(&b, u, utf8_put(cp, u));
+				p += 1 + used;
+				continue;
+			case '\0':
+				goto fail;
+			default:
+				if ((c >= '0' && c <= '9') || c == 'b' || c == 'B' ||
+				    c == 'p' || c == 'P' || c == 'k' || c == 'c')
+					goto fail;
+				put_literal(&b, &c, 1);
+				p += 2;
+				continue;
+			}
+		}
+		if (*p == '(' && p[1] == '?') {
+			if (p[2] != ':')
+				goto fail; /* look-around, named groups, flags */
+			sb_putc(&b, '(');
+			p += 3;
+			continue;
+		}
+		if ((*p == '*' || *p == '+' || *p == '?' || *p == '}') &&
+		    p[1] == '?') {
+			sb_putc(&b, *p); /* lazy: same strings match */
+			p += 2;
+			continue;
+		}
+		if (*p == '[') {
+			/* Collect members, then emit them in an order POSIX
+			 * reads literally: ']' first, '-' last, '^' not first. */
+			struct sbuf m = { NULL, 0, 0 };
+			bool neg = false, rbr = false, hyph = false, caret = false;
+
+			sb_puts(&m, "");
+			p++;
+			if (*p == '^') {
+				neg = true;
+				p++;
+			}
+			while (*p && *p != ']') {
+				if (*p == '\\') {
+					char c = p[1];
+					char u[4];
+					unsigned cp;
+					size_t used;
+
+					p += 2;
+					switch (c) {
+					case 'd': sb_puts(&m, "0-9"); continue;
+					case 'w': sb_puts(&m, "A-Za-z0-9_"); continue;
+					case 's': sb_puts(&m, "[:space:]"); continue;
+					case 'n': sb_putc(&m, '\n'); continue;
+					case 't': sb_putc(&m, '\t'); continue;
+					case 'r': sb_putc(&m, '\r'); continue;
+					case ']': rbr = true; continue;
+					case '-': hyph = true; continue;
+					case '^': caret = true; continue;
+					case 'u':
+					case 'x':
+						used = read_hex_escape(p - 1, &cp);
+						if (!used || cp > 0xFFFF) {
+							free(m.s);
+							goto fail;
+						}
+						sb_putn(&m, u, utf8_put(cp, u));
+						p += used - 1;
+						continue;
+					case '\0':
+					case 'D':
+					case 'W':
+					case 'S':
+					case 'b':
+						free(m.s);
+						goto fail;
+					default:
+						sb_putc(&m, c);
+						continue;
+					}
+				}
+				if (*p == '[' && p[1] == ':') {
+					sb_puts(&m, "[:"); /* keep POSIX classes */
+					p += 2;
+					continue;
+				}
+				sb_putc(&m, *p++);
+			}
+			if (*p != ']') {
+				free(m.s);
+				goto fail;
+			}
+			p++;
+			if (!m.n && !rbr && !hyph && caret && !neg) {
+				sb_puts(&b, "\\^");
+			} else if (!m.n && !rbr && !hyph && !caret) {
+				/* ECMA [^] matches anything; [] nothing, which
+				 * ERE cannot say */
+				free(m.s);
+				if (!neg)
+					goto fail;
+				sb_puts(&b, "(.|\n)");
+				continue;
+			} else {
+				sb_putc(&b, '[');
+				if (neg)
+					sb_putc(&b, '^');
+				if (rbr)
+					sb_putc(&b, ']');
+				if (caret && !m.n && !rbr) {
+					/* "^" alone must not come first */
+					if (hyph) {
+						sb_puts(&b, "-^");
+						hyph = false;
+						caret = false;
+					}
+				}
+				sb_puts(&b, m.s);
+				if (caret)
+					sb_putc(&b, '^');
+				if (hyph)
+					sb_putc(&b, '-');
+				sb_putc(&b, ']');
+			}
+			free(m.s);
+			continue;
+		}
+		sb_putc(&b, *p++);
+	}
+	return b.s;
+fail:
+	free(b.s);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Validation.                                                         */
+
+struct rx_entry {
+	const json_t *node; /* the schema node whose pattern this is */
+	regex_t re;         /* valid when ok */
+	bool ok;            /* compiled; false: pattern ignored */
+};
+
+struct vctx {
+	struct field_errors *fe;
+	struct path path;
+	struct rx_entry *rx; /* compiled patterns of this call */
+	size_t nrx;
+	size_t caprx;
+};
+
+static void vctx_release(struct vctx *c)
+{
+	for (size_t i = 0; i < c->nrx; i++)
+		if (c->rx[i].ok)
+			regfree(&c->rx[i].re);
+	free(c->rx);
+	path_release(&c->path);
+}
+
+/* The compiled pattern of schema node s, or NULL if it cannot be used. */
+static const regex_t *pattern_of(struct vctx *c, const json_t *s,
+				 const char *pat)
+{
+	struct rx_entry *e;
+	char *posix;
+
+	for (size_t i = 0; i < c->nrx; i++)
+		if (c->rx[i].node == s)
+			return c->rx[i].ok ? &c->rx[i].re : NULL;
+	XGROW(c->rx, c->caprx, c->nrx + 1);
+	e = &c->rx[c->nrx++];
+	e->node = s;
+	e->ok = false;
+	posix = ecma_to_posix(pat);
+	if (posix && regcomp(&e->re, posix, REG_EXTENDED | REG_NOSUB) == 0)
+		e->ok = true;
+	free(posix);
+	return e->ok ? &e->re : NULL;
+}
+
+/* Appends an Invalid error whose value is the JSON value v. */
+static void add_invalid(struct vctx *c, const json_t *v, const char *fmt, ...)
+	PRINTF_LIKE(3, 4);
+
+static void add_invalid(struct vctx *c, const json_t *v, const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+	bool quote;
+	char *val = go_value(v, &quote);
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	fe_add(c->fe, FE_INVALID, c->path.s, val, quote, "%s", detail);
+	free(val);
+}
+
+/* InvalidType -> field.TypeInvalid: value is the Go type (or format)
+ * name found, message "<path> in body must be of type <want>: <%q>". */
+static void add_type(struct vctx *c, const char *want, const char *got)
+{
+	char *q = go_quote(got);
+
+	fe_add(c->fe, FE_TYPE, c->path.s, got, true, "%s: %s", want, q);
+	free(q);
+}
+
+static const char *json_type_name(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: return "object";
+	case JSON_ARRAY: return "array";
+	case JSON_STRING: return "string";
+	case JSON_INTEGER: return "integer";
+	case JSON_REAL: return "number";
+	case JSON_TRUE:
+	case JSON_FALSE: return "boolean";
+	default: return "null";
+	}
+}
+
+/* swag.IsFloat64AJSONInteger: finite, integral, within +-2^53. */
+static bool is_json_integer(double f)
+{
+	if (!isfinite(f) || f < -9007199254740992.0 || f > 9007199254740992.0)
+		return false;
+	return f == trunc(f);
+}
+
+/* The schema's type list: x-kubernetes-int-or-string is integer,string. */
+static size_t schema_types(const json_t *s, const char *types[2])
+{
+	const char *t = sstr(s, "type");
+
+	if (sflag(s, "x-kubernetes-int-or-string")) {
+		types[0] = "integer";
+		types[1] = "string";
+		return 2;
+	}
+	if (t && *t) {
+		types[0] = t;
+		return 1;
+	}
+	return 0;
+}
+
+static bool types_have(const char *const *types, size_t n, const char *t)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(types[i], t))
+			return true;
+	return false;
+}
+
+/* typeValidator.Validate for a non-null value; false when it failed. */
+static bool check_type(struct vctx *c, const json_t *v, const json_t *s)
+{
+	const char *types[2];
+	size_t nt = schema_types(s, types);
+	const char *format = sstr(s, "format");
+	const char *got = json_type_name(v);
+	const char *gotfmt = json_is_integer(v) ? "int64" :
+			     json_is_real(v) ? "float64" : "";
+	bool str_or_arr = json_is_string(v) || json_is_array(v);
+	bool float_int, int_float, ok;
+	char want[32];
+
+	if (!format)
+		format = "";
+	if (!nt && !*format)
+		return true;
+	float_int = json_is_real(v) && is_json_integer(json_real_value(v)) &&
+		    types_have(types, nt, "integer");
+	int_float = json_is_integer(v) && types_have(types, nt, "number");
+	ok = types_have(types, nt, got) || float_int || int_float;
+	if (!str_or_arr && *format && !(ok || !strcmp(gotfmt, format))) {
+		add_type(c, format, gotfmt);
+		return false;
+	}
+	if (!types_have(types, nt, "number") && !types_have(types, nt, "integer") &&
+	    *format && str_or_arr)
+		return true;
+	if (!ok) {
+		snprintf(want, sizeof(want), "%s%s%s", nt ? types[0] : "",
+			 nt > 1 ? "," : "", nt > 1 ? types[1] : "");
+		add_type(c, want, got);
+		return false;
+	}
+	return true;
+}
+
+/* An extension of ours: kube-openapi does not range-check format int32
+ * (its numberValidator gets no type/format from a schema); we do, with
+ * the words of its IsValueValidAgainstRange. */
+static void check_int32(struct vctx *c, const json_t *v, const json_t *s)
+{
+	const char *format = sstr(s, "format");
+	double d;
+
+	if (!format || strcmp(format, "int32") || !json_is_number(v))
+		return;
+	d = json_number_value(v);
+	if (json_is_real(v) && !is_json_integer(d))
+		return;
+	if (json_is_integer(v) ? (json_integer_value(v) >= INT32_MIN &&
+				  json_integer_value(v) <= INT32_MAX)
+			       : (d >= INT32_MIN && d <= INT32_MAX))
+		return;
+	add_invalid(c, v, "Checked value must be of type integer with format int32 in %s",
+		    c->path.s);
+}
+
+static size_t rune_count(const char *s)
+{
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+		if ((*p & 0xC0) != 0x80)
+			n++;
+	return n;
+}
+
+/* stringValidator: maxLength, minLength, pattern; the first failure only. */
+static void check_string(struct vctx *c, const json_t *v, const json_t *s)
+{
+	const char *str = json_string_value(v);
+	const char *pat = sstr(s, "pattern");
+	size_t runes = rune_count(str);
+	double lim;
+
+	if (snum(s, "maxLength", &lim) && (double)runes > lim) {
+		fe_too_long(c->fe, c->path.s, (size_t)to_int64(lim));
+		return;
+	}
+	if (snum(s, "minLength", &lim) && (double)runes < lim) {
+		add_invalid(c, v, "%s in body should be at least %lld chars long",
+			    c->path.s, (long long)to_int64(lim));
+		return;
+	}
+	if (pat && *pat) {
+		const regex_t *re = pattern_of(c, s, pat);
+
+		if (re && regexec(re, str, 0, NULL, 0) != 0)
+			add_invalid(c, v, "%s in body should match '%s'",
+				    c->path.s, pat);
+	}
+}
+
+/* formatValidator for the formats we check: date-time. */
+static void check_format(struct vctx *c, const json_t *v, const json_t *s)
+{
+	const char *format = sstr(s, "format");
+	const char *str = json_string_value(v);
+	int64_t ms;
+
+	if (!format || (strcmp(format, "date-time") && strcmp(format, "datetime")))
+		return;
+	if (timestamp_parse(str, &ms) == 0)
+		return;
+	{
+		char *q = go_quote(str);
+
+		fe_add(c->fe, FE_TYPE, c->path.s, str, true, "%s: %s", format, q);
+		free(q);
+	}
+}
+
+/* numberValidator: multipleOf, minimum, maximum, in that order. Integers
+ * compare against the bound truncated to int64 (MinimumNativeType). */
+static void check_number(struct vctx *c, const json_t *v, const json_t *s)
+{
+	bool isint = json_is_integer(v);
+	long long iv = isint ? (long long)json_integer_value(v) : 0;
+	double fv = json_number_value(v), b;
+	char bs[64];
+
+	if (snum(s, "multipleOf", &b) && b > 0) {
+		bool bad;
+
+		if (isint && to_int64(b) > 0) {
+			bad = iv % (long long)to_int64(b) != 0;
+			snprintf(bs, sizeof(bs), "%lld", (long long)to_int64(b));
+		} else {
+			double mult = b < 1 ? 1 / b * fv : fv / b;
+
+			bad = !is_json_integer(mult);
+			go_float(b, bs, sizeof(bs));
+		}
+		if (bad)
+			add_invalid(c, v, "%s in body should be a multiple of %s",
+				    c->path.s, bs);
+	}
+	if (snum(s, "minimum", &b)) {
+		bool excl = sflag(s, "exclusiveMinimum");
+		bool bad;
+
+		if (isint) {
+			long long m = (long long)to_int64(b);
+
+			bad = excl ? iv <= m : iv < m;
+			snprintf(bs, sizeof(bs), "%lld", m);
+		} else {
+			bad = excl ? fv <= b : fv < b;
+			go_float(b, bs, sizeof(bs));
+		}
+		if (bad)
+			add_invalid(c, v, "%s in body should be greater than %s%s",
+				    c->path.s, excl ? "" : "or equal to ", bs);
+	}
+	if (snum(s, "maximum", &b)) {
+		bool excl = sflag(s, "exclusiveMaximum");
+		bool bad;
+
+		if (isint) {
+			long long m = (long long)to_int64(b);
+
+			bad = excl ? iv >= m : iv > m;
+			snprintf(bs, sizeof(bs), "%lld", m);
+		} else {
+			bad = excl ? fv >= b : fv > b;
+			go_float(b, bs, sizeof(bs));
+		}
+		if (bad)
+			add_invalid(c, v, "%s in body should be less than %s%s",
+				    c->path.s, excl ? "" : "or equal to ", bs);
+	}
+}
+
+/* Enum membership with reflect's conversions between numbers. */
+static bool enum_match(const json_t *v, const json_t *e)
+{
+	if (json_is_number(v) && json_is_number(e)) {
+		if (json_is_integer(e) && json_is_real(v))
+			return to_int64(json_real_value(v)) == json_integer_value(e);
+		return json_number_value(v) == json_number_value(e);
+	}
+	return json_equal((json_t *)v, (json_t *)e);
+}
+
+/* basicCommonValidator -> field.NotSupported: strings listed as they
+ * are, other values as JSON, each quoted like strconv.Quote. */
+static void check_enum(struct vctx *c, const json_t *v, const json_t *s)
+{
+	const json_t *en = sget(s, "enum");
+	const json_t *e;
+	struct sbuf list = { NULL, 0, 0 };
+	size_t i;
+	bool quote;
+	char *val;
+
+	if (!json_is_array(en) || !json_array_size(en))
+		return;
+	json_array_foreach(en, i, e)
+		if (enum_match(v, e))
+			return;
+	sb_puts(&list, "");
+	json_array_foreach(en, i, e) {
+		char *raw = json_is_string(e) ? xstrdup(json_string_value(e)) :
+			    json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY);
+		char *q = go_quote(raw ? raw : "");
+
+		if (i)
+			sb_puts(&list, ", ");
+		sb_puts(&list, q);
+		free(q);
+		free(raw);
+	}
+	val = go_value(v, &quote);
+	fe_add(c->fe, FE_UNSUPPORTED, c->path.s, val, quote, "%s", list.s);
+	free(val);
+	free(list.s);
+}
+
+static void validate_value(struct vctx *c, const json_t *v, const json_t *s,
+			   int depth);
+
+/* schemaSliceValidator: items first, then minItems, maxItems. */
+static void check_array(struct vctx *c, const json_t *v, const json_t *s,
+			int depth)
+{
+	const json_t *is = sitems(s);
+	size_t n = json_array_size(v), i, old;
+	const json_t *it;
+	double lim;
+
+	if (is) {
+		json_array_foreach(v, i, it) {
+			old = path_index(&c->path, i);
+			validate_value(c, it, is, depth + 1);
+			path_pop(&c->path, old);
+		}
+	}
+	if (snum(s, "minItems", &lim) && (double)n < lim) {
+		json_t *size = json_integer((json_int_t)n);
+
+		add_invalid(c, size, "%s in body should have at least %lld items",
+			    c->path.s, (long long)to_int64(lim));
+		json_decref(size);
+	}
+	if (snum(s, "maxItems", &lim) && (double)n > lim)
+		fe_too_many(c->fe, c->path.s, n, (size_t)to_int64(lim));
+}
+
+/* objectValidator: min/maxProperties (and stop), unknown keys against
+ * additionalProperties, declared properties, then required. */
+static void check_object(struct vctx *c, const json_t *v, const json_t *s,
+			 int depth)
+{
+	size_t n = json_object_size(v), old, i;
+	const json_t *props = sget(s, "properties");
+	const json_t *apv = sget(s, "additionalProperties");
+	const json_t *req = sget(s, "required");
+	const json_t *pv;
+	const char *k;
+	json_t *val;
+	double lim;
+
+	if (snum(s, "minProperties", &lim) && (double)n < lim) {
+		json_t *size = json_integer((json_int_t)n);
+
+		add_invalid(c, size, "%s in body should have at least %lld properties",
+			    c->path.s, (long long)to_int64(lim));
+		json_decref(size);
+		return;
+	}
+	if (snum(s, "maxProperties", &lim) && (double)n > lim) {
+		fe_too_many(c->fe, c->path.s, n, (size_t)to_int64(lim));
+		return;
+	}
+	if (json_is_false(apv) || json_is_object(apv)) {
+		json_object_foreach((json_t *)v, k, val) {
+			if (sprop(s, k))
+				continue;
+			if (json_is_false(apv)) {
+				json_t *key = json_string(k);
+
+				add_invalid(c, key, "%s.%s in body is a forbidden property",
+					    c->path.s, k);
+				json_decref(key);
+				continue;
+			}
+			old = path_key(&c->path, k);
+			validate_value(c, val, apv, depth + 1);
+			path_pop(&c->path, old);
+		}
+	}
+	if (json_is_object(props)) {
+		json_object_foreach((json_t *)props, k, pv) {
+			val = json_object_get(v, k);
+			if (!val || !json_is_object(pv))
+				continue;
+			old = path_key(&c->path, k);
+			validate_value(c, val, pv, depth + 1);
+			path_pop(&c->path, old);
+		}
+	}
+	if (json_is_array(req)) {
+		json_array_foreach(req, i, pv) {
+			if (!json_is_string(pv) ||
+			    json_object_get(v, json_string_value(pv)))
+				continue;
+			old = path_key(&c->path, json_string_value(pv));
+			fe_required(c->fe, c->path.s, NULL);
+			path_pop(&c->path, old);
+		}
+	}
+}
+
+/* SchemaValidator.Validate: every validator that applies to the value's
+ * kind runs (type, string, format, number, slice, enum, object), so a
+ * type error does not hide the others. */
+static void validate_value(struct vctx *c, const json_t *v, const json_t *s,
+			   int depth)
+{
+	if (!json_is_object(s))
+		return;
+	if (depth > MAX_DEPTH) {
+		fe_forbidden(c->fe, c->path.s,
+			     "nesting deeper than 128 levels is not supported");
+		return;
+	}
+	if (json_is_null(v)) {
+		const char *types[2];
+		size_t nt = schema_types(s, types);
+
+		if (nt && !snullable(s)) {
+			char want[32];
+
+			snprintf(want, sizeof(want), "%s%s%s", types[0],
+				 nt > 1 ? "," : "", nt > 1 ? types[1] : "");
+			add_type(c, want, "null");
+		}
+		check_enum(c, v, s);
+		return;
+	}
+	if (check_type(c, v, s))
+		check_int32(c, v, s);
+	if (json_is_string(v)) {
+		check_string(c, v, s);
+		check_format(c, v, s);
+	}
+	if (json_is_number(v))
+		check_number(c, v, s);
+	if (json_is_array(v))
+		check_array(c, v, s, depth);
+	check_enum(c, v, s);
+	if (json_is_object(v))
+		check_object(c, v, s, depth);
+}
+
+/* ---- list-type invariants (listtype/validation.go) ---- */
+
+struct keyed {
+	char *key;  /* owned canonical form */
+	size_t idx; /* position in the list */
+};
+
+static int keyed_cmp(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int r = strcmp(x->key, y->key);
+
+	if (r)
+		return r;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int size_cmp(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A type-tagged canonical string; v NULL means "key not specified".
+ * Go keeps scalars by value (int64 1 and float64 1 differ) and compounds
+ * by their JSON, which is what the tags reproduce. */
+static char *canon(const json_t *v)
+{
+	char b[64];
+	char *j, *r;
+
+	if (!v)
+		return xstrdup("u");
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return xasprintf("s%s", json_string_value(v));
+	case JSON_INTEGER:
+		snprintf(b, sizeof(b), "i%lld", (long long)json_integer_value(v));
+		return xstrdup(b);
+	case JSON_REAL:
+		snprintf(b, sizeof(b), "f%.17g", json_real_value(v));
+		return xstrdup(b);
+	case JSON_TRUE:
+		return xstrdup("b1");
+	case JSON_FALSE:
+		return xstrdup("b0");
+	case JSON_NULL:
+		return xstrdup("n");
+	default:
+		j = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+		r = xasprintf("j%s", j ? j : "");
+		free(j);
+		return r;
+	}
+}
+
+/* validateListSet over keys[0..n): the index of the second appearance
+ * of every repeated key, ascending. Returns the count; *out is new. */
+static size_t find_duplicates(struct keyed *keys, size_t n, size_t **out)
+{
+	size_t *dup = NULL, nd = 0, cap = 0;
+
+	*out = NULL;
+	if (n < 2)
+		return 0;
+	qsort(keys, n, sizeof(*keys), keyed_cmp);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+
+		while (j < n && !strcmp(keys[j].key, keys[i].key))
+			j++;
+		if (j - i >= 2) {
+			XGROW(dup, cap, nd + 1);
+			dup[nd++] = keys[i + 1].idx;
+		}
+		i = j;
+	}
+	if (nd)
+		qsort(dup, nd, sizeof(*dup), size_cmp);
+	*out = dup;
+	return nd;
+}
+
+static void free_keys(struct keyed *keys, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(keys[i].key);
+	free(keys);
+}
+
+/* The key of a list-map entry: the map-keys present, as Go's %#v of a
+ * map[string]interface{} prints them (keys sorted). New string. */
+static char *map_key_text(const json_t *item, const json_t *mapkeys,
+			  bool single)
+{
+	struct sbuf b = { NULL, 0, 0 };
+	const char **names = NULL;
+	size_t n = 0, cap = 0, i;
+	const json_t *k;
+
+	sb_puts(&b, "map[string]interface {}{");
+	json_array_foreach(mapkeys, i, k) {
+		if (!json_is_string(k) || !json_is_object(item) ||
+		    !json_object_get(item, json_string_value(k)))
+			continue;
+		XGROW(names, cap, n + 1);
+		names[n++] = json_string_value(k);
+		if (single)
+			break;
+	}
+	if (n > 1)
+		qsort(names, n, sizeof(*names), strp_cmp);
+	for (i = 0; i < n; i++) {
+		char *kq = go_quote(names[i]);
+		char *vq = go_sharp_v(json_object_get(item, names[i]));
+
+		if (i)
+			sb_puts(&b, ", ");
+		sb_puts(&b, kq);
+		sb_putc(&b, ':');
+		sb_puts(&b, vq);
+		free(kq);
+		free(vq);
+	}
+	sb_putc(&b, '}');
+	free(names);
+	return b.s;
+}
+
+static void check_list_set(struct vctx *c, const json_t *arr)
+{
+	size_t n = json_array_size(arr), nd, *dup;
+	struct keyed *keys = xcalloc(n ? n : 1, sizeof(*keys));
+
+	for (size_t i = 0; i < n; i++) {
+		keys[i].key = canon(json_array_get(arr, i));
+		keys[i].idx = i;
+	}
+	nd = find_duplicates(keys, n, &dup);
+	for (size_t d = 0; d < nd; d++) {
+		const json_t *it = json_array_get(arr, dup[d]);
+		size_t old = path_index(&c->path, dup[d]);
+		bool quote;
+		char *val = go_value(it, &quote);
+
+		fe_add(c->fe, FE_DUPLICATE, c->path.s, val, quote, NULL);
+		free(val);
+		path_pop(&c->path, old);
+	}
+	free(dup);
+	free_keys(keys, n);
+}
+
+static void check_list_map(struct vctx *c, const json_t *arr, const json_t *s)
+{
+	const json_t *mapkeys = sget(s, "x-kubernetes-list-map-keys");
+	size_t n = json_array_size(arr), nd, *dup, i, j;
+	const json_t *it, *k;
+	struct keyed *keys;
+	bool single;
+
+	json_array_foreach(arr, i, it) {
+		if (!json_is_null(it) && !json_is_object(it)) {
+			size_t old = path_index(&c->path, i);
+
+			add_invalid(c, it, "must be an object for an array of list-type map");
+			path_pop(&c->path, old);
+			return;
+		}
+	}
+	if (n < 2 || !json_is_array(mapkeys))
+		return;
+	single = json_array_size(mapkeys) == 1;
+	keys = xcalloc(n, sizeof(*keys));
+	json_array_foreach(arr, i, it) {
+		struct sbuf b = { NULL, 0, 0 };
+
+		sb_puts(&b, "");
+		json_array_foreach(mapkeys, j, k) {
+			const json_t *kv = json_is_object(it) && json_is_string(k) ?
+				json_object_get(it, json_string_value(k)) : NULL;
+			char *cv;
+
+			if (!single && !kv)
+				continue; /* absent keys leave the map */
+			cv = canon(kv);
+			sb_puts(&b, json_is_string(k) ? json_string_value(k) : "");
+			sb_putc(&b, '\x1f');
+			sb_puts(&b, cv);
+			sb_putc(&b, '\x1e');
+			free(cv);
+		}
+		keys[i].key = b.s;
+		keys[i].idx = i;
+	}
+	nd = find_duplicates(keys, n, &dup);
+	for (size_t d = 0; d < nd; d++) {
+		size_t old = path_index(&c->path, dup[d]);
+		char *text = map_key_text(json_array_get(arr, dup[d]), mapkeys,
+					  single);
+
+		fe_add(c->fe, FE_DUPLICATE, c->path.s, text, false, NULL);
+		free(text);
+		path_pop(&c->path, old);
+	}
+	free(dup);
+	free_keys(keys, n);
+}
+
+static void listtype_value(struct vctx *c, const json_t *x, const json_t *s,
+			   int depth)
+{
+	const char *k;
+	const json_t *v;
+	size_t i, old;
+
+	if (!json_is_object(s) || depth > MAX_DEPTH)
+		return;
+	if (json_is_object(x)) {
+		bool ap;
+		const json_t *as = sadditional(s, &ap);
+
+		json_object_foreach((json_t *)x, k, v) {
+			const json_t *ps = sprop(s, k);
+
+			if (ps) {
+				old = path_key(&c->path, k);
+				listtype_value(c, v, ps, depth + 1);
+				path_pop(&c->path, old);
+			} else if (as) {
+				old = path_bracket(&c->path, k);
+				listtype_value(c, v, as, depth + 1);
+				path_pop(&c->path, old);
+			}
+		}
+	} else if (json_is_array(x)) {
+		const char *lt = sstr(s, "x-kubernetes-list-type");
+		const json_t *is = sitems(s);
+
+		if (lt && !strcmp(lt, "set"))
+			check_list_set(c, x);
+		else if (lt && !strcmp(lt, "map"))
+			check_list_map(c, x, s);
+		if (is) {
+			json_array_foreach(x, i, v) {
+				old = path_index(&c->path, i);
+				listtype_value(c, v, is, depth + 1);
+				path_pop(&c->path, old);
+			}
+		}
+	}
+}
+
+/*
+ * 1. the OpenAPI schema validation of the whole object (kube-openapi),
+ * 2. the list-type invariants (listtype.ValidateListSetsAndMaps),
+ * as the custom resource strategy runs them.
+ */
+void schema_validate(const json_t *obj, const json_t *schema,
+		     struct field_errors *fe)
+{
+	struct vctx c;
+
+	if (!obj || !json_is_object(schema) || !fe)
+		return;
+	c.fe = fe;
+	c.rx = NULL;
+	c.nrx = c.caprx = 0;
+	path_init(&c.path);
+	validate_value(&c, obj, schema, 0);
+	path_pop(&c.path, 0);
+	listtype_value(&c, obj, schema, 0);
+	vctx_release(&c);
+}
