@@ -14,8 +14,9 @@
  *
  * Keys: a resource is named "<group>/<plural>" ("/pods" for the core
  * group, "batch/jobs", "kueue.x-k8s.io/workloads"); ns is "" for
- * cluster-scoped objects. Objects are ordered by (ns, name) as the real
- * server's key order.
+ * cluster-scoped objects. Objects are ordered by the bytes of "ns/name"
+ * ("/name" when cluster-scoped), etcd's key order; list continuation keys
+ * use the same form. Namespaces and names must not contain '/'.
  */
 #ifndef DEVSERVER_STORE_H
 #define DEVSERVER_STORE_H
@@ -123,9 +124,11 @@ void store_event_release(struct store_event *ev);
 
 /*
  * Waits for the first event of res (NULL: any resource) with RV greater
- * than *cursor, up to timeout_ms. On STORE_OK fills ev and advances
- * *cursor to ev->rv. STORE_GONE when *cursor is older than the kept
- * history (the watch must end with 410). STORE_TIMEOUT when nothing came.
+ * than *cursor, up to timeout_ms (< 0: no deadline; 0: only look). On
+ * STORE_OK fills ev and advances *cursor to ev->rv. STORE_GONE when
+ * *cursor is older than the kept history, which after a restart means
+ * any RV below the one found on open (the watch must end with 410).
+ * STORE_TIMEOUT when nothing came, or store_wake_all was called.
  * Events of other resources advance *cursor too, so a later call does not
  * rescan them.
  */
@@ -133,7 +136,9 @@ enum store_rc store_next_event(struct store *s, uint64_t *cursor,
 			       const char *res, int timeout_ms,
 			       struct store_event *ev);
 
-/* Wakes every waiter (shutdown). */
+/* Wakes every current waiter (STORE_TIMEOUT). Not sticky: a thread about
+ * to wait may still sleep once for its timeout, so stop paths call it
+ * until their thread is gone. */
 void store_wake_all(struct store *s);
 
 /* Visits every object of res (any namespace) under the lock, in key
