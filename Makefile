@@ -215,3 +215,9 @@ clean:
 demo:
 	@echo "make demo: not implemented yet (see README.md); run 'make check'." >&2
 	@exit 1
+
+# devserver end-to-end smoke test: the real kubectl (the dispatcher on
+# PATH) against bin/cueue-devserver. Not part of `check`: it needs kubectl.
+.PHONY: e2e-devserver
+e2e-devserver: $(DEVSERVER_BIN)
+	test/e2e/devserver-smoke.sh $(CURDIR)/$(DEVSERVER_BIN)

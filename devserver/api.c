@@ -1,0 +1,849 @@
+/*
+ * api: lifecycle, request routing (RequestInfoFactory's rules, §4),
+ * content negotiation, and the non-resource endpoints: /version, health,
+ * discovery (aggregated v2/v2beta1 and legacy, §2) and /openapi/v3 (§3).
+ *
+ * Each request takes one registry snapshot reference for its whole life
+ * (a watch keeps it until the stream ends), so a CRD change is seen by the
+ * next request and never half-way through one.
+ */
+#include "devserver/api.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "devserver/api_int.h"
+#include "devserver/builtin.h"
+#include "devserver/protobuf.h"
+#include "devserver/registry.h"
+#include "devserver/store.h"
+
+#define VERSION_JSON \
+	"{\"major\":\"1\",\"minor\":\"32\",\"gitVersion\":\"v1.32.4\"," \
+	"\"gitCommit\":\"59526cd4867447956156ae3a602fcbac5d2a9f8c\"," \
+	"\"gitTreeState\":\"clean\",\"buildDate\":\"2025-04-22T16:02:27Z\"," \
+	"\"goVersion\":\"go1.23.6\",\"compiler\":\"gc\"," \
+	"\"platform\":\"linux/amd64\"}"
+
+/* ---- lifecycle ---- */
+
+struct api *api_new(const struct api_opts *o, struct err *err)
+{
+	struct api *a = xcalloc(1, sizeof(*a));
+	struct store_opts so = {
+		.data_dir = o->data_dir,
+		.watch_history = o->watch_history ? o->watch_history : 10000,
+	};
+
+	a->store = store_new(&so, err);
+	if (!a->store) {
+		free(a);
+		return NULL;
+	}
+	atomic_init(&a->stopping, false);
+	a->reg = registry_new();
+	a->job_runtime_ms = o->job_runtime_ms;
+	a->bookmark_ms = o->bookmark_ms > 0 ? o->bookmark_ms : 10000;
+	a->propagation_finalizers = o->propagation_finalizers;
+	a->eps = xcalloc(o->nendpoints + 1, sizeof(*a->eps));
+	for (size_t i = 0; i < o->nendpoints; i++) {
+		a->eps[i].ns = xstrdup(o->endpoints[i].ns);
+		a->eps[i].name = xstrdup(o->endpoints[i].name);
+		a->eps[i].host = xstrdup(o->endpoints[i].host);
+		a->eps[i].port = o->endpoints[i].port;
+	}
+	a->neps = o->nendpoints;
+	registry_rebuild(a->reg, a->store);
+	if (api_bootstrap(a, err) < 0) {
+		api_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+void api_shutdown(struct api *a)
+{
+	atomic_store(&a->stopping, true);
+	store_wake_all(a->store);
+}
+
+void api_free(struct api *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->neps; i++) {
+		free((char *)a->eps[i].ns);
+		free((char *)a->eps[i].name);
+		free((char *)a->eps[i].host);
+	}
+	free(a->eps);
+	registry_free(a->reg);
+	store_free(a->store);
+	free(a);
+}
+
+struct store *api_store(struct api *a)
+{
+	return a->store;
+}
+
+int64_t api_job_runtime_ms(const struct api *a)
+{
+	return a->job_runtime_ms;
+}
+
+int api_service_endpoint(const struct api *a, const char *ns,
+			 const char *name, const char **host, unsigned *port)
+{
+	for (size_t i = 0; i < a->neps; i++)
+		if (!strcmp(a->eps[i].ns, ns) && !strcmp(a->eps[i].name, name)) {
+			*host = a->eps[i].host;
+			*port = a->eps[i].port;
+			return 0;
+		}
+	return -1;
+}
+
+/* ---- small shared helpers ---- */
+
+void op_init(struct op *op, struct api *a, struct registry_snap *snap,
+	     const struct rtype *t, const struct rversion *v, const char *ns,
+	     const char *name, const char *sub)
+{
+	memset(op, 0, sizeof(*op));
+	op->api = a;
+	op->snap = snap;
+	op->type = t;
+	op->ver = v;
+	op->ns = xstrdup(ns ? ns : "");
+	op->name = name ? xstrdup(name) : NULL;
+	op->sub = sub ? sub : "";
+	op->user = "kubernetes-admin";
+	op->fv = FV_WARN;
+	op->warnings = json_array();
+	op->now_ms = api_now_ms();
+	if (v && v->deprecated && v->warning)
+		op_warn(op, "%s", v->warning);
+}
+
+void op_release(struct op *op)
+{
+	free(op->ns);
+	free(op->name);
+	json_decref(op->warnings);
+	op->ns = op->name = NULL;
+	op->warnings = NULL;
+}
+
+void op_warn(struct op *op, const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_array_append_new(op->warnings, json_string(buf));
+}
+
+const char *op_query(const struct op *op, const char *name)
+{
+	return op->req ? http_query(op->req, name) : NULL;
+}
+
+const char *op_api_version(const struct op *op, char *buf, size_t n)
+{
+	return rtype_api_version(op->type, op->ver->name, buf, n);
+}
+
+int parse_go_bool(const char *s, bool *out)
+{
+	static const char *const t[] = { "1", "t", "T", "TRUE", "true",
+					 "True", NULL };
+	static const char *const f[] = { "0", "f", "F", "FALSE", "false",
+					 "False", NULL };
+
+	for (size_t i = 0; t[i]; i++)
+		if (!strcmp(s, t[i])) {
+			*out = true;
+			return 0;
+		}
+	for (size_t i = 0; f[i]; i++)
+		if (!strcmp(s, f[i])) {
+			*out = false;
+			return 0;
+		}
+	return -1;
+}
+
+int64_t api_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void random_bytes(unsigned char *b, size_t n)
+{
+	while (n) {
+		ssize_t r = getrandom(b, n, 0);
+
+		if (r <= 0)
+			BUG("getrandom failed");
+		b += r;
+		n -= (size_t)r;
+	}
+}
+
+void api_uuid(char out[37])
+{
+	unsigned char b[16];
+
+	random_bytes(b, sizeof(b));
+	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+	snprintf(out, 37,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+void api_name_suffix(char out[6])
+{
+	/* apimachinery's rand.String alphabet: no vowels, no confusables. */
+	static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	unsigned char b[5];
+
+	random_bytes(b, sizeof(b));
+	for (size_t i = 0; i < 5; i++)
+		out[i] = alphabet[b[i] % (sizeof(alphabet) - 1)];
+	out[5] = '\0';
+}
+
+/* ---- responses ---- */
+
+static void add_warnings(struct op *op, struct http_resp *resp)
+{
+	size_t i;
+	json_t *w;
+
+	json_array_foreach(op->warnings, i, w) {
+		char *q = go_quote(json_string_value(w));
+		char *h = xasprintf("299 - %s", q);
+
+		http_resp_header(resp, "Warning", h);
+		free(h);
+		free(q);
+	}
+}
+
+void respond_json(struct op *op, struct http_resp *resp, unsigned code,
+		  json_t *obj, const char *ctype)
+{
+	if (op)
+		add_warnings(op, resp);
+	http_resp_json(resp, code, obj, ctype);
+}
+
+void respond_stream(struct op *op, struct http_resp *resp, const char *ctype,
+		    http_stream_fn *fn, void *cls, http_stream_free_fn *free_fn)
+{
+	add_warnings(op, resp);
+	http_resp_set(resp, 200, ctype, NULL, 0);
+	resp->stream = fn;
+	resp->stream_cls = cls;
+	resp->stream_free = free_fn;
+}
+
+void respond_status(struct op *op, struct http_resp *resp,
+		    struct api_status *st)
+{
+	if (st->retry_after) {
+		char b[16];
+
+		snprintf(b, sizeof(b), "%d", st->retry_after);
+		http_resp_header(resp, "Retry-After", b);
+	}
+	respond_json(op, resp, (unsigned)st->code, status_to_json(st), NULL);
+	status_release(st);
+}
+
+/* ---- content negotiation ---- */
+
+struct media_item {
+	char type[64];    /* "application/json" */
+	char as[48];
+	char g[48];
+	char v[16];
+};
+
+/* Splits one Accept entry into its type and the as/g/v parameters. */
+static void parse_media(const char *s, size_t n, struct media_item *m)
+{
+	char buf[256];
+	char *save = NULL, *tok;
+
+	memset(m, 0, sizeof(*m));
+	if (n >= sizeof(buf))
+		n = sizeof(buf) - 1;
+	memcpy(buf, s, n);
+	buf[n] = '\0';
+	tok = strtok_r(buf, ";", &save);
+	for (int first = 1; tok; tok = strtok_r(NULL, ";", &save), first = 0) {
+		char *eq;
+
+		while (*tok == ' ')
+			tok++;
+		for (char *e = tok + strlen(tok); e > tok && e[-1] == ' '; e--)
+			e[-1] = '\0';
+		if (first) {
+			snprintf(m->type, sizeof(m->type), "%s", tok);
+			continue;
+		}
+		eq = strchr(tok, '=');
+		if (!eq)
+			continue;
+		*eq++ = '\0';
+		if (!strcmp(tok, "as"))
+			snprintf(m->as, sizeof(m->as), "%s", eq);
+		else if (!strcmp(tok, "g"))
+			snprintf(m->g, sizeof(m->g), "%s", eq);
+		else if (!strcmp(tok, "v"))
+			snprintf(m->v, sizeof(m->v), "%s", eq);
+	}
+}
+
+/* Calls fn for each Accept entry in order until it returns true. */
+static bool accept_each(const char *accept,
+			bool (*fn)(const struct media_item *, void *),
+			void *ctx)
+{
+	const char *p = accept;
+
+	while (p && *p) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+		struct media_item m;
+
+		parse_media(p, n, &m);
+		if (fn(&m, ctx))
+			return true;
+		p = comma ? comma + 1 : NULL;
+	}
+	return false;
+}
+
+static bool is_json_type(const char *t)
+{
+	return !strcasecmp(t, "application/json") || !strcmp(t, "*/*") ||
+	       !strcmp(t, "application/*") ||
+	       !strcasecmp(t, "application/yaml");
+}
+
+struct neg {
+	bool list;
+	struct media *m;
+};
+
+static bool pick_media(const struct media_item *it, void *ctx)
+{
+	struct neg *n = ctx;
+
+	if (!is_json_type(it->type))
+		return false;
+	if (!it->as[0]) {
+		n->m->kind = MEDIA_JSON;
+		snprintf(n->m->ctype, sizeof(n->m->ctype), "application/json");
+		return true;
+	}
+	if (strcmp(it->g, "meta.k8s.io") ||
+	    (strcmp(it->v, "v1") && strcmp(it->v, "v1beta1")))
+		return false;
+	if (!strcmp(it->as, "Table")) {
+		n->m->kind = MEDIA_TABLE;
+	} else if (!strcmp(it->as, "PartialObjectMetadata") ||
+		   !strcmp(it->as, "PartialObjectMetadataList")) {
+		if (!strcmp(it->as, "PartialObjectMetadataList") != n->list)
+			return false;
+		n->m->kind = MEDIA_PARTIAL;
+	} else {
+		return false;
+	}
+	snprintf(n->m->ctype, sizeof(n->m->ctype),
+		 "application/json;as=%s;v=%s;g=meta.k8s.io", it->as, it->v);
+	return true;
+}
+
+int media_negotiate(const struct http_req *req, bool list, struct media *m,
+		    struct api_status *st)
+{
+	const char *accept = req ? http_header(req, "Accept") : NULL;
+	struct neg n = { list, m };
+
+	m->kind = MEDIA_JSON;
+	snprintf(m->ctype, sizeof(m->ctype), "application/json");
+	if (!accept || !*accept)
+		return 0;
+	if (accept_each(accept, pick_media, &n))
+		return 0;
+	return status_not_acceptable(st);
+}
+
+struct agg {
+	const char *version; /* "v2" / "v2beta1" chosen, or NULL */
+};
+
+static bool pick_agg(const struct media_item *it, void *ctx)
+{
+	struct agg *a = ctx;
+
+	if (!is_json_type(it->type))
+		return false;
+	if (!it->as[0])
+		return true; /* plain JSON first: legacy discovery */
+	if (!strcmp(it->as, "APIGroupDiscoveryList") &&
+	    !strcmp(it->g, "apidiscovery.k8s.io") &&
+	    (!strcmp(it->v, "v2") || !strcmp(it->v, "v2beta1"))) {
+		a->version = !strcmp(it->v, "v2") ? "v2" : "v2beta1";
+		return true;
+	}
+	return false;
+}
+
+/* ---- non-resource endpoints ---- */
+
+static void serve_text(struct http_resp *resp, unsigned code,
+		       const char *ctype, const char *text)
+{
+	http_resp_set(resp, code, ctype, xstrdup(text), strlen(text));
+}
+
+static void serve_not_found(struct http_resp *resp)
+{
+	struct api_status st = API_STATUS_INIT;
+
+	status_path_not_found(&st);
+	respond_status(NULL, resp, &st);
+}
+
+static void serve_discovery(struct registry_snap *snap,
+			    const struct http_req *req, struct http_resp *resp,
+			    bool core)
+{
+	struct agg ag = { NULL };
+	const char *accept = http_header(req, "Accept");
+	char ctype[128];
+
+	if (accept)
+		accept_each(accept, pick_agg, &ag);
+	if (ag.version) {
+		enum registry_doc d = core
+			? (!strcmp(ag.version, "v2") ? DOC_AGG_API_V2
+						     : DOC_AGG_API_V2BETA1)
+			: (!strcmp(ag.version, "v2") ? DOC_AGG_APIS_V2
+						     : DOC_AGG_APIS_V2BETA1);
+
+		snprintf(ctype, sizeof(ctype),
+			 "application/json;g=apidiscovery.k8s.io;v=%s;"
+			 "as=APIGroupDiscoveryList", ag.version);
+		serve_text(resp, 200, ctype, registry_doc(snap, d));
+		return;
+	}
+	if (core) {
+		const char *host = http_header(req, "Host");
+
+		http_resp_json(resp, 200, json_pack(
+			"{s:s, s:[s], s:[{s:s, s:s}]}", "kind", "APIVersions",
+			"versions", "v1", "serverAddressByClientCIDRs",
+			"clientCIDR", "0.0.0.0/0", "serverAddress",
+			host ? host : "127.0.0.1"), NULL);
+		return;
+	}
+	serve_text(resp, 200, "application/json",
+		   registry_doc(snap, DOC_LEGACY_APIS));
+}
+
+static void serve_openapi(struct registry_snap *snap, const char *rest,
+			  struct http_resp *resp)
+{
+	const char *doc;
+
+	if (!*rest) {
+		serve_text(resp, 200, "application/json",
+			   registry_doc(snap, DOC_OPENAPI_INDEX));
+		return;
+	}
+	doc = registry_openapi(snap, rest, NULL);
+	if (!doc) {
+		serve_not_found(resp);
+		return;
+	}
+	serve_text(resp, 200, "application/json", doc);
+}
+
+static void serve_root(struct registry_snap *snap, struct http_resp *resp)
+{
+	json_t *paths = json_array();
+	static const char *const fixed[] = {
+		"/api", "/api/v1", "/apis", "/healthz", "/livez",
+		"/openapi/v3", "/readyz", "/version", NULL,
+	};
+
+	for (size_t i = 0; fixed[i]; i++)
+		json_array_append_new(paths, json_string(fixed[i]));
+	for (size_t i = 0; i < registry_ntypes(snap); i++) {
+		const struct rtype *t = registry_type_at(snap, i);
+		const struct rversion *v = rtype_preferred(t);
+		char *p;
+
+		if (!*t->group)
+			continue;
+		p = xasprintf("/apis/%s/%s", t->group, v->name);
+		json_array_append_new(paths, json_string(p));
+		free(p);
+	}
+	http_resp_json(resp, 200, json_pack("{s:o}", "paths", paths), NULL);
+}
+
+/* ---- resource requests ---- */
+
+static int parse_write_opts(struct op *op, struct api_status *st)
+{
+	const char *dr = op_query(op, "dryRun");
+	const char *fv = op_query(op, "fieldValidation");
+
+	if (dr && *dr) {
+		if (strcmp(dr, "All"))
+			return status_bad_request(st,
+				"Invalid dry run value: %s. Valid values are "
+				"[All]", dr);
+		op->dry_run = true;
+	}
+	if (fv && *fv) {
+		if (!strcmp(fv, "Ignore"))
+			op->fv = FV_IGNORE;
+		else if (!strcmp(fv, "Warn"))
+			op->fv = FV_WARN;
+		else if (!strcmp(fv, "Strict"))
+			op->fv = FV_STRICT;
+		else
+			return status_bad_request(st,
+				"fieldValidation: Invalid value: \"%s\": "
+				"must be one of \"Ignore\", \"Warn\", or "
+				"\"Strict\"", fv);
+	}
+	op->field_manager = op_query(op, "fieldManager");
+	return 0;
+}
+
+static json_t *decode_req_body(const struct http_req *req,
+			       struct api_status *st)
+{
+	const char *ct = http_header(req, "Content-Type");
+
+	if (ct && strncasecmp(ct, "application/json", 16) &&
+	    strncasecmp(ct, "application/yaml", 16) && strncmp(ct, "*/*", 3) &&
+	    strncasecmp(ct, PROTOBUF_CONTENT_TYPE,
+			strlen(PROTOBUF_CONTENT_TYPE))) {
+		status_unsupported_media(st, "application/json, "
+					 "application/yaml, "
+					 PROTOBUF_CONTENT_TYPE);
+		return NULL;
+	}
+	return body_decode(ct, req->body, req->body_len, st);
+}
+
+/* DeleteOptions from the body (JSON, possibly empty) and the query. */
+static int delete_opts_parse(struct op *op, json_t **holder,
+			     struct delete_opts *d, struct api_status *st)
+{
+	const struct http_req *req = op->req;
+	json_t *b = NULL, *pre;
+	const char *q;
+	bool orphan;
+
+	memset(d, 0, sizeof(*d));
+	*holder = NULL;
+	if (req->body_len) {
+		b = body_decode(NULL, req->body, req->body_len, st);
+		if (!b)
+			return -1;
+		if (!json_is_object(b)) {
+			json_decref(b);
+			return status_bad_request(st, "DeleteOptions must be "
+						  "an object");
+		}
+		*holder = b;
+		d->propagation = json_string_value(json_object_get(
+			b, "propagationPolicy"));
+		pre = json_object_get(b, "preconditions");
+		d->pre_uid = json_string_value(json_object_get(pre, "uid"));
+		d->pre_rv = json_string_value(json_object_get(pre,
+			"resourceVersion"));
+		if (json_is_array(json_object_get(b, "dryRun")) &&
+		    json_array_size(json_object_get(b, "dryRun")))
+			op->dry_run = true;
+		if (json_is_boolean(json_object_get(b, "orphanDependents")) &&
+		    !d->propagation)
+			d->propagation = json_is_true(json_object_get(b,
+				"orphanDependents")) ? "Orphan" : "Background";
+	}
+	q = op_query(op, "propagationPolicy");
+	if (q && *q)
+		d->propagation = q;
+	q = op_query(op, "orphanDependents");
+	if (q && !d->propagation && parse_go_bool(q, &orphan) == 0)
+		d->propagation = orphan ? "Orphan" : "Background";
+	if (d->propagation && strcmp(d->propagation, "Orphan") &&
+	    strcmp(d->propagation, "Background") &&
+	    strcmp(d->propagation, "Foreground"))
+		return status_bad_request(st, "propagationPolicy: Unsupported "
+			"value: \"%s\": supported values: \"Foreground\", "
+			"\"Background\", \"Orphan\"", d->propagation);
+	return 0;
+}
+
+static void verb_get(struct op *op, struct http_resp *resp, bool collection)
+{
+	struct list_opts lo;
+	struct api_status st = API_STATUS_INIT;
+
+	if (list_opts_parse(op, &lo, &st) < 0) {
+		respond_status(op, resp, &st);
+		return;
+	}
+	if (lo.watch && !*op->sub) {
+		watch_serve(op, &lo, resp);
+		return;
+	}
+	if (collection)
+		read_list(op, &lo, resp);
+	else
+		read_get(op, resp);
+}
+
+static void verb_write(struct op *op, const struct http_req *req,
+		       struct http_resp *resp)
+{
+	struct api_status st = API_STATUS_INIT;
+	struct media m;
+	json_t *body = NULL, *out = NULL;
+	int code = 200;
+	int rc;
+
+	if (media_negotiate(req, false, &m, &st) < 0 ||
+	    parse_write_opts(op, &st) < 0)
+		goto fail;
+	if (!strcmp(req->method, "PATCH")) {
+		const char *ct = http_header(req, "Content-Type");
+
+		body = body_decode(ct, req->body, req->body_len, &st);
+		if (!body)
+			goto fail;
+		rc = write_patch(op, ct ? ct : "", body, &out, &code, &st);
+	} else {
+		body = decode_req_body(req, &st);
+		if (!body)
+			goto fail;
+		if (!strcmp(req->method, "POST")) {
+			code = 201;
+			rc = write_create(op, json_incref(body), &out, &st);
+		} else {
+			rc = write_update(op, json_incref(body), &out, &st);
+		}
+	}
+	if (rc < 0)
+		goto fail;
+	json_decref(body);
+	respond_json(op, resp, (unsigned)code,
+		     render_media(op, &m, out, TABLE_OBJECT_METADATA),
+		     m.ctype);
+	return;
+fail:
+	json_decref(body);
+	respond_status(op, resp, &st);
+}
+
+static void verb_delete(struct op *op, struct http_resp *resp,
+			bool collection)
+{
+	struct api_status st = API_STATUS_INIT;
+	struct delete_opts d;
+	struct selectors sel;
+	json_t *holder = NULL, *out = NULL;
+	int rc;
+
+	if (delete_opts_parse(op, &holder, &d, &st) < 0 ||
+	    parse_write_opts(op, &st) < 0) {
+		json_decref(holder);
+		respond_status(op, resp, &st);
+		return;
+	}
+	if (collection) {
+		if (selectors_parse(op->type, op_query(op, "labelSelector"),
+				    op_query(op, "fieldSelector"), &sel,
+				    &st) < 0) {
+			json_decref(holder);
+			respond_status(op, resp, &st);
+			return;
+		}
+		rc = write_delete_collection(op, &sel, &d, &out, &st);
+		selectors_release(&sel);
+	} else {
+		rc = write_delete(op, &d, &out, &st);
+	}
+	json_decref(holder);
+	if (rc < 0) {
+		respond_status(op, resp, &st);
+		return;
+	}
+	respond_json(op, resp, 200, out, NULL);
+}
+
+/*
+ * /api/v1/... or /apis/<g>/<v>/...: seg are the segments after the
+ * version. Parses like RequestInfoFactory: "namespaces/<x>/<more>" with
+ * <more> not status/finalize names a namespaced resource in <x>.
+ */
+static void serve_resource(struct api *a, struct registry_snap *snap,
+			   const struct http_req *req, struct http_resp *resp,
+			   const char *group, const char *version,
+			   char **seg, size_t nseg)
+{
+	const char *ns = NULL, *plural, *name = NULL, *sub = "";
+	const struct rtype *t;
+	const struct rversion *v;
+	const char *m = req->method;
+	struct api_status st = API_STATUS_INIT;
+	struct op op;
+	bool collection;
+
+	if (nseg >= 3 && !strcmp(seg[0], "namespaces") &&
+	    strcmp(seg[2], "status") && strcmp(seg[2], "finalize")) {
+		ns = seg[1];
+		seg += 2;
+		nseg -= 2;
+	}
+	if (nseg > 3)
+		goto not_found;
+	plural = seg[0];
+	name = nseg > 1 ? seg[1] : NULL;
+	sub = nseg > 2 ? seg[2] : "";
+	t = registry_find(snap, group, plural);
+	v = t ? rtype_version(t, version) : NULL;
+	if (!v || (ns && !t->namespaced) || (!ns && t->namespaced && name))
+		goto not_found;
+	if (*sub && !(!strcmp(sub, "status") && v->status) &&
+	    !(!strcmp(sub, "finalize") && t->bi &&
+	      (t->bi->flags & BI_FINALIZE)))
+		goto not_found;
+	if (name && !*name)
+		goto not_found;
+	collection = !name;
+	op_init(&op, a, snap, t, v, ns, name, sub);
+	op.req = req;
+	if (!strcmp(m, "GET") || !strcmp(m, "HEAD")) {
+		if (!strcmp(sub, "finalize"))
+			goto not_allowed;
+		verb_get(&op, resp, collection);
+	} else if (!strcmp(m, "POST")) {
+		if (!collection || (t->namespaced && !ns))
+			goto not_allowed;
+		verb_write(&op, req, resp);
+	} else if (!strcmp(m, "PUT") || !strcmp(m, "PATCH")) {
+		/* finalize takes PUT only, like the real server */
+		if (collection || (!strcmp(sub, "finalize") &&
+				   !strcmp(m, "PATCH")))
+			goto not_allowed;
+		verb_write(&op, req, resp);
+	} else if (!strcmp(m, "DELETE")) {
+		if (*sub)
+			goto not_allowed;
+		verb_delete(&op, resp, collection);
+	} else {
+		goto not_allowed;
+	}
+	op_release(&op);
+	return;
+not_allowed:
+	status_method_not_allowed(&st);
+	respond_status(&op, resp, &st);
+	op_release(&op);
+	return;
+not_found:
+	serve_not_found(resp);
+}
+
+/* Splits path into segments (modifies buf). */
+static size_t split_path(char *buf, char **seg, size_t max)
+{
+	size_t n = 0;
+	char *save = NULL;
+
+	for (char *t = strtok_r(buf, "/", &save); t && n < max;
+	     t = strtok_r(NULL, "/", &save))
+		seg[n++] = t;
+	return n;
+}
+
+void api_serve(void *ctx, const struct http_req *req, struct http_resp *resp)
+{
+	struct api *a = ctx;
+	struct registry_snap *snap = registry_get(a->reg);
+	char *buf = xstrdup(req->path);
+	char *seg[16];
+	size_t n = split_path(buf, seg, 16);
+
+	if (n == 0) {
+		serve_root(snap, resp);
+	} else if (!strcmp(seg[0], "version") && n == 1) {
+		serve_text(resp, 200, "application/json", VERSION_JSON);
+	} else if (!strcmp(seg[0], "healthz") || !strcmp(seg[0], "livez") ||
+		   !strcmp(seg[0], "readyz")) {
+		serve_text(resp, 200, "text/plain; charset=utf-8", "ok");
+	} else if (!strcmp(seg[0], "openapi") && n >= 2 &&
+		   !strcmp(seg[1], "v3")) {
+		const char *rest = req->path + strlen("/openapi/v3");
+
+		while (*rest == '/')
+			rest++;
+		serve_openapi(snap, rest, resp);
+	} else if (!strcmp(seg[0], "api")) {
+		if (n == 1)
+			serve_discovery(snap, req, resp, true);
+		else if (n == 2 && registry_resource_list(snap, "", seg[1]))
+			serve_text(resp, 200, "application/json",
+				   registry_resource_list(snap, "", seg[1]));
+		else if (n >= 3 && registry_serves_gv(snap, "", seg[1]))
+			serve_resource(a, snap, req, resp, "", seg[1], seg + 2,
+				       n - 2);
+		else
+			serve_not_found(resp);
+	} else if (!strcmp(seg[0], "apis")) {
+		if (n == 1)
+			serve_discovery(snap, req, resp, false);
+		else if (n == 2 && registry_api_group(snap, seg[1]))
+			serve_text(resp, 200, "application/json",
+				   registry_api_group(snap, seg[1]));
+		else if (n == 3 && registry_resource_list(snap, seg[1], seg[2]))
+			serve_text(resp, 200, "application/json",
+				   registry_resource_list(snap, seg[1],
+							  seg[2]));
+		else if (n >= 4 && registry_serves_gv(snap, seg[1], seg[2]))
+			serve_resource(a, snap, req, resp, seg[1], seg[2],
+				       seg + 3, n - 3);
+		else
+			serve_not_found(resp);
+	} else {
+		serve_not_found(resp);
+	}
+	free(buf);
+	registry_put(snap);
+}

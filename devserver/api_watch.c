@@ -1,0 +1,355 @@
+/*
+ * api_watch: WATCH (§6.3) as a chunked stream of newline-delimited JSON
+ * events on the client's connection thread.
+ *
+ * DESIGN. The stream reader (an http_stream_fn) produces one event at a
+ * time into a buffer and hands it out; when the buffer is empty it
+ * blocks in store_next_event for at most 250 ms, then re-checks the
+ * client socket for hang-up, api_shutdown, the timeoutSeconds deadline
+ * and the bookmark timer. It never returns 0 (libmicrohttpd would spin).
+ * A watch keeps its own registry snapshot reference for its whole life.
+ *
+ * Start points: no resourceVersion (or "0") lists the matching objects
+ * and sends them as synthetic ADDED events, then follows changes after
+ * the list's RV; "N" follows every change after N, or ends with an ERROR
+ * 410 Expired event when N is older than the store's history. Events are
+ * filtered by namespace and selectors, with the cacher's transitions: an
+ * object that starts matching is ADDED, one that stops matching is
+ * DELETED (previous content, the event's RV). With a Table Accept every
+ * event object is a one-row Table and only the first carries
+ * columnDefinitions.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "devserver/api_int.h"
+#include "devserver/builtin.h"
+#include "devserver/store.h"
+
+#define POLL_MS 250
+#define FINAL_BOOKMARK_MS 2000
+
+struct watch {
+	struct op op;               /* op.req is NULL: the request is gone */
+	struct registry_snap *snap; /* own reference; op's types live here */
+	struct selectors sel;
+	struct media media;
+	enum table_object include;
+	bool bookmarks;             /* allowWatchBookmarks */
+	bool table_first;           /* columnDefinitions not yet sent */
+	bool final_bookmark_sent;
+	bool initial_end;           /* owe the initial-events-end bookmark */
+	bool ended;
+	uint64_t cursor;            /* RV delivered up to */
+	int64_t deadline;           /* monotonic ms */
+	int64_t next_bookmark;      /* monotonic ms */
+	json_t *initial;            /* stored objects for synthetic ADDED */
+	size_t next_initial;
+	char *buf;                  /* pending bytes [off, len) */
+	size_t len;
+	size_t off;
+	struct MHD_Connection *conn;
+};
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void push_line(struct watch *w, json_t *ev)
+{
+	char *s = json_dumps(ev, JSON_COMPACT);
+	size_t n;
+
+	json_decref(ev);
+	if (!s)
+		BUG("json_dumps failed");
+	n = strlen(s);
+	free(w->buf);
+	w->buf = xmalloc(n + 2);
+	memcpy(w->buf, s, n);
+	w->buf[n] = '\n';
+	w->len = n + 1;
+	w->off = 0;
+	free(s);
+}
+
+static void emit_status(struct watch *w, struct api_status *st)
+{
+	push_line(w, json_pack("{s:s, s:o}", "type", "ERROR", "object",
+			       status_to_json(st)));
+	status_release(st);
+	w->ended = true;
+}
+
+static void emit_bookmark(struct watch *w, bool initial_end)
+{
+	char av[300], rv[32];
+	json_t *m;
+
+	snprintf(rv, sizeof(rv), "%llu", (unsigned long long)w->cursor);
+	m = json_pack("{s:s}", "resourceVersion", rv);
+	if (initial_end)
+		json_object_set_new(m, "annotations", json_pack("{s:s}",
+			"k8s.io/initial-events-end", "true"));
+	push_line(w, json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "BOOKMARK",
+			       "object", "kind", w->op.type->kind,
+			       "apiVersion", op_api_version(&w->op, av,
+							    sizeof(av)),
+			       "metadata", m));
+}
+
+/* Emits type with stored (borrowed), converted to the client's form. */
+static void emit_object(struct watch *w, const char *type,
+			const json_t *stored)
+{
+	struct api_status st = API_STATUS_INIT;
+	json_t *obj = render_object(&w->op, stored, &st);
+
+	if (!obj) {
+		emit_status(w, &st);
+		return;
+	}
+	if (w->media.kind == MEDIA_TABLE) {
+		json_t *items = json_pack("[o]", obj), *meta;
+		const char *rv = json_string_value(json_object_get(
+			json_object_get(obj, "metadata"), "resourceVersion"));
+
+		meta = json_pack("{s:s}", "resourceVersion", rv ? rv : "");
+		w->op.now_ms = api_now_ms();
+		obj = table_build(items, w->op.ver->columns,
+				  w->op.type->bi ? w->op.type->bi->printer
+						 : NULL,
+				  w->include, w->table_first, meta,
+				  w->op.now_ms);
+		w->table_first = false;
+		json_decref(items);
+		json_decref(meta);
+	} else if (w->media.kind == MEDIA_PARTIAL) {
+		json_t *p = json_pack("{s:s, s:s, s:O}", "kind",
+				      "PartialObjectMetadata", "apiVersion",
+				      "meta.k8s.io/v1", "metadata",
+				      json_object_get(obj, "metadata"));
+
+		json_decref(obj);
+		obj = p;
+	}
+	push_line(w, json_pack("{s:s, s:o}", "type", type, "object", obj));
+}
+
+/* The previous content of an object with the event's RV (for a DELETED
+ * sent because it stopped matching). New reference. */
+static json_t *with_rv(const json_t *prev, uint64_t rv)
+{
+	json_t *c = json_copy((json_t *)prev);
+	json_t *m = json_copy(json_object_get(c, "metadata"));
+	char b[32];
+
+	if (!m)
+		m = json_object();
+	snprintf(b, sizeof(b), "%llu", (unsigned long long)rv);
+	json_object_set_new(m, "resourceVersion", json_string(b));
+	json_object_set_new(c, "metadata", m);
+	return c;
+}
+
+/* Turns a store event into at most one watch event. */
+static void handle_event(struct watch *w, const struct store_event *ev)
+{
+	const char *ns = w->op.ns;
+	bool cur, prev;
+
+	if (*ns && strcmp(ev->ns, ns))
+		return;
+	cur = selectors_match(&w->sel, ev->obj);
+	prev = ev->prev ? selectors_match(&w->sel, ev->prev) : false;
+	switch (ev->type) {
+	case STORE_ADDED:
+		if (cur)
+			emit_object(w, "ADDED", ev->obj);
+		break;
+	case STORE_MODIFIED:
+		if (cur && prev) {
+			emit_object(w, "MODIFIED", ev->obj);
+		} else if (cur) {
+			emit_object(w, "ADDED", ev->obj);
+		} else if (prev) {
+			json_t *p = with_rv(ev->prev, ev->rv);
+
+			emit_object(w, "DELETED", p);
+			json_decref(p);
+		}
+		break;
+	case STORE_DELETED:
+		if (cur)
+			emit_object(w, "DELETED", ev->obj);
+		break;
+	}
+}
+
+/* Produces the next bytes; false when the stream must end. */
+static bool produce(struct watch *w)
+{
+	struct store *s = w->op.api->store;
+
+	while (w->off >= w->len) {
+		struct store_event ev;
+		enum store_rc rc;
+		int64_t now, wait;
+
+		if (w->ended || atomic_load(&w->op.api->stopping) ||
+		    http_conn_closed(w->conn))
+			return false;
+		if (w->initial) {
+			if (w->next_initial < json_array_size(w->initial)) {
+				emit_object(w, "ADDED", json_array_get(
+					w->initial, w->next_initial++));
+				continue;
+			}
+			json_decref(w->initial);
+			w->initial = NULL;
+		}
+		if (w->initial_end) {
+			w->initial_end = false;
+			emit_bookmark(w, true);
+			continue;
+		}
+		now = mono_ms();
+		if (now >= w->deadline) {
+			w->ended = true;
+			return false;
+		}
+		if (w->bookmarks && (now >= w->next_bookmark ||
+				     (!w->final_bookmark_sent &&
+				      w->deadline - now <= FINAL_BOOKMARK_MS))) {
+			if (w->deadline - now <= FINAL_BOOKMARK_MS)
+				w->final_bookmark_sent = true;
+			w->next_bookmark = now + w->op.api->bookmark_ms;
+			emit_bookmark(w, false);
+			continue;
+		}
+		wait = w->deadline - now;
+		if (w->bookmarks && w->next_bookmark - now < wait)
+			wait = w->next_bookmark - now;
+		if (w->bookmarks && !w->final_bookmark_sent &&
+		    w->deadline - FINAL_BOOKMARK_MS - now < wait)
+			wait = w->deadline - FINAL_BOOKMARK_MS - now;
+		if (wait > POLL_MS)
+			wait = POLL_MS;
+		if (wait < 1)
+			wait = 1;
+		{
+			uint64_t before = w->cursor;
+
+			rc = store_next_event(s, &w->cursor, w->op.type->key,
+					      (int)wait, &ev);
+			if (rc == STORE_GONE) {
+				struct api_status st = API_STATUS_INIT;
+
+				status_expired(&st, (unsigned long long)before,
+					       (unsigned long long)store_rv(s));
+				emit_status(w, &st);
+				continue;
+			}
+		}
+		if (rc != STORE_OK)
+			continue;
+		handle_event(w, &ev);
+		store_event_release(&ev);
+	}
+	return true;
+}
+
+static long watch_read(void *cls, char *out, size_t max)
+{
+	struct watch *w = cls;
+	size_t n;
+
+	if (!produce(w))
+		return HTTP_STREAM_END;
+	n = w->len - w->off;
+	if (n > max)
+		n = max;
+	memcpy(out, w->buf + w->off, n);
+	w->off += n;
+	return (long)n;
+}
+
+static void watch_free(void *cls)
+{
+	struct watch *w = cls;
+
+	selectors_release(&w->sel);
+	json_decref(w->initial);
+	free(w->buf);
+	op_release(&w->op);
+	registry_put(w->snap);
+	free(w);
+}
+
+void watch_serve(struct op *op, const struct list_opts *lo,
+		 struct http_resp *resp)
+{
+	struct api_status st = API_STATUS_INIT;
+	struct watch *w = xcalloc(1, sizeof(*w));
+	char *fsel = NULL;
+	bool list_first;
+	int64_t now = mono_ms();
+
+	if (media_negotiate(op->req, false, &w->media, &st) < 0)
+		goto fail;
+	if (op->name)
+		fsel = lo->fsel && *lo->fsel
+			? xasprintf("%s,metadata.name=%s", lo->fsel, op->name)
+			: xasprintf("metadata.name=%s", op->name);
+	if (selectors_parse(op->type, lo->lsel, fsel ? fsel : lo->fsel,
+			    &w->sel, &st) < 0) {
+		free(fsel);
+		goto fail;
+	}
+	free(fsel);
+	w->snap = registry_ref(op->snap);
+	op_init(&w->op, op->api, w->snap, op->type, op->ver, op->ns, NULL, "");
+	json_decref(w->op.warnings);
+	w->op.warnings = json_incref(op->warnings);
+	w->include = lo->include;
+	w->bookmarks = lo->bookmarks;
+	w->table_first = true;
+	w->conn = op->req->conn;
+	w->deadline = now + (lo->timeout_s >= 0
+			     ? lo->timeout_s * 1000
+			     : (1800 + (api_now_ms() % 1800)) * 1000L);
+	w->next_bookmark = now + op->api->bookmark_ms;
+	list_first = !lo->rv || !strcmp(lo->rv, "0");
+	if (lo->send_initial == 1)
+		list_first = true;
+	else if (lo->send_initial == 0)
+		list_first = false;
+	if (list_first) {
+		w->initial = read_matching(&w->op, &w->sel, &w->cursor);
+		w->initial_end = lo->send_initial == 1 && lo->bookmarks;
+	} else if (lo->rv) {
+		char *end;
+
+		w->cursor = strtoull(lo->rv, &end, 10);
+		if (*end) {
+			status_bad_request(&st, "invalid resource version: %s",
+					   lo->rv);
+			watch_free(w);
+			respond_status(op, resp, &st);
+			return;
+		}
+	} else {
+		w->cursor = store_rv(op->api->store);
+	}
+	respond_stream(op, resp, w->media.ctype, watch_read, w, watch_free);
+	return;
+fail:
+	free(w);
+	respond_status(op, resp, &st);
+}

@@ -1,0 +1,1175 @@
+/*
+ * api_write: the one write path of the devserver, shared by POST, PUT,
+ * PATCH, DELETE, deletecollection and the internal API (api.h), in the
+ * order kube-apiserver runs it (handlers/create.go, update.go, patch.go
+ * and registry/generic/registry/store.go):
+ *
+ *   1. decode    body -> object; apiVersion and kind must match the URL
+ *   2. default   built-in Go defaults, CRD structural defaults
+ *   3. prune     fields the schema does not declare (fieldValidation:
+ *                Strict -> 400, Warn -> Warning headers, Ignore)
+ *   4. mutating admission                          (admission.h seam)
+ *      and default + prune again over its result
+ *   5. prepare   system fields: create -> name from generateName, uid,
+ *                creationTimestamp, generation 1, status dropped/reset;
+ *                update -> server-owned metadata kept, status (or spec)
+ *                split of the subresource, generation bump for spec
+ *                changes; then the built-in strategy hook
+ *   6. validate  metadata, built-in rules, CRD schema -> 422 Invalid
+ *   7. validating admission                        (admission.h seam)
+ *   8. convert to the storage version (convert.h seam) and store, unless
+ *      dryRun; an object being deleted whose last finalizer went away is
+ *      removed instead of stored
+ *   9. answer in the request version
+ *
+ * Deletion (write_delete) checks preconditions, runs validating
+ * admission, then either marks the object (finalizers: deletionTimestamp,
+ * deletionGracePeriodSeconds 0, generation + 1) or removes it.
+ * Removing a CRD also removes every object of its type and republishes
+ * the registry, as do all CRD writes.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/yamljson.h"
+#include "devserver/admission.h"
+#include "devserver/api_int.h"
+#include "devserver/builtin.h"
+#include "devserver/convert.h"
+#include "devserver/patch.h"
+#include "devserver/protobuf.h"
+#include "devserver/schema.h"
+#include "devserver/store.h"
+#include "model/names.h"
+#include "model/timestamp.h"
+
+#define RETRIES 8
+#define ANNOTATIONS_MAX 262144
+
+static const char crd_kind[] = "CustomResourceDefinition";
+
+/* ---- helpers ---- */
+
+static json_t *meta(json_t *obj)
+{
+	json_t *m = json_object_get(obj, "metadata");
+
+	if (!json_is_object(m)) {
+		m = json_object();
+		json_object_set_new(obj, "metadata", m);
+	}
+	return m;
+}
+
+static const char *mstr(const json_t *obj, const char *key)
+{
+	return json_string_value(json_object_get(json_object_get(obj,
+		"metadata"), key));
+}
+
+static uint64_t obj_rv(const json_t *obj)
+{
+	const char *s = mstr(obj, "resourceVersion");
+
+	return s ? strtoull(s, NULL, 10) : 0;
+}
+
+static bool has_generation(const struct rtype *t)
+{
+	return !t->bi || (t->bi->flags & BI_GENERATION);
+}
+
+static bool is_crd(const struct rtype *t)
+{
+	return t->bi && !strcmp(t->kind, crd_kind);
+}
+
+static bool is_namespace(const struct rtype *t)
+{
+	return t->bi && (t->bi->flags & BI_FINALIZE);
+}
+
+static bool status_reset(const struct rtype *t)
+{
+	return t->bi && (t->bi->flags & BI_STATUS_RESET);
+}
+
+static void set_or_del(json_t *obj, const char *key, json_t *val)
+{
+	if (val)
+		json_object_set(obj, key, val);
+	else
+		json_object_del(obj, key);
+}
+
+static int store_failed(struct op *op, enum store_rc rc, const char *name,
+			struct api_status *st)
+{
+	const struct rtype *t = op->type;
+
+	switch (rc) {
+	case STORE_EXISTS:
+		return status_already_exists(st, t->group, t->plural, name);
+	case STORE_NOT_FOUND:
+		return status_not_found(st, t->group, t->plural, name);
+	case STORE_CONFLICT:
+		return status_conflict(st, t->group, t->plural, name);
+	default:
+		return status_internal(st, "the object could not be stored");
+	}
+}
+
+static struct admission_req adm_req(struct op *op, enum admission_op aop,
+				    const char *name, const json_t *old)
+{
+	struct admission_req r = {
+		.api = op->api, .type = op->type, .version = op->ver->name,
+		.subresource = op->sub, .op = aop, .ns = op->ns,
+		.name = name ? name : "", .old = old, .options = NULL,
+		.user = op->user, .dry_run = op->dry_run,
+		.warnings = op->warnings,
+	};
+
+	return r;
+}
+
+/* ---- step 1: decode ---- */
+
+json_t *body_decode(const char *ctype, const char *body, size_t len,
+		    struct api_status *st)
+{
+	json_error_t je;
+	json_t *j, *docs = NULL;
+	struct err err = { "" };
+	bool yaml = ctype && (strstr(ctype, "yaml") != NULL);
+
+	if (!len) {
+		status_bad_request(st, "the body of the request was empty");
+		return NULL;
+	}
+	if (protobuf_is_envelope(body, len)) {
+		j = protobuf_decode(body, len, &err);
+		if (!j)
+			status_set(st, 415, "UnsupportedMediaType", NULL,
+				   "%s", err.msg);
+		return j;
+	}
+	j = json_loadb(body, len, JSON_DECODE_ANY, &je);
+	if (j)
+		return j;
+	if (!yaml) {
+		status_bad_request(st, "error decoding JSON: %s (line %d, "
+				   "column %d)", je.text, je.line, je.column);
+		return NULL;
+	}
+	if (yamljson_load_string(body, len, &docs, &err) < 0) {
+		status_bad_request(st, "error converting YAML to JSON: %s",
+				   err.msg);
+		return NULL;
+	}
+	if (json_array_size(docs) != 1) {
+		json_decref(docs);
+		status_bad_request(st, "the body must hold exactly one object");
+		return NULL;
+	}
+	j = json_incref(json_array_get(docs, 0));
+	json_decref(docs);
+	return j;
+}
+
+static int check_type_meta(struct op *op, const json_t *obj,
+			   struct api_status *st)
+{
+	const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+	const char *kind = json_string_value(json_object_get(obj, "kind"));
+	char want[300];
+
+	op_api_version(op, want, sizeof(want));
+	if (!json_is_object(obj))
+		return status_bad_request(st, "the body must be a JSON object");
+	if (!kind || !*kind)
+		return status_bad_request(st, "Object 'Kind' is missing in "
+					  "the request body");
+	if (!av || !*av)
+		return status_bad_request(st, "Object 'apiVersion' is missing "
+					  "in the request body");
+	if (strcmp(av, want))
+		return status_bad_request(st, "the API version in the data "
+			"(%s) does not match the expected API version (%s)",
+			av, want);
+	if (strcmp(kind, op->type->kind))
+		return status_bad_request(st, "the kind in the data (%s) does "
+			"not match the expected kind (%s)", kind,
+			op->type->kind);
+	return 0;
+}
+
+/* ---- steps 2 and 3: defaults, pruning ---- */
+
+static void apply_defaults(struct op *op, json_t *obj)
+{
+	if (op->type->bi && op->type->bi->defaults)
+		op->type->bi->defaults(obj);
+	if (op->ver->schema)
+		schema_default(obj, op->ver->schema);
+}
+
+static int apply_prune(struct op *op, json_t *obj, bool report,
+		       struct api_status *st)
+{
+	json_t *unknown;
+	char msg[1500];
+	size_t o = 0, i;
+	json_t *p;
+
+	if (!op->ver->schema)
+		return 0;
+	unknown = report && op->fv != FV_IGNORE ? json_array() : NULL;
+	schema_prune(obj, op->ver->schema, unknown);
+	if (!json_array_size(unknown)) {
+		json_decref(unknown);
+		return 0;
+	}
+	if (op->fv == FV_WARN) {
+		json_array_foreach(unknown, i, p)
+			op_warn(op, "unknown field \"%s\"", json_string_value(p));
+		json_decref(unknown);
+		return 0;
+	}
+	msg[0] = '\0';
+	json_array_foreach(unknown, i, p) {
+		int n = snprintf(msg + o, sizeof(msg) - o,
+				 "%sunknown field \"%s\"", i ? ", " : "",
+				 json_string_value(p));
+
+		if (n < 0 || (size_t)n >= sizeof(msg) - o)
+			break;
+		o += (size_t)n;
+	}
+	json_decref(unknown);
+	return status_bad_request(st, "%s in version \"%s\" cannot be handled "
+				  "as a %s: strict decoding error: %s",
+				  op->type->kind, op->ver->name,
+				  op->type->kind, msg);
+}
+
+/* ---- step 6: validation ---- */
+
+static void validate_labels(const json_t *m, struct field_errors *fe)
+{
+	const char *k;
+	json_t *v;
+	size_t total = 0;
+
+	json_object_foreach(json_object_get(m, "labels"), k, v) {
+		check_qualified_name(fe, "metadata.labels", k);
+		if (!json_is_string(v))
+			fe_invalid(fe, "metadata.labels", k,
+				   "label values must be strings");
+		else
+			check_label_value(fe, "metadata.labels",
+					  json_string_value(v));
+	}
+	json_object_foreach(json_object_get(m, "annotations"), k, v) {
+		check_qualified_name(fe, "metadata.annotations", k);
+		total += strlen(k) + (json_is_string(v)
+				      ? strlen(json_string_value(v)) : 0);
+	}
+	if (total > ANNOTATIONS_MAX)
+		fe_too_long(fe, "metadata.annotations", ANNOTATIONS_MAX);
+}
+
+static void validate_owners(const json_t *m, struct field_errors *fe)
+{
+	const json_t *refs = json_object_get(m, "ownerReferences"), *r;
+	size_t i, controllers = 0;
+
+	json_array_foreach(refs, i, r) {
+		static const char *const req[] = { "apiVersion", "kind", "name",
+						   "uid" };
+		char p[96];
+
+		for (size_t k = 0; k < 4; k++) {
+			const char *v = json_string_value(json_object_get(r,
+								  req[k]));
+
+			snprintf(p, sizeof(p), "metadata.ownerReferences.%s",
+				 req[k]);
+			if (!v || !*v)
+				fe_invalid(fe, p, "", k == 3
+					   ? "uid must not be empty"
+					   : "must not be empty");
+		}
+		if (json_is_true(json_object_get(r, "controller")))
+			controllers++;
+	}
+	if (controllers > 1)
+		fe_invalid(fe, "metadata.ownerReferences", "[...]",
+			   "Only one reference can have Controller set to "
+			   "true");
+}
+
+static void validate_finalizers(const json_t *m, const json_t *old,
+				struct field_errors *fe)
+{
+	const json_t *fins = json_object_get(m, "finalizers"), *f;
+	const json_t *ofins = json_object_get(json_object_get(old, "metadata"),
+					      "finalizers");
+	bool deleting = old && mstr(old, "deletionTimestamp");
+	char added[512] = "";
+	size_t i, o = 0;
+
+	json_array_foreach(fins, i, f) {
+		const char *s = json_string_value(f);
+		bool had = false;
+		size_t j;
+		json_t *g;
+		char p[64];
+
+		snprintf(p, sizeof(p), "metadata.finalizers[%zu]", i);
+		if (!s) {
+			fe_invalid(fe, p, "", "must be a string");
+			continue;
+		}
+		check_qualified_name(fe, p, s);
+		if (!deleting)
+			continue;
+		json_array_foreach(ofins, j, g)
+			if (json_string_value(g) &&
+			    !strcmp(json_string_value(g), s))
+				had = true;
+		if (!had && o < sizeof(added))
+			o += (size_t)snprintf(added + o, sizeof(added) - o,
+					      "%s\"%s\"", o ? ", " : "", s);
+	}
+	if (o)
+		fe_add(fe, FE_FORBIDDEN, "metadata.finalizers", NULL, false,
+		       "no new finalizers can be added if the object is being "
+		       "deleted, found new finalizers []string{%s}", added);
+}
+
+static int validate_all(struct op *op, const json_t *obj, const json_t *old,
+			struct api_status *st)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	const json_t *m = json_object_get(obj, "metadata");
+	const char *name = mstr(obj, "name");
+
+	if (!old) {
+		if (!name || !*name)
+			fe_required(&fe, "metadata.name",
+				    "name or generateName is required");
+		else if (op->type->bi &&
+			 (op->type->bi->flags & BI_NAME_LABEL))
+			check_dns1123_label(&fe, "metadata.name", name);
+		else
+			check_dns1123_subdomain(&fe, "metadata.name", name);
+	}
+	validate_labels(m, &fe);
+	validate_owners(m, &fe);
+	validate_finalizers(m, old, &fe);
+	if (op->type->bi && op->type->bi->validate)
+		op->type->bi->validate(obj, old, &fe);
+	if (op->ver->schema)
+		schema_validate(obj, op->ver->schema, &fe);
+	if (fe.n) {
+		status_invalid(st, op->type->group, op->type->kind,
+			       name ? name : "", &fe);
+		field_errors_release(&fe);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- step 8: storage ---- */
+
+/* After the object of a CRD is gone: remove every object of its type
+ * (the customresourcecleanup finalizer's work, done at once). */
+static void crd_cleanup(struct op *op, const json_t *crd)
+{
+	const json_t *spec = json_object_get(crd, "spec");
+	const char *g = json_string_value(json_object_get(spec, "group"));
+	const char *p = json_string_value(json_object_get(
+		json_object_get(spec, "names"), "plural"));
+	struct store_list_opts o = { 0 };
+	struct store_list_result r;
+	char *key;
+	size_t i;
+	json_t *obj;
+
+	if (!g || !p)
+		return;
+	key = xasprintf("%s/%s", g, p);
+	store_list(op->api->store, key, &o, &r);
+	json_array_foreach(r.items, i, obj) {
+		const char *ns = mstr(obj, "namespace");
+
+		store_delete(op->api->store, key, ns ? ns : "",
+			     mstr(obj, "name"), 0, NULL);
+	}
+	store_list_result_release(&r);
+	free(key);
+}
+
+static void after_write(struct op *op)
+{
+	if (is_crd(op->type) && !op->dry_run)
+		registry_rebuild(op->api->reg, op->api->store);
+}
+
+/* Converts obj (request version, taken) to the storage version. */
+static json_t *to_storage(struct op *op, json_t *obj, struct api_status *st)
+{
+	json_t *s = convert_object(op->api, op->type, obj,
+				   rtype_storage(op->type)->name, st);
+
+	json_decref(obj);
+	return s;
+}
+
+/* Stored object -> answer in the request version. */
+static int answer(struct op *op, json_t *stored, json_t **out,
+		  struct api_status *st)
+{
+	json_t *o = render_object(op, stored, st);
+
+	json_decref(stored);
+	if (!o)
+		return -1;
+	*out = o;
+	return 0;
+}
+
+/* ---- create ---- */
+
+static int check_namespace(struct op *op, const char *name,
+			   struct api_status *st)
+{
+	json_t *ns;
+	bool terminating;
+
+	if (!op->type->namespaced)
+		return 0;
+	ns = store_get(op->api->store, "/namespaces", "", op->ns);
+	if (!ns)
+		return status_not_found(st, "", "namespaces", op->ns);
+	terminating = mstr(ns, "deletionTimestamp") != NULL;
+	json_decref(ns);
+	if (terminating) {
+		char *d = xasprintf("unable to create new content in namespace "
+				    "%s because it is being terminated", op->ns);
+
+		status_forbidden(st, op->type->group, op->type->plural,
+				 name ? name : "", d);
+		free(d);
+		return -1;
+	}
+	return 0;
+}
+
+/* Step 5 for a create. */
+static int prepare_create(struct op *op, json_t *obj, struct api_status *st)
+{
+	json_t *m = meta(obj);
+	const char *bns = json_string_value(json_object_get(m, "namespace"));
+	const char *name = json_string_value(json_object_get(m, "name"));
+	const char *gen = json_string_value(json_object_get(m, "generateName"));
+	char uid[37], ts[TIMESTAMP_BUF];
+
+	if (op->type->namespaced) {
+		if (bns && *bns && strcmp(bns, op->ns))
+			return status_bad_request(st, "the namespace of the "
+				"provided object does not match the namespace "
+				"sent on the request");
+		json_object_set_new(m, "namespace", json_string(op->ns));
+	} else {
+		json_object_del(m, "namespace");
+	}
+	if (json_object_get(m, "resourceVersion"))
+		return status_bad_request(st, "resourceVersion should not be "
+					  "set on objects to be created");
+	if ((!name || !*name) && gen && *gen) {
+		char base[64], full[128], sfx[6];
+
+		snprintf(base, sizeof(base), "%.58s", gen);
+		for (int i = 0; i < RETRIES; i++) {
+			json_t *clash;
+
+			api_name_suffix(sfx);
+			snprintf(full, sizeof(full), "%s%s", base, sfx);
+			clash = store_get(op->api->store, op->type->key,
+					  op->ns, full);
+			json_decref(clash);
+			if (!clash)
+				break;
+		}
+		json_object_set_new(m, "name", json_string(full));
+	}
+	api_uuid(uid);
+	json_object_set_new(m, "uid", json_string(uid));
+	timestamp_format(op->now_ms, ts, sizeof(ts));
+	json_object_set_new(m, "creationTimestamp", json_string(ts));
+	if (has_generation(op->type))
+		json_object_set_new(m, "generation", json_integer(1));
+	else
+		json_object_del(m, "generation");
+	json_object_del(m, "deletionTimestamp");
+	json_object_del(m, "deletionGracePeriodSeconds");
+	json_object_del(m, "managedFields");
+	json_object_del(m, "selfLink");
+	if (op->ver->status) {
+		if (status_reset(op->type))
+			json_object_set_new(obj, "status", json_object());
+		else
+			json_object_del(obj, "status");
+	}
+	if (op->type->bi && op->type->bi->prepare)
+		op->type->bi->prepare(obj, NULL, op->now_ms);
+	return 0;
+}
+
+int write_create(struct op *op, json_t *obj, json_t **out,
+		 struct api_status *st)
+{
+	struct admission_req ar;
+	json_t *stored = NULL, *sobj;
+	enum store_rc rc;
+	const char *name;
+
+	/* 1. decode */
+	if (check_type_meta(op, obj, st) < 0)
+		goto fail;
+	name = mstr(obj, "name");
+	if (check_namespace(op, name, st) < 0)
+		goto fail;
+	/* 2-3. defaults, pruning */
+	apply_defaults(op, obj);
+	if (apply_prune(op, obj, true, st) < 0)
+		goto fail;
+	/* 4. mutating admission */
+	ar = adm_req(op, ADMISSION_CREATE, name, NULL);
+	if (admission_mutate(&ar, &obj, st) < 0)
+		goto fail;
+	apply_defaults(op, obj);
+	apply_prune(op, obj, false, st);
+	/* 5. prepare */
+	if (prepare_create(op, obj, st) < 0)
+		goto fail;
+	name = mstr(obj, "name");
+	/* 6. validate */
+	if (validate_all(op, obj, NULL, st) < 0)
+		goto fail;
+	/* 7. validating admission */
+	ar = adm_req(op, ADMISSION_CREATE, name, NULL);
+	if (admission_validate(&ar, obj, st) < 0)
+		goto fail;
+	if (op->dry_run) {
+		*out = obj;
+		return 0;
+	}
+	/* 8. convert and store */
+	{
+		char *n = xstrdup(name);
+
+		sobj = to_storage(op, obj, st);
+		obj = NULL;
+		if (!sobj) {
+			free(n);
+			goto fail;
+		}
+		rc = store_create(op->api->store, op->type->key, op->ns, n,
+				  sobj, &stored);
+		if (rc != STORE_OK) {
+			store_failed(op, rc, n, st);
+			free(n);
+			goto fail;
+		}
+		free(n);
+	}
+	after_write(op);
+	/* 9. answer */
+	return answer(op, stored, out, st);
+fail:
+	json_decref(obj);
+	return -1;
+}
+
+/* ---- update ---- */
+
+/* True when obj and old differ outside metadata (and status, when it has
+ * its own subresource): what bumps metadata.generation. */
+static bool spec_changed(const json_t *obj, const json_t *old, bool status)
+{
+	json_t *a = json_copy((json_t *)obj), *b = json_copy((json_t *)old);
+	bool eq;
+
+	json_object_del(a, "metadata");
+	json_object_del(b, "metadata");
+	if (status) {
+		json_object_del(a, "status");
+		json_object_del(b, "status");
+	}
+	eq = json_equal(a, b);
+	json_decref(a);
+	json_decref(b);
+	return !eq;
+}
+
+/* Step 5 for an update; may replace *objp (subresources). */
+static void prepare_update(struct op *op, json_t **objp, const json_t *old)
+{
+	json_t *obj = *objp, *m, *om = json_object_get(old, "metadata");
+	static const char *const keep[] = {
+		"uid", "creationTimestamp", "deletionTimestamp",
+		"deletionGracePeriodSeconds", "generation", "name",
+		"namespace", NULL,
+	};
+
+	if (!strcmp(op->sub, "status") || !strcmp(op->sub, "finalize")) {
+		json_t *n = json_deep_copy(old);
+
+		if (*op->sub == 's') {
+			set_or_del(n, "status", json_object_get(obj, "status"));
+		} else {
+			json_t *spec = json_object_get(n, "spec");
+
+			if (!json_is_object(spec)) {
+				spec = json_object();
+				json_object_set_new(n, "spec", spec);
+			}
+			set_or_del(spec, "finalizers", json_object_get(
+				json_object_get(obj, "spec"), "finalizers"));
+		}
+		json_decref(obj);
+		*objp = n;
+		return;
+	}
+	m = meta(obj);
+	for (size_t i = 0; keep[i]; i++)
+		set_or_del(m, keep[i], json_object_get(om, keep[i]));
+	json_object_del(m, "managedFields");
+	if (op->ver->status)
+		set_or_del(obj, "status", json_object_get(old, "status"));
+	if (is_namespace(op->type)) {
+		json_t *spec = json_object_get(obj, "spec");
+		json_t *ofin = json_object_get(json_object_get(old, "spec"),
+					       "finalizers");
+
+		if (!json_is_object(spec)) {
+			spec = json_object();
+			json_object_set_new(obj, "spec", spec);
+		}
+		set_or_del(spec, "finalizers", ofin);
+	}
+	if (has_generation(op->type)) {
+		json_int_t g = json_integer_value(json_object_get(om,
+							  "generation"));
+
+		if (spec_changed(obj, old, op->ver->status))
+			g++;
+		json_object_set_new(m, "generation", json_integer(g ? g : 1));
+	}
+	if (op->type->bi && op->type->bi->prepare)
+		op->type->bi->prepare(obj, old, op->now_ms);
+}
+
+/* True when an object being deleted has nothing left to wait for. */
+static bool ready_to_go(const json_t *obj)
+{
+	const json_t *f = json_object_get(json_object_get(obj, "metadata"),
+					  "finalizers");
+	const json_t *sf = json_object_get(json_object_get(obj, "spec"),
+					   "finalizers");
+
+	return mstr(obj, "deletionTimestamp") && !json_array_size(f) &&
+	       !json_array_size(sf);
+}
+
+/*
+ * One attempt of steps 1-9 of an update of obj (taken, request version)
+ * over old (stored, borrowed). conditional: the body carried a
+ * resourceVersion the client wants checked. Sets *retry when a
+ * concurrent write won and the attempt may be repeated.
+ */
+static int update_once(struct op *op, json_t *obj, const json_t *old,
+		       bool is_put, json_t **out, bool *retry,
+		       struct api_status *st)
+{
+	const struct rtype *t = op->type;
+	struct admission_req ar;
+	json_t *old_v = render_object(op, old, st), *m, *sobj, *stored = NULL;
+	const char *bname, *bns, *brv;
+	uint64_t rv = obj_rv(old);
+	enum store_rc rc;
+
+	*retry = false;
+	if (!old_v)
+		goto fail;
+	/* 1. decode: type, name, namespace, precondition */
+	if (check_type_meta(op, obj, st) < 0)
+		goto fail;
+	m = meta(obj);
+	bname = json_string_value(json_object_get(m, "name"));
+	bns = json_string_value(json_object_get(m, "namespace"));
+	brv = json_string_value(json_object_get(m, "resourceVersion"));
+	if (bname && strcmp(bname, op->name)) {
+		status_bad_request(st, "the name of the object (%s) does not "
+				   "match the name on the URL (%s)", bname,
+				   op->name);
+		goto fail;
+	}
+	if (t->namespaced && bns && *bns && strcmp(bns, op->ns)) {
+		status_bad_request(st, "the namespace of the provided object "
+				   "does not match the namespace sent on the "
+				   "request");
+		goto fail;
+	}
+	if (brv && *brv && strtoull(brv, NULL, 10) != rv) {
+		status_conflict(st, t->group, t->plural, op->name);
+		goto fail;
+	}
+	if ((!brv || !*brv) && is_put && !t->bi) {
+		struct field_errors fe = FIELD_ERRORS_INIT;
+
+		fe_add(&fe, FE_INVALID, "metadata.resourceVersion", "0x0",
+		       false, "must be specified for an update");
+		status_invalid(st, t->group, t->kind, op->name, &fe);
+		field_errors_release(&fe);
+		goto fail;
+	}
+	/* 2-3. defaults, pruning */
+	apply_defaults(op, obj);
+	if (apply_prune(op, obj, true, st) < 0)
+		goto fail;
+	/* 4. mutating admission */
+	ar = adm_req(op, ADMISSION_UPDATE, op->name, old_v);
+	if (admission_mutate(&ar, &obj, st) < 0)
+		goto fail;
+	apply_defaults(op, obj);
+	apply_prune(op, obj, false, st);
+	/* 5. prepare */
+	prepare_update(op, &obj, old_v);
+	/* 6. validate */
+	if (validate_all(op, obj, old_v, st) < 0)
+		goto fail;
+	/* 7. validating admission */
+	ar = adm_req(op, ADMISSION_UPDATE, op->name, old_v);
+	if (admission_validate(&ar, obj, st) < 0)
+		goto fail;
+	json_decref(old_v);
+	old_v = NULL;
+	if (op->dry_run) {
+		*out = obj;
+		return 0;
+	}
+	/* 8. convert and store (or remove: last finalizer gone) */
+	if (ready_to_go(obj)) {
+		json_t *last = NULL;
+
+		rc = store_delete(op->api->store, t->key, op->ns, op->name, rv,
+				  &last);
+		if (rc != STORE_OK) {
+			*retry = rc == STORE_CONFLICT;
+			store_failed(op, rc, op->name, st);
+			goto fail;
+		}
+		if (is_crd(t))
+			crd_cleanup(op, last);
+		json_decref(last);
+		after_write(op);
+		*out = obj;
+		return 0;
+	}
+	sobj = to_storage(op, obj, st);
+	obj = NULL;
+	if (!sobj)
+		goto fail;
+	rc = store_update(op->api->store, t->key, op->ns, op->name, rv, sobj,
+			  &stored);
+	if (rc != STORE_OK) {
+		*retry = rc == STORE_CONFLICT && !(brv && *brv);
+		store_failed(op, rc, op->name, st);
+		goto fail;
+	}
+	after_write(op);
+	/* 9. answer */
+	return answer(op, stored, out, st);
+fail:
+	json_decref(old_v);
+	json_decref(obj);
+	return -1;
+}
+
+int write_update(struct op *op, json_t *obj, json_t **out,
+		 struct api_status *st)
+{
+	for (int i = 0; i < RETRIES; i++) {
+		json_t *old = store_get(op->api->store, op->type->key, op->ns,
+					op->name);
+		bool retry;
+		int rc;
+
+		if (!old) {
+			json_decref(obj);
+			return status_not_found(st, op->type->group,
+						op->type->plural, op->name);
+		}
+		rc = update_once(op, json_deep_copy(obj), old, true, out,
+				 &retry, st);
+		json_decref(old);
+		if (rc == 0 || !retry || i == RETRIES - 1) {
+			json_decref(obj);
+			return rc;
+		}
+		status_release(st);
+	}
+	json_decref(obj);
+	return -1;
+}
+
+/* ---- patch ---- */
+
+enum ptype { PT_MERGE, PT_JSON, PT_SMP, PT_APPLY, PT_UNKNOWN };
+
+static enum ptype patch_type(const char *ctype)
+{
+	size_t n = strcspn(ctype, ";");
+
+	if (n == 28 && !strncasecmp(ctype, "application/merge-patch+json", n))
+		return PT_MERGE;
+	if (n == 27 && !strncasecmp(ctype, "application/json-patch+json", n))
+		return PT_JSON;
+	if (n == 38 &&
+	    !strncasecmp(ctype, "application/strategic-merge-patch+json", n))
+		return PT_SMP;
+	if (n == 28 && !strncasecmp(ctype, "application/apply-patch+yaml", n))
+		return PT_APPLY;
+	return PT_UNKNOWN;
+}
+
+static int unsupported_patch(struct op *op, struct api_status *st)
+{
+	return status_unsupported_media(st, op->type->bi
+		? "application/json-patch+json, application/merge-patch+json, "
+		  "application/apply-patch+yaml, "
+		  "application/strategic-merge-patch+json"
+		: "application/json-patch+json, application/merge-patch+json, "
+		  "application/apply-patch+yaml");
+}
+
+/* Applies the patch to cur (request version). New object or NULL + st. */
+static json_t *apply_patch(struct op *op, enum ptype pt, const json_t *cur,
+			   const json_t *patch, struct api_status *st)
+{
+	struct err err = { "" };
+	json_t *r = NULL;
+
+	switch (pt) {
+	case PT_MERGE:
+		r = patch_merge(cur, patch);
+		break;
+	case PT_JSON:
+		r = patch_json(cur, patch, &err);
+		break;
+	case PT_SMP:
+		r = patch_strategic(cur, patch, smp_builtin_keys, &err);
+		break;
+	case PT_APPLY:
+		r = patch_apply(cur, patch, op->ver->schema, &err);
+		break;
+	case PT_UNKNOWN:
+		break;
+	}
+	if (!r)
+		status_set(st, 422, "Invalid", NULL, "%s", err.msg[0] ? err.msg
+			   : "the server rejected our request due to an error "
+			     "in our request");
+	return r;
+}
+
+int write_patch(struct op *op, const char *ctype, const json_t *patch,
+		json_t **out, int *code, struct api_status *st)
+{
+	enum ptype pt = patch_type(ctype);
+
+	*code = 200;
+	if (pt == PT_UNKNOWN || (pt == PT_SMP && !op->type->bi))
+		return unsupported_patch(op, st);
+	if (pt == PT_JSON && !json_is_array(patch))
+		return status_bad_request(st, "the JSON patch must be an array "
+					  "of operations");
+	if (pt != PT_JSON && !json_is_object(patch))
+		return status_bad_request(st, "the patch must be a JSON object");
+	if (pt == PT_APPLY) {
+		if (!op->field_manager || !*op->field_manager)
+			return status_bad_request(st, "PatchOptions.meta.k8s.io "
+				"\"\" is invalid: fieldManager: Required "
+				"value: is required for apply patch");
+		if (check_type_meta(op, patch, st) < 0)
+			return -1;
+	}
+	for (int i = 0; i < RETRIES; i++) {
+		json_t *old = store_get(op->api->store, op->type->key, op->ns,
+					op->name), *cur, *next;
+		bool retry;
+		int rc;
+
+		if (!old && pt == PT_APPLY && !*op->sub) {
+			json_t *obj = json_deep_copy(patch);
+
+			*code = 201;
+			json_object_set_new(meta(obj), "name",
+					    json_string(op->name));
+			return write_create(op, obj, out, st);
+		}
+		if (!old)
+			return status_not_found(st, op->type->group,
+						op->type->plural, op->name);
+		cur = render_object(op, old, st);
+		if (!cur) {
+			json_decref(old);
+			return -1;
+		}
+		next = apply_patch(op, pt, cur, patch, st);
+		json_decref(cur);
+		if (!next) {
+			json_decref(old);
+			return -1;
+		}
+		rc = update_once(op, next, old, false, out, &retry, st);
+		json_decref(old);
+		if (rc == 0 || !retry)
+			return rc;
+		status_release(st);
+	}
+	return status_conflict(st, op->type->group, op->type->plural,
+			       op->name);
+}
+
+/* ---- delete ---- */
+
+static const char job_orphan_warning[] =
+	"child pods are preserved by default when jobs are deleted; set "
+	"propagationPolicy=Background to remove them or set "
+	"propagationPolicy=Orphan to suppress this warning";
+
+static void add_finalizer(json_t *fins, const char *f)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(fins, i, v)
+		if (json_string_value(v) && !strcmp(json_string_value(v), f))
+			return;
+	json_array_append_new(fins, json_string(f));
+}
+
+/*
+ * One object's deletion. *obj_out: the object as the client sees it
+ * (marked or last state); *removed: whether it is gone.
+ */
+static int delete_one(struct op *op, const struct delete_opts *d,
+		      json_t **obj_out, bool *removed, struct api_status *st)
+{
+	const struct rtype *t = op->type;
+	const char *prop = d->propagation;
+
+	*removed = false;
+	if (!prop && t->bi && (t->bi->flags & BI_ORPHAN_DEFAULT)) {
+		prop = "Orphan";
+		op_warn(op, "%s", job_orphan_warning);
+	}
+	for (int i = 0; i < RETRIES; i++) {
+		json_t *old = store_get(op->api->store, t->key, op->ns,
+					op->name), *fins, *n, *stored = NULL;
+		const char *uid = old ? mstr(old, "uid") : NULL;
+		uint64_t rv = old ? obj_rv(old) : 0;
+		struct admission_req ar;
+		json_t *old_v;
+		enum store_rc rc;
+		char ts[TIMESTAMP_BUF];
+
+		if (!old)
+			return status_not_found(st, t->group, t->plural,
+						op->name);
+		if (d->pre_uid && strcmp(d->pre_uid, uid ? uid : "")) {
+			char *m = xasprintf("Precondition failed: UID in "
+				"precondition: %s, UID in object meta: %s",
+				d->pre_uid, uid ? uid : "");
+
+			json_decref(old);
+			status_conflict_detail(st, t->group, t->plural,
+					       op->name, m);
+			free(m);
+			return -1;
+		}
+		if (d->pre_rv && strtoull(d->pre_rv, NULL, 10) != rv) {
+			char *m = xasprintf("Precondition failed: "
+				"ResourceVersion in precondition: %s, "
+				"ResourceVersion in object meta: %llu",
+				d->pre_rv, (unsigned long long)rv);
+
+			json_decref(old);
+			status_conflict_detail(st, t->group, t->plural,
+					       op->name, m);
+			free(m);
+			return -1;
+		}
+		old_v = render_object(op, old, st);
+		if (!old_v) {
+			json_decref(old);
+			return -1;
+		}
+		ar = adm_req(op, ADMISSION_DELETE, op->name, old_v);
+		if (admission_validate(&ar, NULL, st) < 0) {
+			json_decref(old);
+			json_decref(old_v);
+			return -1;
+		}
+		if (mstr(old, "deletionTimestamp")) {
+			json_decref(old);
+			*obj_out = old_v;
+			return 0;
+		}
+		n = json_deep_copy(old_v);
+		json_decref(old_v);
+		fins = json_object_get(meta(n), "finalizers");
+		if (!json_is_array(fins)) {
+			fins = json_array();
+			json_object_set_new(meta(n), "finalizers", fins);
+		}
+		if (op->api->propagation_finalizers && prop &&
+		    !strcmp(prop, "Orphan"))
+			add_finalizer(fins, "orphan");
+		if (op->api->propagation_finalizers && prop &&
+		    !strcmp(prop, "Foreground"))
+			add_finalizer(fins, "foregroundDeletion");
+		if (!json_array_size(fins))
+			json_object_del(meta(n), "finalizers");
+		if (json_array_size(fins) ||
+		    json_array_size(json_object_get(json_object_get(n, "spec"),
+						    "finalizers"))) {
+			/* Mark: the finalizers' owners finish the job. */
+			timestamp_format(op->now_ms, ts, sizeof(ts));
+			json_object_set_new(meta(n), "deletionTimestamp",
+					    json_string(ts));
+			json_object_set_new(meta(n),
+					    "deletionGracePeriodSeconds",
+					    json_integer(0));
+			if (has_generation(t))
+				json_object_set_new(meta(n), "generation",
+					json_integer(json_integer_value(
+						json_object_get(meta(n),
+							"generation")) + 1));
+			if (is_namespace(t))
+				json_object_set_new(n, "status", json_pack(
+					"{s:s}", "phase", "Terminating"));
+			json_decref(old);
+			if (op->dry_run) {
+				*obj_out = n;
+				return 0;
+			}
+			n = to_storage(op, n, st);
+			if (!n)
+				return -1;
+			rc = store_update(op->api->store, t->key, op->ns,
+					  op->name, rv, n, &stored);
+			if (rc == STORE_CONFLICT)
+				continue;
+			if (rc != STORE_OK)
+				return store_failed(op, rc, op->name, st);
+			after_write(op);
+			return answer(op, stored, obj_out, st);
+		}
+		json_decref(n);
+		if (op->dry_run) {
+			*removed = true;
+			*obj_out = render_object(op, old, st);
+			json_decref(old);
+			return *obj_out ? 0 : -1;
+		}
+		json_decref(old);
+		rc = store_delete(op->api->store, t->key, op->ns, op->name, rv,
+				  &stored);
+		if (rc == STORE_CONFLICT)
+			continue;
+		if (rc != STORE_OK)
+			return store_failed(op, rc, op->name, st);
+		if (is_crd(t))
+			crd_cleanup(op, stored);
+		after_write(op);
+		*removed = true;
+		return answer(op, stored, obj_out, st);
+	}
+	return status_conflict(st, t->group, t->plural, op->name);
+}
+
+int write_delete(struct op *op, const struct delete_opts *d, json_t **out,
+		 struct api_status *st)
+{
+	json_t *obj;
+	bool removed;
+
+	if (delete_one(op, d, &obj, &removed, st) < 0)
+		return -1;
+	if (!removed || (op->type->bi &&
+			 (op->type->bi->flags & BI_RETURN_DELETED))) {
+		*out = obj;
+		return 0;
+	}
+	*out = status_success(json_pack("{s:s, s:s, s:s, s:s}", "name",
+					op->name, "group", op->type->group,
+					"kind", op->type->plural, "uid",
+					mstr(obj, "uid") ? mstr(obj, "uid")
+							 : ""));
+	if (!*op->type->group)
+		json_object_del(json_object_get(*out, "details"), "group");
+	json_decref(obj);
+	return 0;
+}
+
+int write_delete_collection(struct op *op, const struct selectors *sel,
+			    const struct delete_opts *d, json_t **out,
+			    struct api_status *st)
+{
+	json_t *items, *deleted = json_array(), *it;
+	uint64_t rv;
+	size_t i;
+	char av[300], rvb[32];
+
+	items = read_matching(op, sel, &rv);
+	json_array_foreach(items, i, it) {
+		struct op one;
+		const char *ns = mstr(it, "namespace");
+		json_t *obj;
+		bool removed;
+
+		op_init(&one, op->api, op->snap, op->type, op->ver,
+			ns ? ns : "", mstr(it, "name"), "");
+		one.req = op->req;
+		one.dry_run = op->dry_run;
+		one.user = op->user;
+		if (delete_one(&one, d, &obj, &removed, st) < 0) {
+			op_release(&one);
+			if (st->code == 404) {
+				status_release(st);
+				continue;
+			}
+			json_decref(items);
+			json_decref(deleted);
+			return -1;
+		}
+		json_array_append_new(deleted, obj);
+		op_release(&one);
+	}
+	json_decref(items);
+	snprintf(rvb, sizeof(rvb), "%llu",
+		 (unsigned long long)store_rv(op->api->store));
+	*out = json_pack("{s:s, s:s, s:{s:s}, s:o}", "kind",
+			 op->type->list_kind, "apiVersion",
+			 op_api_version(op, av, sizeof(av)), "metadata",
+			 "resourceVersion", rvb, "items", deleted);
+	return 0;
+}

@@ -1,0 +1,114 @@
+/*
+ * http: the devserver's HTTP/1.1 front end on libmicrohttpd, and the small
+ * request/response model the API layer works with, so that nothing above
+ * this module includes <microhttpd.h>.
+ *
+ * DESIGN. libmicrohttpd runs in thread-per-connection mode: every client
+ * connection gets its own thread, which reads the request, calls the
+ * handler, and writes the answer. A watch is a streamed (chunked) answer
+ * whose reader blocks on that connection's thread until it has an event
+ * (see http_stream_fn); it never returns 0, which would make
+ * libmicrohttpd spin. Request bodies are accumulated up to max_body and
+ * answered 413 beyond (the rest of the body is read and dropped so the
+ * client sees the answer). With a token and TLS, requests other than
+ * /version, /healthz, /livez and /readyz need "Authorization: Bearer
+ * <token>" (401 Status otherwise); over plain HTTP clients send no
+ * credentials, so none are asked for.
+ *
+ * Threads: the handler runs on connection threads concurrently.
+ */
+#ifndef DEVSERVER_HTTP_H
+#define DEVSERVER_HTTP_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/errors.h"
+
+struct MHD_Connection;
+
+/* One request; every pointer is borrowed for the handler call. */
+struct http_req {
+	const char *method;   /* "GET", "POST", ... */
+	const char *path;     /* decoded path, no query */
+	const char *body;     /* the body, NUL-terminated; "" when none */
+	size_t body_len;
+	struct MHD_Connection *conn;
+};
+
+/* A request header (case-insensitive name) or NULL. */
+const char *http_header(const struct http_req *r, const char *name);
+/* A query parameter (decoded; '+' is a space) or NULL. */
+const char *http_query(const struct http_req *r, const char *name);
+/* True when the client of c has closed its side (for streams). */
+bool http_conn_closed(struct MHD_Connection *c);
+
+/*
+ * Streamed body reader: writes up to max bytes into buf and returns how
+ * many (> 0), or HTTP_STREAM_END to finish the answer cleanly, or
+ * HTTP_STREAM_ERROR to drop the connection. It may block; it must never
+ * return 0.
+ */
+typedef long http_stream_fn(void *cls, char *buf, size_t max);
+typedef void http_stream_free_fn(void *cls);
+#define HTTP_STREAM_END (-1L)
+#define HTTP_STREAM_ERROR (-2L)
+
+struct http_header_kv {
+	char *name;  /* owned */
+	char *value; /* owned */
+};
+
+struct http_resp {
+	unsigned code;               /* HTTP status */
+	char *ctype;                 /* owned Content-Type, or NULL */
+	char *body;                  /* owned, len bytes; NULL for streams */
+	size_t len;
+	struct http_header_kv *hdrs; /* owned, nhdrs entries */
+	size_t nhdrs;
+	size_t caphdrs;
+	http_stream_fn *stream;      /* set: chunked streamed answer */
+	void *stream_cls;            /* owned by stream_free */
+	http_stream_free_fn *stream_free;
+};
+
+void http_resp_init(struct http_resp *r);
+void http_resp_release(struct http_resp *r);
+/* Sets a body; body is taken (malloc'd). ctype is copied. */
+void http_resp_set(struct http_resp *r, unsigned code, const char *ctype,
+		   char *body, size_t len);
+/* Sets a JSON body (obj is taken) with Content-Type ctype (NULL:
+ * application/json). */
+void http_resp_json(struct http_resp *r, unsigned code, json_t *obj,
+		    const char *ctype);
+/* Adds a header (copied). */
+void http_resp_header(struct http_resp *r, const char *name,
+		      const char *value);
+
+typedef void http_handler_fn(void *ctx, const struct http_req *req,
+			     struct http_resp *resp);
+
+struct http_opts {
+	const char *addr;      /* IP to bind ("127.0.0.1", "::1") */
+	unsigned port;         /* 0: any free port */
+	const char *cert_pem;  /* with key_pem: serve HTTPS */
+	const char *key_pem;
+	const char *token;     /* bearer token required over TLS, or NULL */
+	size_t max_body;       /* request body ceiling in bytes */
+};
+
+struct http_server;
+
+/* Starts serving; returns new, or NULL + err. */
+struct http_server *http_server_start(const struct http_opts *o,
+				      http_handler_fn *fn, void *ctx,
+				      struct err *err);
+/* "http://127.0.0.1:PORT" or "https://..."; borrowed. */
+const char *http_server_url(const struct http_server *s);
+unsigned http_server_port(const struct http_server *s);
+/* Stops accepting, waits for every connection thread, frees. Streams
+ * must have been told to end first (their readers must return). */
+void http_server_stop(struct http_server *s);
+
+#endif

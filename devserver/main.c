@@ -1,0 +1,382 @@
+/*
+ * cueue-devserver: a Kubernetes API server stand-in for tests, the demo
+ * and benchmarks (see devserver/README.md).
+ *
+ *   cueue-devserver [--listen 127.0.0.1:0] [--tls] [--token T]
+ *       [--data-dir DIR] [--kubeconfig-out FILE] [--preload PATH]...
+ *       [--service-endpoint NS/NAME=HOST:PORT]... [--job-runtime DUR]
+ *       [--watch-history N]
+ *
+ * Order of start: open the store (replaying --data-dir), start the
+ * garbage collector (gc.h) and the job runner (jobrunner.h), apply every
+ * --preload, listen, write --kubeconfig-out, then print one line
+ * "listening on <url>" to stdout (flushed) so scripts can wait for it.
+ * SIGINT/SIGTERM stop it cleanly, in the reverse order: watches end,
+ * connections drain, the controller threads stop, everything is freed.
+ */
+#include <errno.h>
+#include <openssl/evp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "devserver/api.h"
+#include "devserver/gc.h"
+#include "devserver/http.h"
+#include "devserver/jobrunner.h"
+#include "devserver/tls.h"
+#include "devserver/webhook_client.h"
+
+struct flags {
+	char *listen_addr;      /* owned; host part */
+	unsigned port;
+	bool tls;
+	const char *token;
+	const char *data_dir;
+	const char *kubeconfig;
+	const char **preload;   /* owned array of borrowed strings */
+	size_t npreload;
+	struct api_endpoint *eps; /* owned; strings owned */
+	size_t neps;
+	int64_t job_runtime_ms;
+	size_t watch_history;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: cueue-devserver [--listen ADDR:PORT] [--tls] "
+	      "[--token T]\n"
+	      "         [--data-dir DIR] [--kubeconfig-out FILE] "
+	      "[--preload FILE_OR_DIR]...\n"
+	      "         [--service-endpoint NS/NAME=HOST:PORT]... "
+	      "[--job-runtime DURATION]\n"
+	      "         [--watch-history N]\n", f);
+}
+
+/* Go time.ParseDuration for the units we need ("90s", "1m30s", "500ms"). */
+static int parse_duration(const char *s, int64_t *ms)
+{
+	double total = 0;
+
+	if (!*s)
+		return -1;
+	if (!strcmp(s, "0")) {
+		*ms = 0;
+		return 0;
+	}
+	while (*s) {
+		char *end;
+		double v = strtod(s, &end);
+		double mul;
+
+		if (end == s)
+			return -1;
+		s = end;
+		if (!strncmp(s, "ms", 2)) {
+			mul = 1;
+			s += 2;
+		} else if (!strncmp(s, "us", 2)) {
+			mul = 0.001;
+			s += 2;
+		} else if (!strncmp(s, "ns", 2)) {
+			mul = 0.000001;
+			s += 2;
+		} else if (*s == 's') {
+			mul = 1000;
+			s++;
+		} else if (*s == 'm') {
+			mul = 60000;
+			s++;
+		} else if (*s == 'h') {
+			mul = 3600000;
+			s++;
+		} else {
+			return -1;
+		}
+		total += v * mul;
+	}
+	*ms = (int64_t)total;
+	return 0;
+}
+
+static int parse_listen(const char *s, struct flags *f)
+{
+	const char *colon = strrchr(s, ':');
+	char *end;
+	long port;
+
+	if (!colon)
+		return -1;
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port < 0 || port > 65535)
+		return -1;
+	if (s[0] == '[' && colon > s && colon[-1] == ']')
+		f->listen_addr = strndup(s + 1, (size_t)(colon - s - 2));
+	else
+		f->listen_addr = strndup(s, (size_t)(colon - s));
+	f->port = (unsigned)port;
+	return 0;
+}
+
+static int parse_endpoint(const char *s, struct flags *f)
+{
+	const char *slash = strchr(s, '/'), *eq = strchr(s, '=');
+	const char *colon = eq ? strrchr(eq, ':') : NULL;
+	struct api_endpoint *e;
+	long port;
+	char *end;
+
+	if (!slash || !eq || !colon || slash > eq)
+		return -1;
+	port = strtol(colon + 1, &end, 10);
+	if (*end || port <= 0 || port > 65535)
+		return -1;
+	f->eps = realloc(f->eps, (f->neps + 1) * sizeof(*f->eps));
+	e = &f->eps[f->neps++];
+	e->ns = strndup(s, (size_t)(slash - s));
+	e->name = strndup(slash + 1, (size_t)(eq - slash - 1));
+	e->host = strndup(eq + 1, (size_t)(colon - eq - 1));
+	e->port = (unsigned)port;
+	return 0;
+}
+
+static void flags_release(struct flags *f)
+{
+	free(f->listen_addr);
+	free(f->preload);
+	for (size_t i = 0; i < f->neps; i++) {
+		free((char *)f->eps[i].ns);
+		free((char *)f->eps[i].name);
+		free((char *)f->eps[i].host);
+	}
+	free(f->eps);
+}
+
+/* Parses argv; returns 0, 1 for --help, -1 on a bad flag (reported). */
+static int parse_flags(int argc, char **argv, struct flags *f)
+{
+	for (int i = 1; i < argc; i++) {
+		char *arg = argv[i], *val = NULL, *eq;
+		char name[64];
+
+		if (!strcmp(arg, "--help") || !strcmp(arg, "-h"))
+			return 1;
+		if (!strcmp(arg, "--tls")) {
+			f->tls = true;
+			continue;
+		}
+		if (strncmp(arg, "--", 2)) {
+			fprintf(stderr, "cueue-devserver: unexpected argument "
+				"%s\n", arg);
+			return -1;
+		}
+		eq = strchr(arg, '=');
+		if (eq) {
+			snprintf(name, sizeof(name), "%.*s", (int)(eq - arg),
+				 arg);
+			val = eq + 1;
+		} else {
+			snprintf(name, sizeof(name), "%s", arg);
+			if (i + 1 >= argc) {
+				fprintf(stderr, "cueue-devserver: %s needs a "
+					"value\n", arg);
+				return -1;
+			}
+			val = argv[++i];
+		}
+		if (!strcmp(name, "--listen")) {
+			free(f->listen_addr);
+			f->listen_addr = NULL;
+			if (parse_listen(val, f) < 0)
+				goto bad;
+		} else if (!strcmp(name, "--token")) {
+			f->token = val;
+		} else if (!strcmp(name, "--data-dir")) {
+			f->data_dir = val;
+		} else if (!strcmp(name, "--kubeconfig-out")) {
+			f->kubeconfig = val;
+		} else if (!strcmp(name, "--preload")) {
+			f->preload = realloc(f->preload, (f->npreload + 1) *
+					     sizeof(*f->preload));
+			f->preload[f->npreload++] = val;
+		} else if (!strcmp(name, "--service-endpoint")) {
+			if (parse_endpoint(val, f) < 0)
+				goto bad;
+		} else if (!strcmp(name, "--job-runtime")) {
+			if (parse_duration(val, &f->job_runtime_ms) < 0)
+				goto bad;
+		} else if (!strcmp(name, "--watch-history")) {
+			char *end;
+			long n = strtol(val, &end, 10);
+
+			if (*end || n < 1)
+				goto bad;
+			f->watch_history = (size_t)n;
+		} else {
+			fprintf(stderr, "cueue-devserver: unknown flag %s\n",
+				name);
+			return -1;
+		}
+		continue;
+bad:
+		fprintf(stderr, "cueue-devserver: bad value for %s: %s\n",
+			name, val);
+		return -1;
+	}
+	return 0;
+}
+
+static char *base64(const char *s)
+{
+	size_t n = strlen(s);
+	char *out = malloc(4 * ((n + 2) / 3) + 1);
+
+	if (!out)
+		abort();
+	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s,
+			(int)n);
+	return out;
+}
+
+/* Writes the kubeconfig atomically (temp file + rename). */
+static int write_kubeconfig(const char *path, const char *url,
+			    const char *ca_pem, const char *token)
+{
+	char *tmp = malloc(strlen(path) + 8);
+	FILE *f;
+	int rc = 0;
+
+	if (!tmp)
+		abort();
+	sprintf(tmp, "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f) {
+		free(tmp);
+		return -1;
+	}
+	fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n"
+		"- name: cueue-devserver\n  cluster:\n    server: %s\n", url);
+	if (ca_pem) {
+		char *b = base64(ca_pem);
+
+		fprintf(f, "    certificate-authority-data: %s\n", b);
+		free(b);
+	}
+	fprintf(f, "users:\n- name: cueue-devserver\n  user:");
+	if (token && ca_pem)
+		fprintf(f, "\n    token: %s\n", token);
+	else
+		fprintf(f, " {}\n");
+	fprintf(f, "contexts:\n- name: cueue-devserver\n  context:\n"
+		"    cluster: cueue-devserver\n    user: cueue-devserver\n"
+		"    namespace: default\n"
+		"current-context: cueue-devserver\n");
+	if (fclose(f) != 0 || rename(tmp, path) != 0)
+		rc = -1;
+	free(tmp);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct flags f = { .watch_history = 10000 };
+	struct tls_material tm = TLS_MATERIAL_INIT;
+	struct err err = { "" };
+	struct api *api = NULL;
+	struct gc *gc = NULL;
+	struct jobrunner *runner = NULL;
+	struct http_server *srv = NULL;
+	sigset_t set;
+	int sig, rc, status = EXIT_FAILURE;
+
+	rc = parse_flags(argc, argv, &f);
+	if (rc != 0) {
+		usage(rc > 0 ? stdout : stderr);
+		flags_release(&f);
+		return rc > 0 ? EXIT_SUCCESS : 2;
+	}
+	if (!f.listen_addr)
+		f.listen_addr = strdup("127.0.0.1");
+	if (f.token && !f.tls)
+		fprintf(stderr, "cueue-devserver: --token without --tls: "
+			"clients send no credentials over http, so none are "
+			"required\n");
+	/* Threads started from here on inherit the blocked signals; the
+	 * main thread takes them with sigwait. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	{
+		struct api_opts ao = {
+			.data_dir = f.data_dir,
+			.watch_history = f.watch_history,
+			.job_runtime_ms = f.job_runtime_ms,
+			.endpoints = f.eps,
+			.nendpoints = f.neps,
+			/* gc.c removes the orphan/foregroundDeletion
+			 * finalizers of propagationPolicy */
+			.propagation_finalizers = true,
+		};
+
+		api = api_new(&ao, &err);
+	}
+	if (!api)
+		goto fail;
+	gc = gc_start(api, &err);
+	if (!gc)
+		goto fail;
+	runner = jobrunner_start(api, &err);
+	if (!runner)
+		goto fail;
+	for (size_t i = 0; i < f.npreload; i++)
+		if (api_preload(api, f.preload[i], &err) < 0)
+			goto fail;
+	if (f.tls) {
+		static const char *const dns[] = { "localhost", NULL };
+		static const char *const ips[] = { "127.0.0.1", "::1", NULL };
+
+		if (tls_generate(dns, ips, &tm, &err) < 0)
+			goto fail;
+	}
+	{
+		struct http_opts ho = {
+			.addr = f.listen_addr, .port = f.port,
+			.cert_pem = tm.cert_pem, .key_pem = tm.key_pem,
+			.token = f.token, .max_body = (size_t)3 << 20,
+		};
+
+		srv = http_server_start(&ho, api_serve, api, &err);
+	}
+	if (!srv)
+		goto fail;
+	if (f.kubeconfig &&
+	    write_kubeconfig(f.kubeconfig, http_server_url(srv), tm.ca_pem,
+			     f.token) < 0) {
+		err_set(&err, "cannot write %s: %s", f.kubeconfig,
+			strerror(errno));
+		goto fail;
+	}
+	printf("listening on %s\n", http_server_url(srv));
+	fflush(stdout);
+	while (sigwait(&set, &sig) != 0)
+		;
+	status = EXIT_SUCCESS;
+	goto out;
+fail:
+	fprintf(stderr, "cueue-devserver: %s\n", err.msg);
+out:
+	if (api)
+		api_shutdown(api);
+	http_server_stop(srv);
+	jobrunner_stop(runner);
+	gc_stop(gc);
+	api_free(api);
+	webhook_client_cleanup();
+	tls_material_release(&tm);
+	flags_release(&f);
+	return status;
+}

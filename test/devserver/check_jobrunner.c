@@ -1,0 +1,647 @@
+/*
+ * Suite "jobrunner": the devserver's Job simulator (devserver/jobrunner.h).
+ * The planner is checked as a pure function with a fixed clock; the
+ * runner is driven through the internal API of an in-memory devserver
+ * (and of one with a data dir for the restart case): start -> active ->
+ * Complete, parallelism and completions, suspend / resume (the clock
+ * restarts), a Job created suspended, the failure annotation, finished
+ * Jobs left alone, 500 concurrent Jobs, and a restart resuming a running
+ * Job from its startTime.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "devserver/api.h"
+#include "devserver/jobrunner.h"
+#include "devserver/store.h"
+#include "model/alloc.h"
+#include "model/timestamp.h"
+#include "suites.h"
+#include "test/support/support.h"
+
+#define DEADLINE_MS 5000
+
+static struct {
+	struct api *api;
+	struct jobrunner *jr;
+	char dir[64];      /* data dir, or "" */
+} S;
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&d, NULL);
+}
+
+#define WAIT_FOR(expr, ms) do { \
+	int64_t dl_ = mono_ms() + (ms); \
+	while (!(expr) && mono_ms() < dl_) \
+		sleep_ms(10); \
+	ck_assert_msg((expr), "timed out waiting for: %s", #expr); \
+} while (0)
+
+static void open_api(void)
+{
+	struct err err = { "" };
+	struct api_opts ao = { .watch_history = 10000,
+			       .job_runtime_ms = 200,
+			       .data_dir = S.dir[0] ? S.dir : NULL };
+
+	S.api = api_new(&ao, &err);
+	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
+}
+
+static void start_runner(void)
+{
+	struct err err = { "" };
+
+	S.jr = jobrunner_start(S.api, &err);
+	ck_assert_msg(S.jr != NULL, "jobrunner_start: %s", err.msg);
+}
+
+static void close_all(void)
+{
+	jobrunner_stop(S.jr);
+	S.jr = NULL;
+	if (S.api) {
+		api_shutdown(S.api);
+		api_free(S.api);
+	}
+	S.api = NULL;
+}
+
+static void setup(void)
+{
+	memset(&S, 0, sizeof(S));
+	open_api();
+	start_runner();
+}
+
+static void setup_dir(void)
+{
+	memset(&S, 0, sizeof(S));
+	snprintf(S.dir, sizeof(S.dir), "/tmp/cueue-jobrunner-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(S.dir));
+	open_api();
+	start_runner();
+}
+
+static void teardown(void)
+{
+	close_all();
+	if (S.dir[0]) {
+		DIR *d = opendir(S.dir);
+		struct dirent *e;
+
+		while (d && (e = readdir(d))) {
+			char *p;
+
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			p = xasprintf("%s/%s", S.dir, e->d_name);
+			unlink(p);
+			free(p);
+		}
+		if (d)
+			closedir(d);
+		rmdir(S.dir);
+	}
+	memset(&S, 0, sizeof(S));
+}
+
+/* ---- Jobs ---- */
+
+/* Creates a Job; annotations is JSON object text or NULL. */
+static void make_job(const char *name, bool suspend, int parallelism,
+		     int completions, const char *annotations)
+{
+	struct api_ref r = { .group = "batch", .resource = "jobs",
+			     .ns = "default" };
+	struct api_status st = API_STATUS_INIT;
+	json_t *o = json_pack(
+		"{s:s, s:s, s:{s:s}, s:{s:b, s:i, s:{s:{s:s, s:[{s:s, s:s}]}}}}",
+		"apiVersion", "batch/v1", "kind", "Job", "metadata", "name",
+		name, "spec", "suspend", suspend, "parallelism", parallelism,
+		"template", "spec", "restartPolicy", "Never", "containers",
+		"name", "c", "image", "busybox");
+	int rc;
+
+	if (completions >= 0)
+		json_object_set_new(json_object_get(o, "spec"), "completions",
+				    json_integer(completions));
+	if (annotations)
+		json_object_set_new(json_object_get(o, "metadata"),
+				    "annotations", t_json(annotations));
+	rc = api_internal_create(S.api, &r, o, NULL, &st);
+	ck_assert_msg(rc == 0, "create job %s: %d %s", name, st.code,
+		      st.message ? st.message : "");
+	json_decref(o);
+}
+
+static json_t *get_job(const char *name)
+{
+	struct api_ref r = { .group = "batch", .resource = "jobs",
+			     .ns = "default", .name = name };
+	struct api_status st = API_STATUS_INIT;
+	json_t *o = api_internal_get(S.api, &r, &st);
+
+	status_release(&st);
+	ck_assert_msg(o != NULL, "job %s not found", name);
+	return o;
+}
+
+static void patch_job(const char *name, const char *sub, const char *text)
+{
+	struct api_ref r = { .group = "batch", .resource = "jobs",
+			     .ns = "default", .name = name };
+	struct api_status st = API_STATUS_INIT;
+	json_t *p = t_json(text);
+	int rc = api_internal_patch(S.api, &r, sub, API_PATCH_MERGE, p, NULL,
+				    &st);
+
+	ck_assert_msg(rc == 0, "patch %s: %d %s", name, st.code,
+		      st.message ? st.message : "");
+	json_decref(p);
+}
+
+static const json_t *status_of(const json_t *job)
+{
+	return json_object_get(job, "status");
+}
+
+static json_int_t st_int(const json_t *job, const char *key)
+{
+	return json_integer_value(json_object_get(status_of(job), key));
+}
+
+static const json_t *cond(const json_t *job, const char *type)
+{
+	size_t i;
+	json_t *c;
+
+	json_array_foreach(json_object_get(status_of(job), "conditions"), i,
+			   c) {
+		const char *t = json_string_value(json_object_get(c, "type"));
+
+		if (t && !strcmp(t, type))
+			return c;
+	}
+	return NULL;
+}
+
+static bool cond_is(const json_t *job, const char *type, const char *status)
+{
+	const char *s = json_string_value(json_object_get(cond(job, type),
+							  "status"));
+
+	return s && !strcmp(s, status);
+}
+
+/* Field checks on a fresh read of the Job. */
+static bool job_active(const char *name, json_int_t n)
+{
+	json_t *j = get_job(name);
+	bool ok = st_int(j, "active") == n && st_int(j, "ready") == n &&
+		  json_object_get(status_of(j), "startTime");
+
+	json_decref(j);
+	return ok;
+}
+
+static bool job_has(const char *name, const char *type, const char *status)
+{
+	json_t *j = get_job(name);
+	bool ok = cond_is(j, type, status);
+
+	json_decref(j);
+	return ok;
+}
+
+static void ck_cond(const json_t *c, const char *type, const char *status,
+		    const char *reason, const char *message)
+{
+	ck_assert_ptr_nonnull(c);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "type")), type);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "status")),
+			 status);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "reason")),
+			 reason);
+	ck_assert_str_eq(json_string_value(json_object_get(c, "message")),
+			 message);
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(c,
+		"lastProbeTime")));
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(c,
+		"lastTransitionTime")));
+}
+
+/* ---- the planner, with a fixed clock ---- */
+
+#define NOW 1767225600000LL /* 2026-01-01T00:00:00Z */
+
+START_TEST(plan_suspended)
+{
+	json_t *j = t_json("{\"metadata\":{\"name\":\"j\"},\"spec\":"
+			   "{\"suspend\":true,\"parallelism\":2},"
+			   "\"status\":{}}");
+	struct jobrunner_plan p;
+
+	jobrunner_plan_job(j, NOW, 1000, 0, &p);
+	ck_assert(!p.done);
+	ck_assert_int_eq(p.wake_ms, 0);
+	ck_assert_ptr_nonnull(p.status);
+	ck_assert_int_eq(json_integer_value(json_object_get(p.status,
+							    "ready")), 0);
+	ck_assert_ptr_null(json_object_get(p.status, "active"));
+	ck_assert_ptr_null(json_object_get(p.status, "startTime"));
+	ck_cond(json_array_get(json_object_get(p.status, "conditions"), 0),
+		"Suspended", "True", "JobSuspended", "Job suspended");
+	json_decref(p.status);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(plan_start_then_finish)
+{
+	json_t *j = t_json("{\"metadata\":{\"name\":\"j\"},\"spec\":"
+			   "{\"suspend\":false,\"parallelism\":4,"
+			   "\"completions\":3},\"status\":{}}");
+	struct jobrunner_plan p;
+	json_t *conds;
+
+	/* start: effective parallelism min(4, 3 - 0) */
+	jobrunner_plan_job(j, NOW + 250, 1000, 0, &p);
+	ck_assert_int_eq(p.start_ms, NOW + 250);
+	ck_assert_int_eq(p.wake_ms, NOW + 1250);
+	ck_assert_str_eq(json_string_value(json_object_get(p.status,
+		"startTime")), "2026-01-01T00:00:00Z");
+	ck_assert_int_eq(json_integer_value(json_object_get(p.status,
+							    "active")), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(p.status,
+							    "ready")), 3);
+	ck_assert_ptr_null(json_object_get(p.status, "conditions"));
+	json_object_update(json_object_get(j, "status"), p.status);
+	json_decref(p.status);
+	/* steady: nothing to write; the hint keeps the exact start */
+	jobrunner_plan_job(j, NOW + 900, 1000, NOW + 250, &p);
+	ck_assert_ptr_null(p.status);
+	ck_assert_int_eq(p.wake_ms, NOW + 1250);
+	/* without the hint only the second is known */
+	jobrunner_plan_job(j, NOW + 900, 1000, 0, &p);
+	ck_assert_int_eq(p.wake_ms, NOW + 1000);
+	/* finish */
+	jobrunner_plan_job(j, NOW + 1250, 1000, NOW + 250, &p);
+	ck_assert_ptr_nonnull(p.status);
+	ck_assert_int_eq(p.wake_ms, 0);
+	ck_assert(json_is_null(json_object_get(p.status, "active")));
+	ck_assert_int_eq(json_integer_value(json_object_get(p.status,
+							    "succeeded")), 3);
+	ck_assert_int_eq(json_integer_value(json_object_get(p.status,
+							    "ready")), 0);
+	ck_assert_str_eq(json_string_value(json_object_get(p.status,
+		"completionTime")), "2026-01-01T00:00:01Z");
+	conds = json_object_get(p.status, "conditions");
+	ck_assert_uint_eq(json_array_size(conds), 2);
+	ck_cond(json_array_get(conds, 0), "SuccessCriteriaMet", "True",
+		"CompletionsReached",
+		"Reached expected number of succeeded pods");
+	ck_cond(json_array_get(conds, 1), "Complete", "True",
+		"CompletionsReached",
+		"Reached expected number of succeeded pods");
+	json_object_update(json_object_get(j, "status"), p.status);
+	json_decref(p.status);
+	/* finished Jobs are done */
+	jobrunner_plan_job(j, NOW + 5000, 1000, 0, &p);
+	ck_assert(p.done);
+	ck_assert_ptr_null(p.status);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(plan_runtime_annotation_and_deletion)
+{
+	json_t *j = t_json("{\"metadata\":{\"name\":\"j\",\"annotations\":"
+			   "{\"cueue.dev/runtime\":\"1m30s\"}},\"spec\":"
+			   "{\"parallelism\":1},\"status\":{}}");
+	struct jobrunner_plan p;
+
+	jobrunner_plan_job(j, NOW, 1000, 0, &p);
+	ck_assert_int_eq(p.wake_ms, NOW + 90000);
+	json_decref(p.status);
+	json_object_set_new(json_object_get(j, "metadata"),
+			    "deletionTimestamp",
+			    json_string("2026-01-01T00:00:00Z"));
+	jobrunner_plan_job(j, NOW, 1000, 0, &p);
+	ck_assert(p.done);
+	json_decref(j);
+}
+END_TEST
+
+static const struct {
+	const char *in;
+	int rc;
+	int64_t ms;
+} durations[] = {
+	{ "0", 0, 0 },
+	{ "2s", 0, 2000 },
+	{ "150ms", 0, 150 },
+	{ "1m30s", 0, 90000 },
+	{ "1.5s", 0, 1500 },
+	{ "1h", 0, 3600000 },
+	{ "2500us", 0, 2 },
+	{ "", -1, 0 },
+	{ "5", -1, 0 },
+	{ "s", -1, 0 },
+	{ "1x", -1, 0 },
+	{ "-1s", -1, 0 },
+};
+
+START_TEST(parse_duration)
+{
+	int64_t ms = -7;
+	int rc = jobrunner_parse_duration(durations[_i].in, &ms);
+
+	ck_assert_msg(rc == durations[_i].rc, "%s: rc %d", durations[_i].in,
+		      rc);
+	if (rc == 0)
+		ck_assert_int_eq(ms, durations[_i].ms);
+}
+END_TEST
+
+/* ---- the runner ---- */
+
+START_TEST(runs_to_complete)
+{
+	json_t *j;
+	int64_t t0 = mono_ms(), t_active, t_done;
+
+	make_job("quick", false, 1, 1, NULL);
+	WAIT_FOR(job_active("quick", 1), DEADLINE_MS);
+	t_active = mono_ms();
+	WAIT_FOR(job_has("quick", "Complete", "True"), DEADLINE_MS);
+	t_done = mono_ms();
+	ck_assert_int_ge(t_done - t0, 150);
+	ck_assert_int_lt(t_active - t0, t_done - t0);
+	j = get_job("quick");
+	ck_assert_int_eq(st_int(j, "succeeded"), 1);
+	ck_assert_ptr_null(json_object_get(status_of(j), "active"));
+	ck_assert_int_eq(st_int(j, "ready"), 0);
+	ck_assert_ptr_nonnull(json_object_get(status_of(j), "startTime"));
+	ck_assert_ptr_nonnull(json_object_get(status_of(j), "completionTime"));
+	ck_cond(json_array_get(json_object_get(status_of(j), "conditions"), 0),
+		"SuccessCriteriaMet", "True", "CompletionsReached",
+		"Reached expected number of succeeded pods");
+	ck_cond(json_array_get(json_object_get(status_of(j), "conditions"), 1),
+		"Complete", "True", "CompletionsReached",
+		"Reached expected number of succeeded pods");
+	ck_assert_ptr_null(cond(j, "Suspended"));
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(parallelism_and_completions)
+{
+	json_t *j;
+
+	make_job("wide", false, 3, 5, "{\"cueue.dev/runtime\":\"300ms\"}");
+	make_job("open", false, 2, -1, "{\"cueue.dev/runtime\":\"300ms\"}");
+	make_job("narrow", false, 4, 2, "{\"cueue.dev/runtime\":\"300ms\"}");
+	WAIT_FOR(job_active("wide", 3) || job_has("wide", "Complete", "True"),
+		 DEADLINE_MS);
+	WAIT_FOR(job_has("wide", "Complete", "True") &&
+		 job_has("open", "Complete", "True") &&
+		 job_has("narrow", "Complete", "True"), DEADLINE_MS);
+	j = get_job("wide");
+	ck_assert_int_eq(st_int(j, "succeeded"), 5);
+	json_decref(j);
+	j = get_job("open");
+	ck_assert_int_eq(st_int(j, "succeeded"), 2);
+	json_decref(j);
+	j = get_job("narrow");
+	ck_assert_int_eq(st_int(j, "succeeded"), 2);
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(suspend_and_resume)
+{
+	json_t *j;
+	char start1[TIMESTAMP_BUF];
+	int64_t t_resume;
+
+	make_job("pausable", false, 2, 2, "{\"cueue.dev/runtime\":\"900ms\"}");
+	WAIT_FOR(job_active("pausable", 2), DEADLINE_MS);
+	j = get_job("pausable");
+	snprintf(start1, sizeof(start1), "%s", json_string_value(
+		json_object_get(status_of(j), "startTime")));
+	json_decref(j);
+	sleep_ms(300);
+	patch_job("pausable", "", "{\"spec\":{\"suspend\":true}}");
+	WAIT_FOR(job_has("pausable", "Suspended", "True"), DEADLINE_MS);
+	j = get_job("pausable");
+	ck_assert_ptr_null(json_object_get(status_of(j), "active"));
+	ck_assert_int_eq(st_int(j, "ready"), 0);
+	ck_cond(cond(j, "Suspended"), "Suspended", "True", "JobSuspended",
+		"Job suspended");
+	json_decref(j);
+	/* Suspended past the original finish time: still not complete. */
+	sleep_ms(900);
+	ck_assert(!job_has("pausable", "Complete", "True"));
+	patch_job("pausable", "", "{\"spec\":{\"suspend\":false}}");
+	t_resume = mono_ms();
+	WAIT_FOR(job_has("pausable", "Suspended", "False"), DEADLINE_MS);
+	j = get_job("pausable");
+	ck_cond(cond(j, "Suspended"), "Suspended", "False", "JobResumed",
+		"Job resumed");
+	ck_assert_int_eq(st_int(j, "active"), 2);
+	ck_assert_str_ne(json_string_value(json_object_get(status_of(j),
+		"startTime")), start1);
+	json_decref(j);
+	/* The clock restarted: not done 400 ms after the resume. */
+	sleep_ms(400 - (int)(mono_ms() - t_resume) > 0
+		 ? 400 - (int)(mono_ms() - t_resume) : 0);
+	ck_assert(!job_has("pausable", "Complete", "True"));
+	WAIT_FOR(job_has("pausable", "Complete", "True"), DEADLINE_MS);
+	ck_assert_int_ge(mono_ms() - t_resume, 800);
+}
+END_TEST
+
+START_TEST(created_suspended)
+{
+	json_t *j;
+
+	make_job("held", true, 1, 1, NULL);
+	WAIT_FOR(job_has("held", "Suspended", "True"), DEADLINE_MS);
+	j = get_job("held");
+	ck_assert_ptr_null(json_object_get(status_of(j), "startTime"));
+	ck_assert_ptr_null(json_object_get(status_of(j), "active"));
+	json_decref(j);
+	sleep_ms(400);
+	ck_assert(!job_has("held", "Complete", "True"));
+	patch_job("held", "", "{\"spec\":{\"suspend\":false}}");
+	WAIT_FOR(job_has("held", "Complete", "True"), DEADLINE_MS);
+	ck_assert(job_has("held", "Suspended", "False"));
+}
+END_TEST
+
+START_TEST(failure_annotation)
+{
+	json_t *j, *conds;
+
+	make_job("doomed", false, 2, 4, "{\"cueue.dev/fail\":\"true\","
+		 "\"cueue.dev/runtime\":\"100ms\"}");
+	WAIT_FOR(job_has("doomed", "Failed", "True"), DEADLINE_MS);
+	j = get_job("doomed");
+	ck_assert_int_eq(st_int(j, "failed"), 2);
+	ck_assert_ptr_null(json_object_get(status_of(j), "succeeded"));
+	ck_assert_ptr_null(json_object_get(status_of(j), "active"));
+	ck_assert_ptr_null(json_object_get(status_of(j), "completionTime"));
+	conds = json_object_get(status_of(j), "conditions");
+	ck_assert_uint_eq(json_array_size(conds), 2);
+	ck_cond(json_array_get(conds, 0), "FailureTarget", "True",
+		"BackoffLimitExceeded",
+		"Job has reached the specified backoff limit");
+	ck_cond(json_array_get(conds, 1), "Failed", "True",
+		"BackoffLimitExceeded",
+		"Job has reached the specified backoff limit");
+	json_decref(j);
+}
+END_TEST
+
+START_TEST(finished_jobs_left_alone)
+{
+	json_t *j;
+	char rv[32];
+
+	make_job("done", true, 1, 1, NULL);
+	WAIT_FOR(job_has("done", "Suspended", "True"), DEADLINE_MS);
+	patch_job("done", "status", "{\"status\":{\"conditions\":[{\"type\":"
+		  "\"Complete\",\"status\":\"True\",\"reason\":\"Manual\","
+		  "\"message\":\"set by the test\"}]}}");
+	patch_job("done", "", "{\"spec\":{\"suspend\":false}}");
+	j = get_job("done");
+	snprintf(rv, sizeof(rv), "%s", json_string_value(json_object_get(
+		json_object_get(j, "metadata"), "resourceVersion")));
+	json_decref(j);
+	sleep_ms(500);
+	j = get_job("done");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+		j, "metadata"), "resourceVersion")), rv);
+	ck_assert_ptr_null(json_object_get(status_of(j), "startTime"));
+	json_decref(j);
+}
+END_TEST
+
+/* Counts Jobs with Complete=True (store_visit callback). */
+static void count_complete(void *ctx, const char *ns, const char *name,
+			   const json_t *obj)
+{
+	size_t *n = ctx;
+
+	(void)ns;
+	(void)name;
+	if (cond_is(obj, "Complete", "True"))
+		(*n)++;
+}
+
+static size_t completed_jobs(void)
+{
+	size_t n = 0;
+
+	store_visit(api_store(S.api), "batch/jobs", count_complete, &n);
+	return n;
+}
+
+START_TEST(five_hundred_jobs)
+{
+	char name[32];
+	int64_t t0 = mono_ms();
+
+	for (int i = 0; i < 500; i++) {
+		snprintf(name, sizeof(name), "bulk-%03d", i);
+		make_job(name, false, 1, 1, "{\"cueue.dev/runtime\":\"100ms\"}");
+	}
+	WAIT_FOR(completed_jobs() == 500, 15000);
+	fprintf(stderr, "jobrunner: 500 jobs created and completed in "
+		"%lld ms\n", (long long)(mono_ms() - t0));
+}
+END_TEST
+
+START_TEST(restart_resumes_running_jobs)
+{
+	json_t *j;
+	char start[TIMESTAMP_BUF];
+
+	make_job("survivor", false, 1, 1, "{\"cueue.dev/runtime\":\"3s\"}");
+	make_job("overdue", false, 1, 1, "{\"cueue.dev/runtime\":\"1s\"}");
+	WAIT_FOR(job_active("survivor", 1) && job_active("overdue", 1),
+		 DEADLINE_MS);
+	j = get_job("survivor");
+	snprintf(start, sizeof(start), "%s", json_string_value(json_object_get(
+		status_of(j), "startTime")));
+	json_decref(j);
+	close_all();
+	/* Down long enough for "overdue" to pass its finish time. */
+	sleep_ms(1100);
+	open_api();
+	ck_assert(job_active("survivor", 1));
+	start_runner();
+	WAIT_FOR(job_has("overdue", "Complete", "True"), 1000);
+	ck_assert(!job_has("survivor", "Complete", "True"));
+	WAIT_FOR(job_has("survivor", "Complete", "True"), DEADLINE_MS);
+	j = get_job("survivor");
+	ck_assert_str_eq(json_string_value(json_object_get(status_of(j),
+		"startTime")), start);
+	json_decref(j);
+}
+END_TEST
+
+Suite *jobrunner_suite(void)
+{
+	Suite *s = suite_create("jobrunner");
+	TCase *tc;
+
+	tc = tcase_create("plan");
+	tcase_add_test(tc, plan_suspended);
+	tcase_add_test(tc, plan_start_then_finish);
+	tcase_add_test(tc, plan_runtime_annotation_and_deletion);
+	tcase_add_loop_test(tc, parse_duration, 0,
+			    sizeof(durations) / sizeof(durations[0]));
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lifecycle");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, runs_to_complete);
+	tcase_add_test(tc, parallelism_and_completions);
+	tcase_add_test(tc, suspend_and_resume);
+	tcase_add_test(tc, created_suspended);
+	tcase_add_test(tc, failure_annotation);
+	tcase_add_test(tc, finished_jobs_left_alone);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("scale");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, five_hundred_jobs);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("restart");
+	tcase_add_checked_fixture(tc, setup_dir, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, restart_resumes_running_jobs);
+	suite_add_tcase(s, tc);
+	return s;
+}
