@@ -15,6 +15,11 @@
  * Used by the unit tests, the devserver's --preload and the manager's
  * --config. It owns nothing between calls and never logs. libyaml does
  * the parsing; nothing outside config/ includes <yaml.h>.
+ *
+ * A deliberate exception to STYLE P3(c), which names the only holders of
+ * json_t: producing JSON trees is this module's whole job. It stays out of
+ * the core (config/, not model/), and its trees reach the structs only
+ * through model/codec.h.
  */
 #ifndef CONFIG_YAMLJSON_H
 #define CONFIG_YAMLJSON_H

@@ -45,6 +45,11 @@ enum kind {
 enum kind codec_kind_of(const struct json_t *obj);
 const char *kind_name(enum kind k); /* "ClusterQueue", ... */
 
+/*
+ * Decoders: obj is borrowed; *out is zeroed, then filled with new copies
+ * (release it with its _release() whatever the result); every problem is
+ * appended to fe. Returns 0, or -1 when the decode added any field error.
+ */
 int codec_decode_resource_flavor(const struct json_t *obj,
 				 struct resource_flavor *out,
 				 struct field_errors *fe) MUST_CHECK;

@@ -32,7 +32,11 @@
  * an explicit `priorityClassSource: ""` with no class name, the CRD's
  * default, is dropped without a trace (the API server re-applies it).
  * Values that are invalid in their own version (a v1beta2 "Borrow") are
- * carried over unchanged, not repaired.
+ * carried over unchanged, not repaired. The identity holds for objects
+ * that only use their own version's fields: a field the source version
+ * does not define (spec.admissionChecks in a v1beta2 object, which the
+ * API server would have pruned) may come back inside the annotation. A
+ * second round trip is always the identity (test/fuzz/fuzz_convert.c).
  */
 #include "model/codec.h"
 

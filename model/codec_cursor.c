@@ -103,9 +103,22 @@ size_t codec_push(struct codec_ctx *c, const char *fmt, ...)
 	return mark;
 }
 
+/* Pushes pre, name cut at SEGMENT_MAX bytes back to whole UTF-8
+ * characters (so error paths stay valid UTF-8, errors.h), then post. */
+static size_t push_segment(struct codec_ctx *c, const char *pre,
+			   const char *name, const char *post)
+{
+	size_t mark = codec_push(c, "%s%.*s", pre, SEGMENT_MAX, name);
+
+	if (strlen(name) > SEGMENT_MAX)
+		c->len = mark + utf8_trim_tail(c->path + mark);
+	codec_push(c, "%s", post);
+	return mark;
+}
+
 size_t codec_push_field(struct codec_ctx *c, const char *name)
 {
-	return codec_push(c, "%s%.*s", c->len ? "." : "", SEGMENT_MAX, name);
+	return push_segment(c, c->len ? "." : "", name, "");
 }
 
 size_t codec_push_index(struct codec_ctx *c, size_t i)
@@ -115,7 +128,7 @@ size_t codec_push_index(struct codec_ctx *c, size_t i)
 
 size_t codec_push_key(struct codec_ctx *c, const char *key)
 {
-	return codec_push(c, "[%.*s]", SEGMENT_MAX, key);
+	return push_segment(c, "[", key, "]");
 }
 
 void codec_pop(struct codec_ctx *c, size_t mark)

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "model/codec_int.h"
+#include "model/svec.h"
 
 /* ------------------------------------------------------------------ */
 /* Enum tables */
@@ -174,9 +175,7 @@ static void dec_exprs(struct codec_ctx *c, const json_t *o, const char *key,
 			label_selector_add(out, k ? k : "", (enum sel_op)op,
 					   (const char *const *)vals, nvals);
 		}
-		for (size_t j = 0; j < nvals; j++)
-			free(vals[j]);
-		free(vals);
+		svec_free(vals, nvals);
 		codec_pop(c, mi);
 	}
 	codec_pop(c, m);

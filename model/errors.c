@@ -19,7 +19,28 @@ int err_set(struct err *err, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
+	utf8_trim_tail(err->msg);
 	return -1;
+}
+
+size_t utf8_trim_tail(char *s)
+{
+	size_t n = strlen(s), i = n, need;
+	unsigned char lead;
+
+	/* Back over at most three continuation bytes to the lead byte. */
+	while (i > 0 && n - i < 3 && ((unsigned char)s[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0)
+		return n;
+	lead = (unsigned char)s[i - 1];
+	if (lead < 0xc0) /* ASCII or a continuation byte: nothing open */
+		return n;
+	need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : 2;
+	if (n - (i - 1) >= need)
+		return n;
+	s[i - 1] = '\0';
+	return i - 1;
 }
 
 void field_errors_init(struct field_errors *fe)
@@ -76,7 +97,8 @@ static char *render_value(const char *value, bool quote)
 	if (n > VALUE_MAX) {
 		cut = xmalloc(VALUE_MAX + 4);
 		memcpy(cut, value, VALUE_MAX);
-		memcpy(cut + VALUE_MAX, "...", 4);
+		cut[VALUE_MAX] = '\0';
+		memcpy(cut + utf8_trim_tail(cut), "...", 4);
 		value = cut;
 	}
 	out = quote ? go_quote(value) : xstrdup(value);
@@ -98,6 +120,7 @@ void fe_add(struct field_errors *fe, enum fe_kind kind, const char *path,
 		va_start(ap, detail);
 		vsnprintf(dbuf, sizeof(dbuf), detail, ap);
 		va_end(ap);
+		utf8_trim_tail(dbuf);
 	}
 	XGROW(fe->v, fe->cap, fe->n + 1);
 	e = &fe->v[fe->n++];
@@ -170,11 +193,18 @@ void fe_unsupported(struct field_errors *fe, const char *path,
 	char list[512] = "";
 	size_t o = 0;
 
+	/* Each value %q-quoted, as Kubernetes' NotSupported does; some lists
+	 * carry user text (pod set names). Cut at a whole entry. */
 	for (size_t i = 0; supported && supported[i]; i++) {
-		int n = snprintf(list + o, sizeof(list) - o, "%s\"%s\"",
-				 i ? ", " : "", supported[i]);
-		if (n < 0 || (size_t)n >= sizeof(list) - o)
+		char *q = go_quote(supported[i]);
+		int n = snprintf(list + o, sizeof(list) - o, "%s%s",
+				 i ? ", " : "", q);
+
+		free(q);
+		if (n < 0 || (size_t)n >= sizeof(list) - o) {
+			list[o] = '\0';
 			break;
+		}
 		o += (size_t)n;
 	}
 	fe_add(fe, FE_UNSUPPORTED, path, value, true, "%s", list);
@@ -206,6 +236,8 @@ void fe_too_many(struct field_errors *fe, const char *path, size_t have,
 
 void field_errors_take_all(struct field_errors *dst, struct field_errors *src)
 {
+	if (dst == src)
+		BUG("field_errors_take_all: dst and src are the same list");
 	XGROW(dst->v, dst->cap, dst->n + src->n);
 	memcpy(dst->v + dst->n, src->v, src->n * sizeof(*src->v));
 	dst->n += src->n;

@@ -60,6 +60,7 @@ struct field_errors {
 
 #define FIELD_ERRORS_INIT { NULL, 0, 0 }
 
+/* init makes fe empty; release frees every entry and leaves fe empty. */
 void field_errors_init(struct field_errors *fe);
 void field_errors_release(struct field_errors *fe);
 
@@ -108,5 +109,13 @@ char *field_errors_aggregate(const struct field_errors *fe);
 /* Writes s quoted as Go's %q would (ASCII subset: \" \\ \n \t \xNN) into a
  * new string. */
 char *go_quote(const char *s);
+
+/*
+ * Shortens s in place so that it does not end inside a UTF-8 sequence, as
+ * a byte cut (snprintf's, or a length cap) can leave it; returns the new
+ * length. Every message and path that is cut goes through it, so what the
+ * webhook or the devserver puts in JSON stays valid UTF-8.
+ */
+size_t utf8_trim_tail(char *s);
 
 #endif

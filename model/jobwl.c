@@ -10,13 +10,13 @@
 #include "model/jobwl.h"
 
 #include <ctype.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 
 #include "model/alloc.h"
+#include "model/goparse.h"
 #include "model/names.h"
 
 #define HASH_LEN 5
@@ -86,50 +86,15 @@ int32_t jobwl_pod_count(const struct job *job)
 	return n;
 }
 
-/*
- * Go's strconv.ParseInt(s, 10, 32): optional sign, decimal digits only,
- * in int32 range. Returns false on anything else.
- */
+/* Go's strconv.ParseInt(s, 10, 32). */
 static bool parse_int32(const char *s, int32_t *out)
 {
-	const char *p = s;
-	char *end;
-	long long v;
+	int64_t v;
 
-	if (*p == '+' || *p == '-')
-		p++;
-	if (!isdigit((unsigned char)*p))
-		return false;
-	for (const char *q = p; *q; q++)
-		if (!isdigit((unsigned char)*q))
-			return false;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno == ERANGE || *end != '\0' || v < INT32_MIN || v > INT32_MAX)
+	if (goparse_int(s, 32, &v) != GOPARSE_OK)
 		return false;
 	*out = (int32_t)v;
 	return true;
-}
-
-/* Go's strconv.ParseBool. */
-static bool parse_bool(const char *s, bool *out)
-{
-	static const char *const yes[] = { "1", "t", "T", "TRUE", "true",
-					   "True" };
-	static const char *const no[] = { "0", "f", "F", "FALSE", "false",
-					  "False" };
-
-	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
-		if (!strcmp(s, yes[i])) {
-			*out = true;
-			return true;
-		}
-		if (!strcmp(s, no[i])) {
-			*out = false;
-			return true;
-		}
-	}
-	return false;
 }
 
 /* A string of the label map that is absent or "" reads as unset, as Go's
@@ -190,7 +155,7 @@ static char *topology_request(const struct pod_template *t, struct err *err)
 	} else if (unconstrained) {
 		bool b;
 
-		if (!parse_bool(unconstrained, &b)) {
+		if (!goparse_bool(unconstrained, &b)) {
 			free(body);
 			err_set(err, "annotation %s: invalid boolean \"%s\"",
 				ANNOT_TAS_UNCONSTRAINED, unconstrained);
@@ -221,8 +186,9 @@ static int min_count(const struct job *job, int32_t count, struct pod_set *ps,
 			       ANNOT_MIN_PARALLELISM, v);
 	if (n < 1 || n >= count)
 		return err_set(err,
-			       "annotation %s: %d should be between 1 and %d",
-			       ANNOT_MIN_PARALLELISM, (int)n, (int)count - 1);
+			       "annotation %s: %d should be between 1 and %lld",
+			       ANNOT_MIN_PARALLELISM, (int)n,
+			       (long long)count - 1); /* count may be INT32_MIN */
 	ps->has_min_count = true;
 	ps->min_count = n;
 	return 0;

@@ -208,6 +208,16 @@ bool is_dns1123_subdomain(const char *s)
 	return n <= SUBDOMAIN_MAX && re_subdomain(s, n);
 }
 
+bool is_dns1123_label_pattern(const char *s)
+{
+	return s && re_label(s, strlen(s));
+}
+
+bool is_dns1123_subdomain_pattern(const char *s)
+{
+	return s && re_subdomain(s, strlen(s));
+}
+
 bool is_qualified_name(const char *s)
 {
 	char *msgs = NULL;
@@ -262,6 +272,34 @@ void check_dns1123_subdomain(struct field_errors *fe, const char *path,
 		fe_required(fe, path, NULL);
 		return;
 	}
+	msgs_subdomain(&msgs, "", s, strlen(s));
+	add_invalid(fe, path, s, msgs);
+}
+
+void check_dns1123_subdomain_prefix(struct field_errors *fe, const char *path,
+				    const char *s)
+{
+	size_t n = strlen(s);
+	char *masked = xstrdup(s), *msgs = NULL;
+
+	/* name[:len(name)-2] + "a": upstream drops the byte before the dash
+	 * too, which changes which prefixes pass, so it is kept. */
+	if (n > 1 && s[n - 1] == '-') {
+		masked[n - 2] = 'a';
+		masked[--n] = '\0';
+	}
+	msgs_subdomain(&msgs, "", masked, n);
+	add_invalid(fe, path, s, msgs);
+	free(masked);
+}
+
+void check_dns1123_subdomain_value(struct field_errors *fe, const char *path,
+				   const char *s)
+{
+	char *msgs = NULL;
+
+	if (!s)
+		s = "";
 	msgs_subdomain(&msgs, "", s, strlen(s));
 	add_invalid(fe, path, s, msgs);
 }

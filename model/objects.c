@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "model/alloc.h"
+#include "model/svec.h"
 
 enum api_version api_version_parse(const char *s)
 {
@@ -32,25 +33,6 @@ const char *api_version_name(enum api_version v)
 	return "";
 }
 
-static void strv_free(char **v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i]);
-	free(v);
-}
-
-static char **strv_copy(char *const *v, size_t n)
-{
-	char **c;
-
-	if (!n)
-		return NULL;
-	c = xcalloc(n, sizeof(*c));
-	for (size_t i = 0; i < n; i++)
-		c[i] = xstrdup(v[i]);
-	return c;
-}
-
 /* ---- metadata ---------------------------------------------------- */
 
 static void owner_ref_release(struct owner_ref *o)
@@ -70,7 +52,7 @@ void object_meta_release(struct object_meta *m)
 	free(m->resource_version);
 	strmap_release(&m->labels);
 	strmap_release(&m->annotations);
-	strv_free(m->finalizers, m->nfinalizers);
+	svec_free(m->finalizers, m->nfinalizers);
 	for (size_t i = 0; i < m->nowners; i++)
 		owner_ref_release(&m->owners[i]);
 	free(m->owners);
@@ -79,6 +61,8 @@ void object_meta_release(struct object_meta *m)
 
 void object_meta_copy(struct object_meta *dst, const struct object_meta *src)
 {
+	if (dst == src)
+		return; /* releasing dst first would free src */
 	object_meta_release(dst);
 	dst->name = xstrdup_or_null(src->name);
 	dst->namespace = xstrdup_or_null(src->namespace);
@@ -90,7 +74,8 @@ void object_meta_copy(struct object_meta *dst, const struct object_meta *src)
 	dst->deletion_ms = src->deletion_ms;
 	strmap_copy(&dst->labels, &src->labels);
 	strmap_copy(&dst->annotations, &src->annotations);
-	dst->finalizers = strv_copy(src->finalizers, src->nfinalizers);
+	dst->finalizers = svec_copy((const char *const *)src->finalizers,
+				    src->nfinalizers);
 	dst->nfinalizers = src->nfinalizers;
 	if (src->nowners) {
 		dst->owners = xcalloc(src->nowners, sizeof(*dst->owners));
@@ -159,6 +144,8 @@ void conditions_release(struct conditions *c)
 
 void conditions_copy(struct conditions *dst, const struct conditions *src)
 {
+	if (dst == src)
+		return; /* releasing dst first would free src */
 	conditions_release(dst);
 	if (!src->n)
 		return;
@@ -268,7 +255,7 @@ static void flavor_quotas_release(struct flavor_quotas *f)
 void resource_groups_release(struct resource_group *g, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
-		strv_free(g[i].covered, g[i].ncovered);
+		svec_free(g[i].covered, g[i].ncovered);
 		for (size_t j = 0; j < g[i].nflavors; j++)
 			flavor_quotas_release(&g[i].flavors[j]);
 		free(g[i].flavors);
@@ -309,10 +296,10 @@ void cluster_queue_release(struct cluster_queue *cq)
 	resource_groups_release(cq->groups, cq->ngroups);
 	free(cq->cohort);
 	label_selector_release(&cq->ns_selector);
-	strv_free(cq->admission_checks, cq->nadmission_checks);
+	svec_free(cq->admission_checks, cq->nadmission_checks);
 	for (size_t i = 0; i < cq->nac_rules; i++) {
 		free(cq->ac_rules[i].name);
-		strv_free(cq->ac_rules[i].on_flavors, cq->ac_rules[i].non_flavors);
+		svec_free(cq->ac_rules[i].on_flavors, cq->ac_rules[i].non_flavors);
 	}
 	free(cq->ac_rules);
 	free(cq->last_acceptable_flavor);
@@ -407,6 +394,8 @@ void pod_template_release(struct pod_template *t)
 
 void pod_template_copy(struct pod_template *dst, const struct pod_template *src)
 {
+	if (dst == src)
+		return; /* releasing dst first would free src */
 	pod_template_release(dst);
 	strmap_copy(&dst->labels, &src->labels);
 	strmap_copy(&dst->annotations, &src->annotations);
@@ -453,6 +442,8 @@ void admission_release(struct admission *a)
 
 void admission_copy(struct admission *dst, const struct admission *src)
 {
+	if (dst == src)
+		return; /* releasing dst first would free src */
 	admission_release(dst);
 	dst->cluster_queue = xstrdup_or_null(src->cluster_queue);
 	if (!src->npsa)
@@ -499,6 +490,8 @@ void workload_release(struct workload *w)
 
 void workload_copy(struct workload *dst, const struct workload *src)
 {
+	if (dst == src)
+		return; /* releasing dst first would free src */
 	workload_release(dst);
 	object_meta_copy(&dst->meta, &src->meta);
 	dst->version = src->version;

@@ -12,6 +12,8 @@
  * Every struct is transparent (callers build them on the stack in tests)
  * and owns everything it points to. Each has a _release() that frees its
  * contents and leaves it zeroed; a zeroed struct is a valid empty object.
+ * Each _copy(dst, src) releases dst first and leaves it a deep copy that
+ * shares nothing with src; copying a struct onto itself is a no-op.
  * "has_x" booleans mark optional scalars so nil and 0 stay distinct.
  */
 #ifndef MODEL_OBJECTS_H
@@ -80,7 +82,9 @@ struct object_meta {
 void object_meta_release(struct object_meta *m);
 void object_meta_copy(struct object_meta *dst, const struct object_meta *src);
 bool object_meta_has_finalizer(const struct object_meta *m, const char *f);
+/* Adds a copy of f unless present. */
 void object_meta_add_finalizer(struct object_meta *m, const char *f);
+/* Removes f; returns true when it was present. */
 bool object_meta_remove_finalizer(struct object_meta *m, const char *f);
 
 enum cond_status {

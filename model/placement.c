@@ -173,6 +173,8 @@ void node_affinity_release(struct node_affinity *a)
 void node_affinity_copy(struct node_affinity *dst,
 			const struct node_affinity *src)
 {
+	if (dst == src)
+		return; /* releasing dst first would free src */
 	node_affinity_release(dst);
 	for (size_t i = 0; i < src->n; i++) {
 		struct node_term *t = node_affinity_add_term(dst);

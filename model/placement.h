@@ -86,7 +86,9 @@ const struct taint *taints_find_untolerated(const struct taint *taints,
 					    size_t nb);
 
 void node_affinity_init(struct node_affinity *a);
+/* Frees every term and leaves a initialised (present false). */
 void node_affinity_release(struct node_affinity *a);
+/* Replaces dst with a deep copy of src (no-op when dst == src). */
 void node_affinity_copy(struct node_affinity *dst,
 			const struct node_affinity *src);
 /* Appends an empty term and returns it (borrowed, valid until the next

@@ -29,9 +29,10 @@ struct reslist {
 
 #define RESLIST_INIT { NULL, 0, 0 }
 
+/* init makes r empty; release frees every name and leaves r empty. */
 void reslist_init(struct reslist *r);
 void reslist_release(struct reslist *r);
-/* Replaces dst with a deep copy of src. */
+/* Replaces dst with a deep copy of src (no-op when dst == src). */
 void reslist_copy(struct reslist *dst, const struct reslist *src);
 /* Value of name, 0 when absent. */
 int64_t reslist_get(const struct reslist *r, const char *name);
@@ -86,6 +87,8 @@ struct frlist {
 
 #define FRLIST_INIT { NULL, 0, 0 }
 
+/* As the reslist functions: init/release/copy (dst released first; a
+ * no-op when dst == src), get (0 when absent), set (copies the names). */
 void frlist_init(struct frlist *u);
 void frlist_release(struct frlist *u);
 void frlist_copy(struct frlist *dst, const struct frlist *src);

@@ -15,13 +15,14 @@
  */
 #include "model/selector.h"
 
-#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/goparse.h"
 #include "model/names.h"
+#include "model/svec.h"
 
 void label_selector_init(struct label_selector *s)
 {
@@ -33,9 +34,7 @@ void label_selector_init(struct label_selector *s)
 static void req_release(struct sel_req *r)
 {
 	free(r->key);
-	for (size_t i = 0; i < r->nvalues; i++)
-		free(r->values[i]);
-	free(r->values);
+	svec_free(r->values, r->nvalues);
 	r->key = NULL;
 	r->values = NULL;
 	r->nvalues = 0;
@@ -68,19 +67,14 @@ void label_selector_add(struct label_selector *s, const char *key,
 			enum sel_op op, const char *const *values,
 			size_t nvalues)
 {
-	char **v = NULL;
-
-	if (nvalues) {
-		v = xcalloc(nvalues, sizeof(*v));
-		for (size_t i = 0; i < nvalues; i++)
-			v[i] = xstrdup(values[i]);
-	}
-	add_take(s, xstrdup(key), op, v, nvalues);
+	add_take(s, xstrdup(key), op, svec_copy(values, nvalues), nvalues);
 }
 
 void label_selector_copy(struct label_selector *dst,
 			 const struct label_selector *src)
 {
+	if (dst == src)
+		return; /* releasing dst first would free src */
 	label_selector_release(dst);
 	for (size_t i = 0; i < src->n; i++) {
 		const struct sel_req *r = &src->reqs[i];
@@ -90,24 +84,10 @@ void label_selector_copy(struct label_selector *dst,
 	}
 }
 
-/* Go's strconv.ParseInt(s, 10, 64): optional sign, at least one digit,
- * nothing else, within int64. */
+/* Go's strconv.ParseInt(s, 10, 64), as Kubernetes reads Gt/Lt values. */
 static bool parse_int64(const char *s, int64_t *out)
 {
-	const char *p = s;
-	char *end;
-	long long v;
-
-	if (*p == '+' || *p == '-')
-		p++;
-	if (*p < '0' || *p > '9')
-		return false;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end)
-		return false;
-	*out = (int64_t)v;
-	return true;
+	return goparse_int(s, 64, out) == GOPARSE_OK;
 }
 
 static bool has_value(const struct sel_req *r, const char *v)
@@ -291,22 +271,20 @@ static int fail(struct parser *p, const char *fmt, const struct token *t)
 }
 
 /* A sorted set of owned strings, as Go's sets.String. */
-struct strset {
+struct valset {
 	char **v; /* owned array of owned strings; sorted, unique */
 	size_t n;
 	size_t cap;
 };
 
-static void strset_release(struct strset *s)
+static void valset_release(struct valset *s)
 {
-	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
-	free(s->v);
+	svec_free(s->v, s->n);
 	s->v = NULL;
 	s->n = s->cap = 0;
 }
 
-static void strset_insert(struct strset *s, const char *str, size_t len)
+static void valset_insert(struct valset *s, const char *str, size_t len)
 {
 	char *v = xstrndup(str, len);
 	size_t i = 0;
@@ -329,14 +307,14 @@ static void strset_insert(struct strset *s, const char *str, size_t len)
 
 /* parseIdentifiersList: "(a,b)", "(a,)", "(,a)", "(a,,b)"; an empty slot
  * is the value "". */
-static int parse_ident_list(struct parser *p, struct strset *vals)
+static int parse_ident_list(struct parser *p, struct valset *vals)
 {
 	for (;;) {
 		struct token t = consume(p, CTX_VALUES), t2;
 
 		switch (t.t) {
 		case T_ID:
-			strset_insert(vals, t.lit, t.len);
+			valset_insert(vals, t.lit, t.len);
 			t2 = lookahead(p, CTX_VALUES);
 			if (t2.t == T_COMMA)
 				continue;
@@ -346,14 +324,18 @@ static int parse_ident_list(struct parser *p, struct strset *vals)
 				    &t2);
 		case T_COMMA:
 			if (vals->n == 0)
-				strset_insert(vals, "", 0);
+				valset_insert(vals, "", 0);
 			t2 = lookahead(p, CTX_VALUES);
 			if (t2.t == T_CPAR) {
-				strset_insert(vals, "", 0);
+				valset_insert(vals, "", 0);
 				return 0;
 			}
-			if (t2.t == T_COMMA)
-				strset_insert(vals, "", 0);
+			if (t2.t == T_COMMA) {
+				/* Kubernetes consumes the second comma here,
+				 * so "(a,,)" then fails on the ")". */
+				consume(p, CTX_VALUES);
+				valset_insert(vals, "", 0);
+			}
 			continue;
 		default:
 			return fail(p, "found '%.*s', expected: ',', "
@@ -363,7 +345,7 @@ static int parse_ident_list(struct parser *p, struct strset *vals)
 }
 
 /* parseValues: "(" list ")"; "()" is the one value "". */
-static int parse_values(struct parser *p, struct strset *vals)
+static int parse_values(struct parser *p, struct valset *vals)
 {
 	struct token t = consume(p, CTX_VALUES);
 
@@ -379,7 +361,7 @@ static int parse_values(struct parser *p, struct strset *vals)
 		return 0;
 	case T_CPAR:
 		consume(p, CTX_VALUES);
-		strset_insert(vals, "", 0);
+		valset_insert(vals, "", 0);
 		return 0;
 	default:
 		return fail(p, "found '%.*s', expected: ',', ')' or identifier",
@@ -388,18 +370,18 @@ static int parse_values(struct parser *p, struct strset *vals)
 }
 
 /* parseExactValue: the value after =, ==, !=, >, <; may be empty. */
-static int parse_exact_value(struct parser *p, struct strset *vals)
+static int parse_exact_value(struct parser *p, struct valset *vals)
 {
 	struct token t = lookahead(p, CTX_VALUES);
 
 	if (t.t == T_EOS || t.t == T_COMMA) {
-		strset_insert(vals, "", 0);
+		valset_insert(vals, "", 0);
 		return 0;
 	}
 	t = consume(p, CTX_VALUES);
 	if (t.t != T_ID)
 		return fail(p, "found '%.*s', expected: identifier", &t);
-	strset_insert(vals, t.lit, t.len);
+	valset_insert(vals, t.lit, t.len);
 	return 0;
 }
 
@@ -409,7 +391,7 @@ static int parse_exact_value(struct parser *p, struct strset *vals)
  * field.ErrorList aggregate, paths and all.
  */
 static int check_requirement(struct parser *p, const char *key,
-			     enum sel_op op, const struct strset *vals)
+			     enum sel_op op, const struct valset *vals)
 {
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	char path[64];
@@ -444,7 +426,7 @@ static int check_requirement(struct parser *p, const char *key,
 /* parseRequirement: [!]KEY [op values]; appends to out. */
 static int parse_requirement(struct parser *p, struct label_selector *out)
 {
-	struct strset vals = { NULL, 0, 0 };
+	struct valset vals = { NULL, 0, 0 };
 	struct token t = consume(p, CTX_VALUES);
 	bool negated = false, unary = false;
 	enum sel_op op = SEL_EXISTS;
@@ -510,7 +492,7 @@ static int parse_requirement(struct parser *p, struct label_selector *out)
 	return 0;
 out:
 	free(key);
-	strset_release(&vals);
+	valset_release(&vals);
 	return -1;
 }
 

@@ -44,7 +44,9 @@ struct label_selector {
 #define LABEL_SELECTOR_INIT { NULL, 0, 0 }
 
 void label_selector_init(struct label_selector *s);
+/* Frees every requirement and leaves s empty (initialised). */
 void label_selector_release(struct label_selector *s);
+/* Replaces dst with a deep copy of src (no-op when dst == src). */
 void label_selector_copy(struct label_selector *dst,
 			 const struct label_selector *src);
 /* Appends a requirement; copies key and values. */

@@ -97,6 +97,8 @@ bool strmap_has(const struct strmap *m, const char *key)
 
 void strmap_copy(struct strmap *dst, const struct strmap *src)
 {
+	if (dst == src)
+		return; /* releasing dst first would free src */
 	strmap_release(dst);
 	if (!src->n)
 		return;

@@ -34,7 +34,7 @@ bool strmap_del(struct strmap *m, const char *key);
 /* Returns the value (borrowed, valid until the map changes) or NULL. */
 const char *strmap_get(const struct strmap *m, const char *key);
 bool strmap_has(const struct strmap *m, const char *key);
-/* Replaces dst's contents with a deep copy of src. */
+/* Replaces dst's contents with a deep copy of src (no-op when dst == src). */
 void strmap_copy(struct strmap *dst, const struct strmap *src);
 bool strmap_equal(const struct strmap *a, const struct strmap *b);
 

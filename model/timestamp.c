@@ -6,6 +6,7 @@
 #include "model/timestamp.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,15 @@ static void civil_from_days(int64_t z, int64_t *y, int *m, int *d)
 	*y = yoe + era * 400 + (*m <= 2);
 }
 
+static int days_in_month(int y, int m)
+{
+	static const int days[12] = { 31, 28, 31, 30, 31, 30,
+				      31, 31, 30, 31, 30, 31 };
+	bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+
+	return m == 2 && leap ? 29 : days[m - 1];
+}
+
 static int digits(const char **p, int n, int *out)
 {
 	int v = 0;
@@ -65,7 +75,9 @@ int timestamp_parse(const char *s, int64_t *ms)
 	if (digits(&p, 2, &h) || *p++ != ':' || digits(&p, 2, &mi) ||
 	    *p++ != ':' || digits(&p, 2, &se))
 		return -1;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || se > 60)
+	/* Go's time.Parse: no leap second, no "February 31". */
+	if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 ||
+	    mi > 59 || se > 59)
 		return -1;
 	if (*p == '.') {
 		int scale = 100, n = 0;
@@ -103,11 +115,13 @@ int timestamp_parse(const char *s, int64_t *ms)
 static void split(int64_t ms, int64_t *y, int *mo, int *d, int *h, int *mi,
 		  int *se, int *msr)
 {
-	int64_t secs = ms >= 0 ? ms / 1000 : -((-ms + 999) / 1000);
-	int64_t days = secs >= 0 ? secs / 86400 : -((-secs + 86399) / 86400);
+	/* Floor division written without negating, which would overflow
+	 * for INT64_MIN. */
+	int64_t secs = ms / 1000 - (ms % 1000 < 0);
+	int64_t days = secs / 86400 - (secs % 86400 < 0);
 	int64_t rem = secs - days * 86400;
 
-	*msr = (int)(ms - secs * 1000);
+	*msr = (int)(ms % 1000 + (ms % 1000 < 0 ? 1000 : 0));
 	civil_from_days(days, y, mo, d);
 	*h = (int)(rem / 3600);
 	*mi = (int)(rem % 3600 / 60);

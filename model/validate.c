@@ -55,8 +55,10 @@ size_t validate_path_push(struct validate_path *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	r = vsnprintf(p->s + p->n, room, fmt, ap);
 	va_end(ap);
-	if (r > 0)
-		p->n += (size_t)r < room ? (size_t)r : room - 1;
+	if (r > 0 && (size_t)r < room)
+		p->n += (size_t)r;
+	else if (r > 0) /* cut: keep whole UTF-8 characters */
+		p->n += utf8_trim_tail(p->s + p->n);
 	return mark;
 }
 
@@ -66,44 +68,14 @@ void validate_path_pop(struct validate_path *p, size_t mark)
 	p->s[mark] = '\0';
 }
 
-static bool is_lower_alnum(char c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-}
-
-/* s[0..n) matches LABEL_PATTERN (no length limit: MaxLength is separate). */
-static bool label_pattern(const char *s, size_t n)
-{
-	if (n == 0 || !is_lower_alnum(s[0]) || !is_lower_alnum(s[n - 1]))
-		return false;
-	for (size_t i = 1; i + 1 < n; i++)
-		if (!is_lower_alnum(s[i]) && s[i] != '-')
-			return false;
-	return true;
-}
-
-/* s[0..n) matches SUBDOMAIN_PATTERN: label_pattern runs joined by dots. */
-static bool subdomain_pattern(const char *s, size_t n)
-{
-	size_t start = 0;
-
-	for (size_t i = 0; i <= n; i++) {
-		if (i < n && s[i] != '.')
-			continue;
-		if (!label_pattern(s + start, i - start))
-			return false;
-		start = i + 1;
-	}
-	return true;
-}
-
 static const struct {
 	size_t max;          /* MaxLength */
 	const char *pattern; /* Pattern, as printed */
-	bool (*match)(const char *s, size_t n);
+	bool (*match)(const char *s);
 } ref_kinds[] = {
-	[REF_SUBDOMAIN] = { 253, SUBDOMAIN_PATTERN, subdomain_pattern },
-	[REF_LABEL] = { 63, LABEL_PATTERN, label_pattern },
+	[REF_SUBDOMAIN] = { 253, SUBDOMAIN_PATTERN,
+			    is_dns1123_subdomain_pattern },
+	[REF_LABEL] = { 63, LABEL_PATTERN, is_dns1123_label_pattern },
 };
 
 void validate_ref_name(struct field_errors *fe, const char *path,
@@ -117,31 +89,29 @@ void validate_ref_name(struct field_errors *fe, const char *path,
 	/* kube-openapi checks maxLength before pattern. */
 	if (n > ref_kinds[kind].max)
 		fe_too_long(fe, path, ref_kinds[kind].max);
-	if (!ref_kinds[kind].match(s, n))
+	if (!ref_kinds[kind].match(s))
 		fe_add(fe, FE_INVALID, path, s, true, "%s in body should match '%s'",
 		       path, ref_kinds[kind].pattern);
 }
 
+/*
+ * ValidateObjectMeta's name rules: a non-empty generateName is checked as
+ * a prefix, reported as written; then the name. Unlike the apiserver,
+ * which has generated the name by then, an object that only has a
+ * generateName is accepted, since callers may validate before naming.
+ */
 void validate_object_name(const struct object_meta *m, struct field_errors *fe)
 {
-	char *masked;
-	size_t n;
+	bool has_prefix = m->generate_name && *m->generate_name;
 
-	if (m->name) {
+	if (has_prefix)
+		check_dns1123_subdomain_prefix(fe, "metadata.generateName",
+					       m->generate_name);
+	if (m->name && *m->name)
 		check_dns1123_subdomain(fe, "metadata.name", m->name);
-		return;
-	}
-	if (!m->generate_name) {
-		fe_required(fe, "metadata.name", "name or generateName is required");
-		return;
-	}
-	/* NameIsDNSSubdomain(prefix=true) masks one trailing dash. */
-	masked = xstrdup(m->generate_name);
-	n = strlen(masked);
-	if (n > 1 && masked[n - 1] == '-')
-		masked[n - 1] = 'a';
-	check_dns1123_subdomain(fe, "metadata.generateName", masked);
-	free(masked);
+	else if (!has_prefix)
+		fe_required(fe, "metadata.name",
+			    "name or generateName is required");
 }
 
 void validate_cel(struct field_errors *fe, const char *path, const char *type,

@@ -17,6 +17,11 @@
 #include "model/errors.h"
 #include "model/objects.h"
 
+/*
+ * Each validator reads the object and old (borrowed; old NULL on create)
+ * and appends one field error per problem to fe; fe's earlier entries
+ * are kept, and nothing else is changed.
+ */
 void validate_resource_flavor(const struct resource_flavor *rf,
 			      const struct resource_flavor *old,
 			      struct field_errors *fe);

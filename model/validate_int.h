@@ -60,8 +60,9 @@ enum validate_ref {
 void validate_ref_name(struct field_errors *fe, const char *path,
 		       const char *s, enum validate_ref kind);
 
-/* metadata.name (or generateName) of a Kueue object: DNS-1123 subdomain,
- * as the apiserver's ValidateObjectMeta checks it. */
+/* metadata.name and metadata.generateName of a Kueue object: DNS-1123
+ * subdomain (generateName as a prefix), as the apiserver's
+ * ValidateObjectMeta checks them; one of the two is required. */
 void validate_object_name(const struct object_meta *m,
 			  struct field_errors *fe);
 

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/goparse.h"
 #include "model/jobwl.h"
 #include "model/names.h"
 #include "model/validate_int.h"
@@ -32,17 +33,6 @@
 #define PRIORITY_PATH LABEL_PATH(LABEL_PRIORITY_CLASS)
 #define MIN_PAR_PATH ANNOT_PATH(ANNOT_MIN_PARALLELISM)
 #define SYNC_PATH ANNOT_PATH(ANNOT_COMPLETIONS_EQUAL_PARALLELISM)
-
-/*
- * IsDNS1123Subdomain's pattern message. names.c reports an empty value as
- * "Required", as Kubernetes' object-name callers do; Kueue runs the check
- * on whatever the label holds, so "" gets the pattern message here.
- */
-#define SUBDOMAIN_MSG \
-	"a lowercase RFC 1123 subdomain must consist of lower case " \
-	"alphanumeric characters, '-' or '.', and must start and end with an " \
-	"alphanumeric character (e.g. 'example.com', regex used for " \
-	"validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
 
 static const char *label(const struct job *j, const char *key)
 {
@@ -60,83 +50,41 @@ static const char *or_empty(const char *s)
 	return s ? s : "";
 }
 
-/* ValidateLabelAsCRDName / ValidateAnnotationAsCRDName. */
+/* ValidateLabelAsCRDName / ValidateAnnotationAsCRDName: "" gets the
+ * pattern message, as Kueue runs the check on whatever the label holds. */
 static void check_crd_name(struct field_errors *fe, const char *path,
 			   const char *value)
 {
-	if (!value)
-		return;
-	if (!*value)
-		fe_invalid(fe, path, value, SUBDOMAIN_MSG);
-	else
-		check_dns1123_subdomain(fe, path, value);
+	if (value)
+		check_dns1123_subdomain_value(fe, path, value);
 }
 
 /*
- * strconv.Atoi: optional sign, then decimal digits. Returns NULL and sets
- * *v, or the error text (new string) Go would give.
+ * strconv.Atoi: returns NULL and sets *v, or the error text (new string)
+ * Go would give.
  */
 static char *go_atoi(const char *s, int64_t *v)
 {
-	const char *p = s;
-	bool neg = false;
-	uint64_t n = 0, limit;
+	enum goparse_rc rc = goparse_int(s, 64, v);
 	char *q, *msg;
-	const char *why = NULL;
 
-	if (*p == '+' || *p == '-')
-		neg = *p++ == '-';
-	limit = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
-	if (!*p)
-		why = "invalid syntax";
-	for (; *p && !why; p++) {
-		if (*p < '0' || *p > '9')
-			why = "invalid syntax";
-		else if (n > (limit - (uint64_t)(*p - '0')) / 10)
-			why = "value out of range"; /* Go stops at overflow */
-		else
-			n = n * 10 + (uint64_t)(*p - '0');
-	}
-	if (!why) {
-		*v = neg ? (int64_t)(0 - n) : (int64_t)n;
+	if (rc == GOPARSE_OK)
 		return NULL;
-	}
 	q = go_quote(s);
-	msg = xasprintf("strconv.Atoi: parsing %s: %s", q, why);
+	msg = xasprintf("strconv.Atoi: parsing %s: %s", q,
+			rc == GOPARSE_RANGE ? "value out of range"
+					    : "invalid syntax");
 	free(q);
 	return msg;
-}
-
-/* strconv.ParseBool's accepted spellings. */
-static const struct {
-	const char *text;
-	bool value;
-} go_bools[] = {
-	{ "1", true }, { "t", true }, { "T", true }, { "TRUE", true },
-	{ "true", true }, { "True", true },
-	{ "0", false }, { "f", false }, { "F", false }, { "FALSE", false },
-	{ "false", false }, { "False", false },
-};
-
-static bool go_parse_bool(const char *s, bool *ok)
-{
-	for (size_t i = 0; i < sizeof(go_bools) / sizeof(go_bools[0]); i++) {
-		if (!strcmp(s, go_bools[i].text)) {
-			*ok = true;
-			return go_bools[i].value;
-		}
-	}
-	*ok = false;
-	return false;
 }
 
 /* syncCompletionWithParallelism(): the annotation parses as true. */
 static bool sync_completions(const struct job *j)
 {
 	const char *s = annotation(j, ANNOT_COMPLETIONS_EQUAL_PARALLELISM);
-	bool ok;
+	bool on;
 
-	return s && go_parse_bool(s, &ok) && ok;
+	return s && goparse_bool(s, &on) && on;
 }
 
 static int32_t parallelism(const struct job *j)
@@ -191,8 +139,9 @@ static void check_min_parallelism(const struct job *j, struct field_errors *fe)
 	if ((int32_t)(uint32_t)(uint64_t)v >= pods || v <= 0) {
 		char detail[48];
 
-		snprintf(detail, sizeof(detail), "should be between 0 and %d",
-			 (int)pods - 1);
+		/* In 64 bits: pods may be INT32_MIN on hostile input. */
+		snprintf(detail, sizeof(detail), "should be between 0 and %lld",
+			 (long long)pods - 1);
 		fe_invalid_num(fe, MIN_PAR_PATH, v, detail);
 	}
 }
@@ -201,12 +150,11 @@ static void check_sync_completions(const struct job *j,
 				   struct field_errors *fe)
 {
 	const char *s = annotation(j, ANNOT_COMPLETIONS_EQUAL_PARALLELISM);
-	bool ok, on;
+	bool on = false;
 
 	if (!s)
 		return;
-	on = go_parse_bool(s, &ok);
-	if (!ok) {
+	if (!goparse_bool(s, &on)) {
 		char *q = go_quote(s);
 		char *err = xasprintf("strconv.ParseBool: parsing %s: invalid syntax",
 				      q);

@@ -1,4 +1,5 @@
 /* Suite "errors": field error wording, aggregation, strmap, timestamps. */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,6 +40,21 @@ START_TEST(wording)
 }
 END_TEST
 
+/* Supported values are %q-quoted like the offending one: they may be user
+ * text (a Workload's pod set names), and were printed raw. */
+START_TEST(unsupported_values_are_quoted)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	static const char *const sup[] = { "main", "a\"b", NULL };
+
+	fe_unsupported(&fe, "status.reclaimablePods[x].name", "x", sup);
+	ck_assert_str_eq(fe.v[0].text,
+			 "status.reclaimablePods[x].name: Unsupported value: "
+			 "\"x\": supported values: \"main\", \"a\\\"b\"");
+	field_errors_release(&fe);
+}
+END_TEST
+
 START_TEST(aggregate)
 {
 	struct field_errors fe = FIELD_ERRORS_INIT, more = FIELD_ERRORS_INIT;
@@ -75,6 +91,69 @@ START_TEST(long_values_are_cut)
 }
 END_TEST
 
+/* True when jansson (and so the webhook's JSON) accepts s as a string. */
+static bool is_utf8(const char *s)
+{
+	json_t *j = json_string(s);
+
+	json_decref(j);
+	return j != NULL;
+}
+
+/* A 2-byte character; an odd number of leading bytes puts it across
+ * every cut below. */
+#define E_ACUTE "\xc3\xa9"
+
+static char *repeat(const char *head, const char *unit, size_t n)
+{
+	size_t h = strlen(head), u = strlen(unit);
+	char *s = xmalloc(h + u * n + 1);
+
+	memcpy(s, head, h);
+	for (size_t i = 0; i < n; i++)
+		memcpy(s + h + i * u, unit, u);
+	s[h + u * n] = '\0';
+	return s;
+}
+
+START_TEST(utf8_trim)
+{
+	char a[] = "ab" E_ACUTE, b[] = "ab\xc3", c[] = "x\xe2\x82",
+	     d[] = "x\xe2\x82\xac", e[] = "x\xf0\x9f\x98", f[] = "";
+
+	ck_assert_uint_eq(utf8_trim_tail(a), 4);
+	ck_assert_uint_eq(utf8_trim_tail(b), 2);
+	ck_assert_str_eq(b, "ab");
+	ck_assert_uint_eq(utf8_trim_tail(c), 1);
+	ck_assert_uint_eq(utf8_trim_tail(d), 4);
+	ck_assert_uint_eq(utf8_trim_tail(e), 1);
+	ck_assert_uint_eq(utf8_trim_tail(f), 0);
+}
+END_TEST
+
+/* Cut values, details and err messages used to end inside a character,
+ * which no JSON string can carry: the denial lost its message. */
+START_TEST(cuts_keep_utf8)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct err err = { "" };
+	char *v = repeat("a", E_ACUTE, 400);
+
+	fe_invalid(&fe, "spec.queueName", v, NULL);
+	fe_invalid(&fe, "spec.queueName", "x", v);
+	fe_required(&fe, "spec.x", v);
+	for (size_t i = 0; i < fe.n; i++)
+		ck_assert_msg(is_utf8(fe.v[i].text), "error %zu", i);
+	err_set(&err, "bad: %s", v);
+	ck_assert_uint_lt(strlen(err.msg), ERR_MAX);
+	ck_assert(is_utf8(err.msg));
+	err_set(&err, "b%s", v);
+	ck_assert(is_utf8(err.msg));
+	free(v);
+	field_errors_release(&fe);
+}
+END_TEST
+
 START_TEST(strmap_sorted)
 {
 	struct strmap m = STRMAP_INIT, c = STRMAP_INIT;
@@ -88,6 +167,7 @@ START_TEST(strmap_sorted)
 	ck_assert_str_eq(strmap_get(&m, "b"), "22");
 	ck_assert_ptr_null(strmap_get(&m, "zz"));
 	strmap_copy(&c, &m);
+	strmap_copy(&c, &c); /* onto itself: a no-op, not a free */
 	ck_assert(strmap_equal(&c, &m));
 	ck_assert(strmap_del(&c, "a"));
 	ck_assert(!strmap_del(&c, "a"));
@@ -120,20 +200,61 @@ START_TEST(timestamps)
 }
 END_TEST
 
+/* Go's time.Parse refuses days past the month's end and leap seconds;
+ * they used to be normalised into the next month/minute. */
+START_TEST(timestamps_out_of_range)
+{
+	int64_t ms = 42;
+
+	ck_assert_int_eq(timestamp_parse("2026-02-31T00:00:00Z", &ms), -1);
+	ck_assert_int_eq(timestamp_parse("2025-02-29T00:00:00Z", &ms), -1);
+	ck_assert_int_eq(timestamp_parse("2100-02-29T00:00:00Z", &ms), -1);
+	ck_assert_int_eq(timestamp_parse("2026-04-31T00:00:00Z", &ms), -1);
+	ck_assert_int_eq(timestamp_parse("2026-11-30T06:00:60Z", &ms), -1);
+	ck_assert_int_eq(ms, 42);
+	ck_assert_int_eq(timestamp_parse("2000-02-29T00:00:00Z", &ms), 0);
+	ck_assert_int_eq(timestamp_parse("2026-12-31T23:59:59Z", &ms), 0);
+}
+END_TEST
+
+/* Formatting any int64 is defined (it negated ms, overflowing on
+ * INT64_MIN; UBSan aborts on that). */
+START_TEST(timestamps_extremes)
+{
+	char buf[TIMESTAMP_BUF];
+
+	ck_assert_str_eq(timestamp_format(-1, buf, sizeof(buf)),
+			 "1969-12-31T23:59:59Z");
+	ck_assert_str_eq(timestamp_format_micro(-1, buf, sizeof(buf)),
+			 "1969-12-31T23:59:59.999000Z");
+	ck_assert_str_eq(timestamp_format(-86400000, buf, sizeof(buf)),
+			 "1969-12-31T00:00:00Z");
+	timestamp_format(INT64_MIN, buf, sizeof(buf));
+	timestamp_format(INT64_MAX, buf, sizeof(buf));
+	timestamp_format_micro(INT64_MIN, buf, sizeof(buf));
+	ck_assert(strlen(buf) > 0);
+}
+END_TEST
+
 Suite *errors_suite(void)
 {
 	Suite *s = suite_create("errors");
 	TCase *tc = tcase_create("field-errors");
 
 	tcase_add_test(tc, wording);
+	tcase_add_test(tc, unsupported_values_are_quoted);
 	tcase_add_test(tc, aggregate);
 	tcase_add_test(tc, long_values_are_cut);
+	tcase_add_test(tc, utf8_trim);
+	tcase_add_test(tc, cuts_keep_utf8);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("strmap");
 	tcase_add_test(tc, strmap_sorted);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("timestamps");
 	tcase_add_test(tc, timestamps);
+	tcase_add_test(tc, timestamps_out_of_range);
+	tcase_add_test(tc, timestamps_extremes);
 	suite_add_tcase(s, tc);
 	return s;
 }

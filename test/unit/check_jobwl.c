@@ -486,6 +486,7 @@ static const struct min_case mins[] = {
 	{ 1, 0, "1", -1, 0 },   /* count 1 leaves no valid value */
 	{ 5, 3, "2", 0, 2 },    /* count = min(5, 3) = 3 */
 	{ 5, 3, "3", -1, 0 },
+	{ INT32_MIN, 0, "1", -1, 0 }, /* message bound: no int32 overflow */
 };
 
 START_TEST(min_parallelism)

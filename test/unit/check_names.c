@@ -240,6 +240,55 @@ START_TEST(example_from_brief)
 }
 END_TEST
 
+/* The bare patterns (CRD Pattern markers) ignore length; the Is*
+ * predicates do not. */
+START_TEST(patterns_ignore_length)
+{
+	struct gen long_label = { "a", 'b', 70, "" };
+	struct gen long_sub = { "a", 'b', 300, ".c" };
+	char *l = gen_str(&long_label), *sub = gen_str(&long_sub);
+
+	ck_assert(is_dns1123_label_pattern(l));
+	ck_assert(!is_dns1123_label(l));
+	ck_assert(is_dns1123_subdomain_pattern(sub));
+	ck_assert(!is_dns1123_subdomain(sub));
+	ck_assert(!is_dns1123_label_pattern("a.b"));
+	ck_assert(is_dns1123_subdomain_pattern("a.b"));
+	ck_assert(!is_dns1123_subdomain_pattern("a..b"));
+	ck_assert(!is_dns1123_label_pattern(""));
+	ck_assert(!is_dns1123_subdomain_pattern(""));
+	ck_assert(!is_dns1123_subdomain_pattern(NULL));
+	free(l);
+	free(sub);
+}
+END_TEST
+
+/* IsDNS1123Subdomain on any text: "" is a pattern failure, not Required;
+ * otherwise the same words as check_dns1123_subdomain. */
+START_TEST(subdomain_value)
+{
+	struct field_errors fe = FIELD_ERRORS_INIT, want = FIELD_ERRORS_INIT;
+
+	check_dns1123_subdomain_value(&fe, "p", "");
+	ck_assert_uint_eq(fe.n, 1);
+	ck_assert_str_eq(fe.v[0].text,
+			 "p: Invalid value: \"\": a lowercase RFC 1123 subdomain "
+			 "must consist of lower case alphanumeric characters, "
+			 "'-' or '.', and must start and end with an "
+			 "alphanumeric character (e.g. 'example.com', regex "
+			 "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+			 "(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+	check_dns1123_subdomain_value(&fe, "p", "ok.name");
+	ck_assert_uint_eq(fe.n, 1);
+	check_dns1123_subdomain_value(&fe, "p", "Bad_Name");
+	check_dns1123_subdomain(&want, "p", "Bad_Name");
+	ck_assert_uint_eq(fe.n, 2);
+	ck_assert_str_eq(fe.v[1].text, want.v[0].text);
+	field_errors_release(&fe);
+	field_errors_release(&want);
+}
+END_TEST
+
 Suite *names_suite(void)
 {
 	Suite *s = suite_create("names");
@@ -248,11 +297,13 @@ Suite *names_suite(void)
 	tcase_add_loop_test(tc, predicates, 0,
 			    sizeof(pred_cases) / sizeof(pred_cases[0]));
 	tcase_add_test(tc, null_is_never_valid);
+	tcase_add_test(tc, patterns_ignore_length);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("messages");
 	tcase_add_loop_test(tc, messages, 0,
 			    sizeof(msg_cases) / sizeof(msg_cases[0]));
 	tcase_add_test(tc, example_from_brief);
+	tcase_add_test(tc, subdomain_value);
 	suite_add_tcase(s, tc);
 	return s;
 }

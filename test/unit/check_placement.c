@@ -435,6 +435,7 @@ START_TEST(copies)
 	node_affinity_init(&ac);
 	node_affinity_add_term(&ac); /* replaced by the copy */
 	node_affinity_copy(&ac, &a);
+	node_affinity_copy(&ac, &ac); /* onto itself: a no-op, not a free */
 	node_affinity_release(&a);
 	ck_assert(ac.present);
 	ck_assert_uint_eq(ac.n, 2);

@@ -87,6 +87,10 @@ static const struct {
 	{ "a in (=)", NULL,
 	  UP "found '=', expected: ',', ')' or identifier", 0 },
 	{ "a in (b,=)", NULL, UP "found '=', expected: ',', or identifier", 0 },
+	/* Kubernetes consumes the second of ",," before reading on. */
+	{ "a in (b,,)", NULL, UP "found ')', expected: ',', or identifier", 0 },
+	{ "a in (,,)", NULL, UP "found ')', expected: ',', or identifier", 0 },
+	{ "a in (,,b)", "a in (,b)", NULL, 1 },
 	{ "a in (b))", NULL, "found ')', expected: ',' or 'end of string'", 0 },
 	{ "a=b c", NULL, "found 'c', expected: ',' or 'end of string'", 0 },
 	{ "a=b=c", NULL, "found '=', expected: ',' or 'end of string'", 0 },
@@ -207,6 +211,7 @@ START_TEST(copy_is_deep)
 	ck_assert_int_eq(label_selector_parse("x in (1,2),!y", &a, &err), 0);
 	label_selector_add(&b, "stale", SEL_EXISTS, NULL, 0);
 	label_selector_copy(&b, &a);
+	label_selector_copy(&b, &b); /* onto itself: a no-op, not a free */
 	sa = label_selector_string(&a);
 	label_selector_release(&a);
 	sb = label_selector_string(&b);

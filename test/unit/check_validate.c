@@ -134,6 +134,25 @@ static const struct vcase cases[] = {
 	C("rf no name", K_RF,
 	  "{" V1 ",'kind':'ResourceFlavor','metadata':{}}", NULL, 1,
 	  "metadata.name: Required value: name or generateName is required"),
+	/* generateName errors show the prefix as written (they showed the
+	 * masked text), a trailing dash is masked as Kubernetes does (two
+	 * bytes become "a"), an empty one counts as absent, and a set name is
+	 * checked too. */
+	C("rf bad generateName shown as written", K_RF,
+	  "{" V1 ",'kind':'ResourceFlavor','metadata':{'generateName':'Bad-'}}",
+	  NULL, 1, "metadata.generateName: Invalid value: \"Bad-\": a lowercase"),
+	C("rf generateName masks two bytes", K_RF,
+	  "{" V1 ",'kind':'ResourceFlavor','metadata':{'generateName':'ab_-'}}",
+	  NULL, 0, NULL),
+	C("rf empty generateName is absent", K_RF,
+	  "{" V1 ",'kind':'ResourceFlavor','metadata':{'generateName':''}}", NULL, 1,
+	  "metadata.name: Required value: name or generateName is required"),
+	C("rf empty name", K_RF,
+	  "{" V1 ",'kind':'ResourceFlavor','metadata':{'name':''}}", NULL, 1,
+	  "metadata.name: Required value: name or generateName is required"),
+	C("rf name and bad generateName", K_RF,
+	  "{" V1 ",'kind':'ResourceFlavor','metadata':{'name':'ok','generateName':'Xy-'}}",
+	  NULL, 1, "metadata.generateName: Invalid value: \"Xy-\""),
 	C("rf too many node labels", K_RF,
 	  RF("{'nodeLabels':{'a':'1','b':'1','c':'1','d':'1','e':'1','f':'1',"
 	     "'g':'1','h':'1','i':'1'}}"),
@@ -710,6 +729,12 @@ static const struct vcase cases[] = {
 	   JOB("{}", "{'kueue.x-k8s.io/job-min-parallelism':'2'}",
 	       JSPEC(true, 4, ",'completions':2")),
 	   NULL, false, 1, "Invalid value: 2: should be between 0 and 1"),
+	/* The bound in the message was computed as int32 - 1: signed
+	 * overflow (UBSan) when parallelism is INT32_MIN. */
+	CJ("job min parallelism with int32-min parallelism",
+	   JOB("{}", "{'kueue.x-k8s.io/job-min-parallelism':'1'}",
+	       JSPEC(true, -2147483648, "")),
+	   NULL, false, 1, "Invalid value: 1: should be between 0 and -2147483649"),
 	CJ("job min parallelism not a number",
 	   JOB("{}", "{'kueue.x-k8s.io/job-min-parallelism':'two'}", JSPEC(true, 4, "")),
 	   NULL, false, 1, "strconv.Atoi: parsing \"two\": invalid syntax"),

@@ -338,6 +338,9 @@ static const struct {
 	  "line 2, column 1: invalid map key: a mapping" },
 	{ "infinity-value", "a: .inf", "line 1, column 4: .inf cannot be represented in JSON" },
 	{ "nan-value", "- .NaN", "line 1, column 3: .nan cannot be represented in JSON" },
+	/* jansson refuses such keys; the member used to vanish silently. */
+	{ "binary-key-not-utf8", "a: 1\n!!binary /w==: 2\n",
+	  "line 2, column 1: mapping key is not valid UTF-8" },
 	{ "merge-scalar", "a: &a 1\nb: {<<: *a}",
 	  "line 2, column 9: map merge requires map or sequence of maps as the value" },
 	{ "merge-list-of-lists", "a: &a [1]\nb: {<<: [*a]}",
@@ -420,6 +423,33 @@ START_TEST(billion_laughs)
 	}
 	assert_fails("billion-laughs", y, strlen(y),
 		     "line 4, column 17: document contains excessive aliasing");
+	free(y);
+}
+END_TEST
+
+/* Anchor lookup is indexed: 60k anchors and 60k aliases used to take
+ * 17 s (a linear scan per alias), so 64 MiB of them took hours. */
+START_TEST(many_anchors_are_linear)
+{
+	size_t n = 60000, o = 0;
+	char *y = xmalloc(n * 32 + 64);
+	json_t *docs = NULL;
+	struct err err = { "" };
+
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)sprintf(y + o, "- &a%zu x%zu\n", i, i);
+	for (size_t i = 0; i < n; i++)
+		o += (size_t)sprintf(y + o, "- *a%zu\n", i % 7);
+	o += (size_t)sprintf(y + o, "- &a3 new\n- *a3\n");
+	ck_assert_msg(yamljson_load_string(y, o, &docs, &err) == 0, "%s",
+		      err.msg);
+	ck_assert_uint_eq(json_array_size(json_array_get(docs, 0)), 2 * n + 2);
+	ck_assert_str_eq(json_string_value(json_array_get(
+				 json_array_get(docs, 0), n + 6)), "x6");
+	/* A redefined anchor shadows the earlier one from there on. */
+	ck_assert_str_eq(json_string_value(json_array_get(
+				 json_array_get(docs, 0), 2 * n + 1)), "new");
+	json_decref(docs);
 	free(y);
 }
 END_TEST
@@ -619,6 +649,11 @@ Suite *yamljson_suite(void)
 	tcase_add_test(tc, moderate_aliasing_is_fine);
 	tcase_add_test(tc, alias_budget_spans_documents);
 	tcase_add_test(tc, size_limit);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("anchor-index");
+	tcase_set_timeout(tc, 10);
+	tcase_add_test(tc, many_anchors_are_linear);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("files");

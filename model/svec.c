@@ -1,0 +1,28 @@
+/*
+ * svec: string vectors (see svec.h). Shared by objects.c, selector.c and the
+ * codec, which used to carry a copy each.
+ */
+#include "model/svec.h"
+
+#include <stdlib.h>
+
+#include "model/alloc.h"
+
+void svec_free(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+char **svec_copy(const char *const *v, size_t n)
+{
+	char **c;
+
+	if (!n)
+		return NULL;
+	c = xcalloc(n, sizeof(*c));
+	for (size_t i = 0; i < n; i++)
+		c[i] = xstrdup(v[i]);
+	return c;
+}
