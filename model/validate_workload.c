@@ -22,8 +22,16 @@
 #include "model/resources.h"
 #include "model/validate_int.h"
 
-#define MAX_POD_SETS 8           /* v0.14 */
-#define MAX_RECLAIMABLE 8
+/* Pod sets (and the lists that follow them): v0.14's v1beta1 allows 8,
+ * v1beta2 (HEAD, cueue's storage version and CRD) allows 18. */
+#define MAX_POD_SETS_V1BETA1 8
+#define MAX_POD_SETS_V1BETA2 18
+
+static size_t max_pod_sets(const struct workload *w)
+{
+	return w->version == API_V1BETA2 ? MAX_POD_SETS_V1BETA2
+					 : MAX_POD_SETS_V1BETA1;
+}
 #define MAX_CHECKS 8             /* status.admissionChecks */
 #define MAX_CHECK_MESSAGE 32768  /* admissionChecks[].message */
 #define RESERVED_RESOURCE "pods" /* Kueue's own per-podset count */
@@ -58,8 +66,8 @@ static void check_pod_sets(const struct workload *w, struct field_errors *fe)
 	validate_path_init(&p, "spec.podSets");
 	if (!w->npod_sets)
 		fe_required(fe, p.s, NULL);
-	if (w->npod_sets > MAX_POD_SETS)
-		fe_too_many(fe, p.s, w->npod_sets, MAX_POD_SETS);
+	if (w->npod_sets > max_pod_sets(w))
+		fe_too_many(fe, p.s, w->npod_sets, max_pod_sets(w));
 	for (size_t i = 0; i < w->npod_sets; i++)
 		names[i] = w->pod_sets[i].name;
 	validate_mark_dups(names, w->npod_sets, dup);
@@ -193,8 +201,8 @@ static void check_admission_schema(const struct workload *w,
 	validate_ref_name(fe, "status.admission.clusterQueue",
 			  w->admission.cluster_queue, REF_SUBDOMAIN);
 	validate_path_push(&p, ".podSetAssignments");
-	if (w->admission.npsa > MAX_POD_SETS)
-		fe_too_many(fe, p.s, w->admission.npsa, MAX_POD_SETS);
+	if (w->admission.npsa > max_pod_sets(w))
+		fe_too_many(fe, p.s, w->admission.npsa, max_pod_sets(w));
 	for (size_t i = 0; i < w->admission.npsa; i++) {
 		const struct pod_set_assignment *a = &w->admission.psa[i];
 		size_t m;
@@ -217,8 +225,8 @@ static void check_reclaimable(const struct workload *w,
 	struct validate_path p;
 
 	validate_path_init(&p, "status.reclaimablePods");
-	if (w->nreclaimable > MAX_RECLAIMABLE)
-		fe_too_many(fe, p.s, w->nreclaimable, MAX_RECLAIMABLE);
+	if (w->nreclaimable > max_pod_sets(w))
+		fe_too_many(fe, p.s, w->nreclaimable, max_pod_sets(w));
 	for (size_t i = 0; i < w->nreclaimable; i++)
 		names[i] = w->reclaimable[i].name;
 	for (size_t i = 0; i < w->npod_sets; i++)

@@ -528,6 +528,11 @@ static const struct vcase cases[] = {
 		     PS("e", 1) "," PS("f", 1) "," PS("g", 1) "," PS("h", 1) ","
 		     PS("i", 1))),
 	  NULL, 1, "spec.podSets: Too many: 9: must have at most 8 items"),
+	C("wl v1beta2 allows nine pod sets", K_WL,
+	  WL2S(PODSETS(PS("a", 1) "," PS("b", 1) "," PS("c", 1) "," PS("d", 1) ","
+		       PS("e", 1) "," PS("f", 1) "," PS("g", 1) "," PS("h", 1) ","
+		       PS("i", 1)), ""),
+	  NULL, 0, NULL),
 	C("wl four problems at once", K_WL,
 	  WL(PODSETS(PS("main", -1) "," PS("main", 1)) ",'queueName':'Q',"
 	     "'maximumExecutionTimeSeconds':-5"),
