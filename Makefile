@@ -12,7 +12,7 @@ CFG ?= default
 BUILD := build/$(CFG)
 
 PKGS := gcc make pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
-	libcurl4-openssl-dev libyaml-dev check
+	libcurl4-openssl-dev libyaml-dev check python3-kubernetes
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 CC ?= cc
@@ -176,7 +176,18 @@ unit: $(UNIT)
 devserver-tests: $(DSTEST)
 	./$(DSTEST)
 
-test: all unit $(DEVSERVER_TESTS) check-headers check-deps
+# e2e and the quick bench join `test` once their runners exist.
+ifneq ($(wildcard test/e2e/run.sh),)
+E2E := e2e
+endif
+ifneq ($(wildcard test/bench/run.sh),)
+QUICK_BENCH := bench-quick
+endif
+.PHONY: bench-quick
+bench-quick: all
+	QUICK=1 BENCH_NO_WRITE=1 test/bench/run.sh
+
+test: all unit $(DEVSERVER_TESTS) check-headers check-deps $(E2E) $(QUICK_BENCH)
 
 check: deps
 	@$(MAKE) --no-print-directory test
@@ -216,8 +227,17 @@ demo:
 	@echo "make demo: not implemented yet (see README.md); run 'make check'." >&2
 	@exit 1
 
-# devserver end-to-end smoke test: the real kubectl (the dispatcher on
-# PATH) against bin/cueue-devserver. Not part of `check`: it needs kubectl.
-.PHONY: e2e-devserver
+# End-to-end: the real kubectl (the dispatcher on PATH, plus the versioned
+# binaries beside it) and python3-kubernetes against bin/cueue-devserver.
+# test/e2e/run.sh runs every test/e2e/*.sh suite and prints one verdict.
+.PHONY: e2e e2e-devserver bench
 e2e-devserver: $(DEVSERVER_BIN)
 	test/e2e/devserver-smoke.sh $(CURDIR)/$(DEVSERVER_BIN)
+
+e2e: all
+	test/e2e/run.sh
+
+# Benchmarks print figures and write BENCHMARKS.md; QUICK=1 is the reduced
+# run `make check` uses to keep the harness alive (no thresholds).
+bench: all
+	QUICK=$(QUICK) test/bench/run.sh
