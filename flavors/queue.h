@@ -1,0 +1,146 @@
+/*
+ * queue: the pending workloads of one ClusterQueue (kueue-scheduler.md §1):
+ * a binary heap in admission order, the inadmissible ("parked") set, the
+ * StrictFIFO / BestEffortFIFO requeue rules, eviction backoff and the
+ * sticky preemptor.
+ *
+ * Intrusive, like the Linux kernel's lists: a struct qitem lives inside
+ * the caller's workload record and the queue only links items, so it
+ * allocates nothing per workload and never owns or frees them. An item is
+ * in exactly one place: nowhere, the heap, the parked set, or inflight
+ * (popped for the current cycle).
+ *
+ * Order (smaller pops first): the sticky preemptor (BestEffortFIFO only),
+ * then higher priority, then earlier queue-order timestamp, then smaller
+ * uid: a total order, so the same inputs always admit in the same order
+ * (Kueue v0.14 has no uid tie-break; cueue wants predictability).
+ *
+ * Pure: no I/O; `now` is passed in. Not thread-safe.
+ */
+#ifndef FLAVORS_QUEUE_H
+#define FLAVORS_QUEUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/objects.h" /* enum queueing_strategy */
+
+enum qplace {
+	QPLACE_NONE = 0,   /* not queued */
+	QPLACE_HEAP,       /* active: a candidate for the next cycles */
+	QPLACE_PARKED,     /* inadmissible until a requeue event */
+	QPLACE_INFLIGHT,   /* popped for the current cycle */
+};
+
+/* Embed in the caller's workload record; zero it before first use. */
+struct qitem {
+	int32_t priority;      /* effective priority (nil -> 0) */
+	int64_t ts_ms;         /* queue-order timestamp (§1.2) */
+	const char *uid;       /* borrowed: lives as long as the record */
+	int64_t requeue_at_ms; /* backoff: not before this; 0 = none */
+	bool requeued_false;   /* condition Requeued=False: stays parked */
+	/* queue-private: */
+	enum qplace place;
+	size_t heap_index;     /* position in the heap when QPLACE_HEAP */
+	struct qitem *park_prev, *park_next; /* parked list links */
+	uint64_t pop_cycle;    /* cycle it was popped in */
+};
+
+/* Why the scheduler gives a popped item back (Kueue's RequeueReason). */
+enum requeue_reason {
+	RQ_GENERIC = 0,          /* nothing nominated */
+	RQ_NO_FIT,               /* does not fit now */
+	RQ_NAMESPACE_MISMATCH,   /* namespace not selected by the CQ */
+	RQ_PREEMPTION_NO_CANDIDATES,
+	RQ_FAILED_AFTER_NOMINATION, /* lost a race inside the cycle */
+	RQ_PENDING_PREEMPTION,   /* issued preemptions; wait for victims */
+	RQ_PREEMPTION_FAILED,    /* eviction writes failed */
+};
+
+struct cq_queue {
+	enum queueing_strategy strategy;
+	struct qitem **heap;     /* owned array of borrowed items */
+	size_t nheap;
+	size_t cap;
+	struct qitem *parked;    /* head of the parked list (borrowed) */
+	size_t nparked;
+	size_t ninflight;
+	struct qitem *sticky;    /* preemptor kept at the head, or NULL */
+	uint64_t cycle;          /* bumped by queue_pop's caller per cycle */
+	uint64_t requeue_cycle;  /* cycle of the last requeue event */
+};
+
+void queue_init(struct cq_queue *q, enum queueing_strategy strategy);
+/* Frees the heap array; items are left linked nowhere (QPLACE_NONE). */
+void queue_release(struct cq_queue *q);
+/* Changes the strategy (a spec update); order is unchanged. */
+void queue_set_strategy(struct cq_queue *q, enum queueing_strategy s);
+
+/*
+ * A pending workload was added or changed (PushOrUpdate). A parked item
+ * stays parked, updated in place, unless changed says something relevant
+ * moved (spec, generation, reclaimable pods, Evicted/Requeued
+ * conditions). Otherwise: when its backoff has not expired (now <
+ * requeue_at_ms) or requeued_false is set it is parked; else it joins
+ * (or is re-sorted in) the heap. An inflight item only has its keys
+ * updated (the cycle decides where it goes).
+ */
+void queue_push(struct cq_queue *q, struct qitem *it, bool changed,
+		int64_t now_ms);
+/* Takes it out of wherever it is (deleted, admitted, moved queue). */
+void queue_remove(struct cq_queue *q, struct qitem *it);
+
+/* The head without popping, or NULL. */
+struct qitem *queue_peek(const struct cq_queue *q);
+/* Pops the head into inflight for cycle (stamps pop_cycle), or NULL. */
+struct qitem *queue_pop(struct cq_queue *q, uint64_t cycle);
+
+/*
+ * Gives back an inflight item the cycle did not admit (§1.3
+ * RequeueIfNotPresent): back to the heap when the reason is immediate
+ * for this strategy (StrictFIFO: anything but a namespace mismatch;
+ * BestEffortFIFO: FailedAfterNomination, PendingPreemption,
+ * PreemptionFailed), or a requeue event happened since it was popped;
+ * parked otherwise. PendingPreemption makes it the sticky preemptor under
+ * BestEffortFIFO. Backoff is honoured (an unexpired item is parked).
+ */
+void queue_requeue(struct cq_queue *q, struct qitem *it,
+		   enum requeue_reason reason, int64_t now_ms);
+
+/* Decides whether a parked item may return (its namespace still matches
+ * the CQ's selector, say); NULL accepts all. */
+typedef bool queue_filter_fn(void *ctx, const struct qitem *it);
+
+/*
+ * A requeue event (§1.4: quota freed, CQ/cohort/flavor changed, ...):
+ * every parked item whose backoff expired and that keep accepts moves to
+ * the heap; the event is remembered so items now inflight come back too.
+ * Returns how many moved.
+ */
+size_t queue_requeue_parked(struct cq_queue *q, int64_t now_ms,
+			    queue_filter_fn *keep, void *ctx);
+
+/* Earliest requeue_at_ms among parked items with a backoff, or 0: the
+ * controller's timer for the next backoff expiry. */
+int64_t queue_next_backoff(const struct cq_queue *q);
+
+size_t queue_len_active(const struct cq_queue *q);   /* heap */
+size_t queue_len_parked(const struct cq_queue *q);
+size_t queue_len_pending(const struct cq_queue *q);  /* heap+parked+inflight */
+
+/* Forgets the sticky preemptor (it was admitted or left). */
+void queue_clear_sticky(struct cq_queue *q);
+
+/* Visits every queued item in no particular order (status, metrics). */
+typedef void queue_visit_fn(void *ctx, struct qitem *it);
+void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx);
+
+/* Order of two items as the heap sees it: < 0 when a pops first. */
+int queue_compare(const struct cq_queue *q, const struct qitem *a,
+		  const struct qitem *b);
+
+/* STYLE P15: heap order, counts and place fields agree. */
+bool queue_check(const struct cq_queue *q);
+
+#endif
