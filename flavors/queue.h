@@ -93,7 +93,8 @@ void queue_remove(struct cq_queue *q, struct qitem *it);
 
 /* The head without popping, or NULL. */
 struct qitem *queue_peek(const struct cq_queue *q);
-/* Pops the head into inflight for cycle (stamps pop_cycle), or NULL. */
+/* Pops the head into inflight for cycle (stamps pop_cycle), or NULL.
+ * Cycles start at 1 and never decrease (BUG otherwise). */
 struct qitem *queue_pop(struct cq_queue *q, uint64_t cycle);
 
 /*
@@ -103,7 +104,9 @@ struct qitem *queue_pop(struct cq_queue *q, uint64_t cycle);
  * BestEffortFIFO: FailedAfterNomination, PendingPreemption,
  * PreemptionFailed), or a requeue event happened since it was popped;
  * parked otherwise. PendingPreemption makes it the sticky preemptor under
- * BestEffortFIFO. Backoff is honoured (an unexpired item is parked).
+ * BestEffortFIFO; any other reason forgets it if it was (Kueue: a
+ * preemptor until admitted, unschedulable or deleted). Backoff is
+ * honoured (an unexpired item is parked). No-op unless it is inflight.
  */
 void queue_requeue(struct cq_queue *q, struct qitem *it,
 		   enum requeue_reason reason, int64_t now_ms);
@@ -122,7 +125,8 @@ size_t queue_requeue_parked(struct cq_queue *q, int64_t now_ms,
 			    queue_filter_fn *keep, void *ctx);
 
 /* Earliest requeue_at_ms among parked items with a backoff, or 0: the
- * controller's timer for the next backoff expiry. */
+ * controller's timer for the next backoff expiry. Expired ones count
+ * too until the caller clears requeue_at_ms. O(parked). */
 int64_t queue_next_backoff(const struct cq_queue *q);
 
 size_t queue_len_active(const struct cq_queue *q);   /* heap */
@@ -132,7 +136,8 @@ size_t queue_len_pending(const struct cq_queue *q);  /* heap+parked+inflight */
 /* Forgets the sticky preemptor (it was admitted or left). */
 void queue_clear_sticky(struct cq_queue *q);
 
-/* Visits every queued item in no particular order (status, metrics). */
+/* Visits every heap and parked item in no particular order (status,
+ * metrics); inflight items are held by their cycle, not visited. */
 typedef void queue_visit_fn(void *ctx, struct qitem *it);
 void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx);
 
