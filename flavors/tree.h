@@ -19,6 +19,8 @@
  * usage equals the sum over its children of max(0, child usage - child
  * local quota); subtree quotas follow their definition; parent links form
  * no cycle except for nodes flagged in_cycle, which admit nothing.
+ * (Sums skip children that are themselves on a cycle: aggregation runs
+ * over the forest left after cutting each cycle member's parent link.)
  */
 #ifndef FLAVORS_TREE_H
 #define FLAVORS_TREE_H
@@ -64,13 +66,17 @@ const char *tree_fr_resource(const struct tree *t, int fr);
  * namespaces, as in Kueue. tree_node_find returns -1 when absent.
  * Removing a cohort that still has children keeps it as an implicit
  * cohort (no quota) until its last child leaves, as Kueue does.
+ * (Implicit: no parent, no quota; tree_set_parent, tree_set_quota or
+ * tree_clear_quotas on it make it explicit again: an object arrived.
+ * To model a cohort named only by CQs, remove it once it has a child.)
  */
 int tree_node(struct tree *t, enum node_kind kind, const char *name);
 int tree_node_find(const struct tree *t, enum node_kind kind,
 		   const char *name);
 void tree_node_remove(struct tree *t, int node);
 enum node_kind tree_node_kind(const struct tree *t, int node);
-const char *tree_node_name(const struct tree *t, int node); /* borrowed */
+/* Borrowed, valid until the next tree_node on t. */
+const char *tree_node_name(const struct tree *t, int node);
 /* Parent cohort id or -1. */
 int tree_parent(const struct tree *t, int node);
 
@@ -122,7 +128,8 @@ int64_t tree_borrowed(const struct tree *t, int cq, int fr);
  */
 int tree_borrow_level(const struct tree *t, int cq, int fr, int64_t val,
 		      bool *may_reclaim);
-/* Height of a node: 0 for a CQ, 1 + max child height for a cohort. */
+/* Height of a node: 0 for a CQ, 1 + max child height for a cohort
+ * (0 for a cohort without children, as Kueue's getNodeHeight). */
 int tree_height(const struct tree *t, int node);
 
 /* One (fr, value) pair of a workload's usage. */
