@@ -55,6 +55,15 @@ LIBDEVSERVER := $(BUILD)/libdevserver.a
 DEVSERVER_LIBS := -lmicrohttpd -lcurl -lssl -lcrypto -lpthread
 DEVSERVER_BIN := bin/cueue-devserver
 
+# controller/: the manager's I/O layer (event loop, kubeconfig, REST
+# client, informers) on libcurl multi. No manager binary yet: main.c comes
+# with the reconcilers. The unit tests search this library without -lcurl,
+# so only its pure modules (timers, linebuf) can link into them.
+CONTROLLER_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
+CONTROLLER_OBJ := $(CONTROLLER_SRC:%.c=$(BUILD)/%.o)
+LIBCONTROLLER := $(BUILD)/libcontroller.a
+CONTROLLER_LIBS := -lcurl
+
 # Unit tests: one Check suite per module. test/unit/check_<module>.c
 # links only the core and config (proving the core needs no I/O library);
 # test/devserver/check_<module>.c links the devserver library.
@@ -71,8 +80,8 @@ DSTEST := $(BUILD)/devserver-tests
 SUITES_H := $(BUILD)/gen/unit/suites.h
 DSSUITES_H := $(BUILD)/gen/devserver/suites.h
 
-ALL_OBJ := $(CORE_OBJ) $(CONFIG_OBJ) $(DEVSERVER_OBJ) $(SUPPORT_OBJ) \
-	$(UNIT_OBJ) $(DSTEST_OBJ) $(BUILD)/devserver/main.o
+ALL_OBJ := $(CORE_OBJ) $(CONFIG_OBJ) $(CONTROLLER_OBJ) $(DEVSERVER_OBJ) \
+	$(SUPPORT_OBJ) $(UNIT_OBJ) $(DSTEST_OBJ) $(BUILD)/devserver/main.o
 DEPS := $(ALL_OBJ:.o=.d)
 
 .PHONY: all deps test check asan clean check-headers check-deps unit \
@@ -131,6 +140,10 @@ $(LIBDEVSERVER): $(DEVSERVER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(LIBCONTROLLER): $(CONTROLLER_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(DEVSERVER_BIN): $(BUILD)/devserver/main.o $(LIBDEVSERVER) $(LIBCONFIG) \
 		$(LIBCORE)
 	@mkdir -p $(@D)
@@ -155,16 +168,17 @@ $(SUITES_H): $(wildcard test/unit/check_*.c) Makefile
 $(DSSUITES_H): $(wildcard test/devserver/check_*.c) Makefile
 	$(call suites_h,$(DSTEST_SUITES))
 
-$(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONFIG) $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONFIG) \
-	  $(LIBCORE) $(CONFIG_LIBS) $(CORE_LIBS) $(CHECK_LIBS)
+$(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONTROLLER) \
+	  $(LIBCONFIG) $(LIBCORE) $(CONFIG_LIBS) $(CORE_LIBS) $(CHECK_LIBS)
 
 # The devserver suites share test/unit/main.c's runner.
 $(DSTEST): $(DSTEST_OBJ) $(BUILD)/test/devserver/main.o $(SUPPORT_OBJ) \
-		$(LIBDEVSERVER) $(LIBCONFIG) $(LIBCORE)
+		$(LIBCONTROLLER) $(LIBDEVSERVER) $(LIBCONFIG) $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $(DSTEST_OBJ) $(BUILD)/test/devserver/main.o \
-	  $(SUPPORT_OBJ) $(LIBDEVSERVER) $(LIBCONFIG) $(LIBCORE) \
-	  $(DEVSERVER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS) $(CHECK_LIBS)
+	  $(SUPPORT_OBJ) $(LIBCONTROLLER) $(LIBDEVSERVER) $(LIBCONFIG) \
+	  $(LIBCORE) $(CONTROLLER_LIBS) $(DEVSERVER_LIBS) $(CONFIG_LIBS) \
+	  $(CORE_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/test/devserver/main.o: test/unit/main.c $(DSSUITES_H)
 	@mkdir -p $(@D)
@@ -241,3 +255,14 @@ e2e: all
 # run `make check` uses to keep the harness alive (no thresholds).
 bench: all
 	QUICK=$(QUICK) test/bench/run.sh
+
+# ---- bench programs (test/bench/; run by test/bench/run.sh) ----
+# dsbench: the devserver load generator. It links libcurl and pthreads,
+# and only the allocation policy (model/alloc.o) out of libcore. run.sh
+# finds the programs in $(BUILD) through BENCH_BUILD.
+DSBENCH := $(BUILD)/dsbench
+all: $(DSBENCH)
+$(DSBENCH): $(BUILD)/test/bench/dsbench.o $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
+bench bench-quick: export BENCH_BUILD = $(CURDIR)/$(BUILD)
+-include $(BUILD)/test/bench/dsbench.d

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "config/yamljson.h"
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
 #include "devserver/protobuf.h"
@@ -156,6 +157,22 @@ const char *op_query(const struct op *op, const char *name)
 	return op->req ? http_query(op->req, name) : NULL;
 }
 
+json_t *op_options(const struct op *op, const char *kind)
+{
+	json_t *o = json_pack("{s:s, s:s}", "kind", kind, "apiVersion",
+			      "meta.k8s.io/v1");
+
+	if (op->dry_run)
+		json_object_set_new(o, "dryRun", json_pack("[s]", "All"));
+	if (op->field_manager)
+		json_object_set_new(o, "fieldManager",
+				    json_string(op->field_manager));
+	if (op->field_validation)
+		json_object_set_new(o, "fieldValidation",
+				    json_string(op->field_validation));
+	return o;
+}
+
 const char *op_api_version(const struct op *op, char *buf, size_t n)
 {
 	return rtype_api_version(op->type, op->ver->name, buf, n);
@@ -179,6 +196,24 @@ int parse_go_bool(const char *s, bool *out)
 			return 0;
 		}
 	return -1;
+}
+
+int parse_rv(const char *s, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!s || !*s)
+		return -1;
+	for (; *s; s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+
+		if (*s < '0' || *s > '9' || v > UINT64_MAX / 10 ||
+		    (v == UINT64_MAX / 10 && d > UINT64_MAX % 10))
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
 }
 
 int64_t api_now_ms(void)
@@ -488,12 +523,37 @@ static void serve_openapi(struct registry_snap *snap, const char *rest,
 	serve_text(resp, 200, "application/json", doc);
 }
 
+/*
+ * /openapi/v2: kubectl up to 1.28 fetches it (as protobuf) before every
+ * create or apply and gives up on a 404; later versions only use it for
+ * patch metadata and tolerate a 404. An empty document is a valid answer
+ * in both encodings: the protobuf Document with no fields is zero bytes,
+ * and the JSON form is a swagger 2.0 skeleton. The media type uses '.'
+ * before v1.0: the '@' form the request sends is not parsable as a
+ * response Content-Type by kubectl.
+ */
+static void serve_openapi_v2(const struct http_req *req,
+			     struct http_resp *resp)
+{
+	const char *accept = http_header(req, "Accept");
+
+	if (accept && strstr(accept, "protobuf")) {
+		http_resp_set(resp, 200,
+			      "application/com.github.proto-openapi.spec.v2.v1.0+protobuf",
+			      xstrdup(""), 0);
+		return;
+	}
+	serve_text(resp, 200, "application/json",
+		   "{\"swagger\":\"2.0\",\"info\":{\"title\":\"Kubernetes\","
+		   "\"version\":\"v1.32.4\"},\"paths\":{},\"definitions\":{}}");
+}
+
 static void serve_root(struct registry_snap *snap, struct http_resp *resp)
 {
 	json_t *paths = json_array();
 	static const char *const fixed[] = {
 		"/api", "/api/v1", "/apis", "/healthz", "/livez",
-		"/openapi/v3", "/readyz", "/version", NULL,
+		"/openapi/v2", "/openapi/v3", "/readyz", "/version", NULL,
 	};
 
 	for (size_t i = 0; fixed[i]; i++)
@@ -539,40 +599,207 @@ static int parse_write_opts(struct op *op, struct api_status *st)
 				"must be one of \"Ignore\", \"Warn\", or "
 				"\"Strict\"", fv);
 	}
+	op->field_validation = fv && *fv ? fv : NULL;
 	op->field_manager = op_query(op, "fieldManager");
+	if (op->field_manager && !*op->field_manager)
+		op->field_manager = NULL;
 	return 0;
 }
 
-static json_t *decode_req_body(const struct http_req *req,
-			       struct api_status *st)
-{
-	const char *ct = http_header(req, "Content-Type");
+/* ---- request bodies ---- */
 
-	if (ct && strncasecmp(ct, "application/json", 16) &&
-	    strncasecmp(ct, "application/yaml", 16) && strncmp(ct, "*/*", 3) &&
-	    strncasecmp(ct, PROTOBUF_CONTENT_TYPE,
-			strlen(PROTOBUF_CONTENT_TYPE))) {
+/* True when the media type of Content-Type ct (before any parameter) is
+ * t, ignoring case. */
+static bool media_is(const char *ct, const char *t)
+{
+	size_t n = strcspn(ct, ";");
+
+	while (n && (ct[n - 1] == ' ' || ct[n - 1] == '\t'))
+		n--;
+	return strlen(t) == n && !strncasecmp(ct, t, n);
+}
+
+/* The key of jansson's "duplicate object key near '"k"'" (new). */
+static char *dup_key_of(const json_error_t *je)
+{
+	const char *q = strstr(je->text, "near '\"");
+	size_t n;
+
+	if (!q)
+		return xstrdup("");
+	q += 7;
+	n = strlen(q);
+	if (n >= 2 && q[n - 1] == '\'' && q[n - 2] == '"')
+		n -= 2;
+	return xstrndup(q, n);
+}
+
+/*
+ * Parses a request body: Kubernetes protobuf (recognised by its
+ * envelope), JSON, or YAML when ctype names YAML. dup: NULL lets the last
+ * of duplicate object keys win silently (encoding/json's rule); otherwise
+ * *dup receives the first duplicate key (new string) or NULL. Returns a
+ * new reference, or NULL + st: 400 with the decoder's message (which
+ * covers bad syntax, NUL characters, numbers out of range, invalid UTF-8
+ * and nesting beyond jansson's 2048 levels or YAMLJSON_MAX_DEPTH), 415
+ * for an undecodable protobuf envelope.
+ */
+static json_t *body_decode(const char *ctype, const char *body, size_t len,
+			   char **dup, struct api_status *st)
+{
+	json_error_t je;
+	json_t *j, *docs = NULL;
+	struct err err = { "" };
+	bool yaml = ctype && (strstr(ctype, "yaml") != NULL);
+
+	if (dup)
+		*dup = NULL;
+	if (!len) {
+		status_bad_request(st, "the body of the request was empty");
+		return NULL;
+	}
+	if (protobuf_is_envelope(body, len)) {
+		j = protobuf_decode(body, len, &err);
+		if (!j)
+			status_set(st, 415, "UnsupportedMediaType", NULL,
+				   "%s", err.msg);
+		return j;
+	}
+	j = json_loadb(body, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES,
+		       &je);
+	if (!j && json_error_code(&je) == json_error_duplicate_key) {
+		if (dup)
+			*dup = dup_key_of(&je);
+		j = json_loadb(body, len, JSON_DECODE_ANY, &je);
+	}
+	if (j)
+		return j;
+	if (dup)
+		FREE_AND_NULL(*dup);
+	if (!yaml) {
+		status_bad_request(st, "error decoding JSON: %s (line %d, "
+				   "column %d)", je.text, je.line, je.column);
+		return NULL;
+	}
+	if (yamljson_load_string(body, len, &docs, &err) < 0) {
+		status_bad_request(st, "error converting YAML to JSON: %s",
+				   err.msg);
+		return NULL;
+	}
+	if (json_array_size(docs) != 1) {
+		json_decref(docs);
+		status_bad_request(st, "the body must hold exactly one object");
+		return NULL;
+	}
+	j = json_incref(json_array_get(docs, 0));
+	json_decref(docs);
+	return j;
+}
+
+/*
+ * The body of a POST, PUT or PATCH. Duplicate object keys are a strict
+ * decoding error, as sigs.k8s.io/json reports them: fieldValidation
+ * Strict refuses the body (400), Warn adds a Warning, Ignore lets the
+ * last one win. A JSON patch is refused whatever fieldValidation says:
+ * RFC 6902 section 4 wants exactly one "op" and one "path" (and "from")
+ * per operation, and a duplicate anywhere makes the patch ambiguous.
+ */
+static json_t *decode_write_body(struct op *op, const char *ct,
+				 bool json_patch, struct api_status *st)
+{
+	char *dup = NULL;
+	json_t *b = body_decode(ct, op->req->body, op->req->body_len, &dup,
+				st);
+
+	if (!b || !dup)
+		return b;
+	if (json_patch) {
+		status_bad_request(st, "error decoding patch: json patch "
+				   "duplicate field \"%s\"", dup);
+		json_decref(b);
+		b = NULL;
+	} else if (op->fv == FV_STRICT) {
+		status_bad_request(st, "%s in version \"%s\" cannot be handled "
+				   "as a %s: strict decoding error: duplicate "
+				   "field \"%s\"", op->type->kind,
+				   op->ver->name, op->type->kind, dup);
+		json_decref(b);
+		b = NULL;
+	} else if (op->fv == FV_WARN) {
+		op_warn(op, "duplicate field \"%s\"", dup);
+	}
+	free(dup);
+	return b;
+}
+
+/* POST/PUT bodies: JSON (the default when no Content-Type is sent, as
+ * NegotiateInputSerializer does), YAML or protobuf; anything else 415. */
+static json_t *decode_req_body(struct op *op, struct api_status *st)
+{
+	const char *ct = http_header(op->req, "Content-Type");
+
+	if (ct && *ct && !media_is(ct, "application/json") &&
+	    !media_is(ct, "application/yaml") && !media_is(ct, "*/*") &&
+	    !media_is(ct, PROTOBUF_CONTENT_TYPE)) {
 		status_unsupported_media(st, "application/json, "
 					 "application/yaml, "
 					 PROTOBUF_CONTENT_TYPE);
 		return NULL;
 	}
-	return body_decode(ct, req->body, req->body_len, st);
+	return decode_write_body(op, ct, false, st);
 }
 
-/* DeleteOptions from the body (JSON, possibly empty) and the query. */
+/* Copies key from the DeleteOptions body b into o when it has type
+ * jtype (JSON_INTEGER, JSON_OBJECT, JSON_TRUE for a boolean, ...);
+ * 400 on another type, as Go's decoder refuses it. */
+static int copy_delete_field(json_t *o, const json_t *b, const char *key,
+			     int jtype, struct api_status *st)
+{
+	json_t *v = json_object_get(b, key);
+	bool ok;
+
+	if (!v || json_is_null(v))
+		return 0;
+	ok = jtype == JSON_TRUE ? json_is_boolean(v)
+				: (int)json_typeof(v) == jtype;
+	if (!ok)
+		return status_bad_request(st, "json: cannot unmarshal %s into "
+			"Go struct field DeleteOptions.%s", json_is_string(v)
+			? "string" : json_is_number(v) ? "number"
+			: json_is_boolean(v) ? "bool" : json_is_array(v)
+			? "array" : "object", key);
+	json_object_set(o, key, v);
+	return 0;
+}
+
+/*
+ * DeleteOptions from the body (JSON, possibly empty) and the query,
+ * normalised into *holder (new; kind/apiVersion meta.k8s.io/v1, Go's
+ * field order), which is also what admission webhooks get as
+ * request.options; d's strings point into it.
+ */
 static int delete_opts_parse(struct op *op, json_t **holder,
 			     struct delete_opts *d, struct api_status *st)
 {
+	static const struct { const char *key; int type; } fields[] = {
+		{ "gracePeriodSeconds", JSON_INTEGER },
+		{ "preconditions", JSON_OBJECT },
+		{ "orphanDependents", JSON_TRUE },
+		{ "propagationPolicy", JSON_STRING },
+		{ "dryRun", JSON_ARRAY },
+	};
 	const struct http_req *req = op->req;
-	json_t *b = NULL, *pre;
+	json_t *b = NULL, *o, *pre, *orph;
 	const char *q;
 	bool orphan;
 
 	memset(d, 0, sizeof(*d));
-	*holder = NULL;
+	o = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion",
+		      "meta.k8s.io/v1");
+	*holder = o;
 	if (req->body_len) {
-		b = body_decode(NULL, req->body, req->body_len, st);
+		b = body_decode(http_header(req, "Content-Type"), req->body,
+				req->body_len, NULL, st);
 		if (!b)
 			return -1;
 		if (!json_is_object(b)) {
@@ -580,27 +807,47 @@ static int delete_opts_parse(struct op *op, json_t **holder,
 			return status_bad_request(st, "DeleteOptions must be "
 						  "an object");
 		}
-		*holder = b;
-		d->propagation = json_string_value(json_object_get(
-			b, "propagationPolicy"));
-		pre = json_object_get(b, "preconditions");
-		d->pre_uid = json_string_value(json_object_get(pre, "uid"));
-		d->pre_rv = json_string_value(json_object_get(pre,
-			"resourceVersion"));
-		if (json_is_array(json_object_get(b, "dryRun")) &&
-		    json_array_size(json_object_get(b, "dryRun")))
-			op->dry_run = true;
-		if (json_is_boolean(json_object_get(b, "orphanDependents")) &&
-		    !d->propagation)
-			d->propagation = json_is_true(json_object_get(b,
-				"orphanDependents")) ? "Orphan" : "Background";
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]);
+		     i++)
+			if (copy_delete_field(o, b, fields[i].key,
+					      fields[i].type, st) < 0) {
+				json_decref(b);
+				return -1;
+			}
+		json_decref(b);
 	}
+	q = op_query(op, "gracePeriodSeconds");
+	if (q && *q) {
+		char *end;
+		long long g = strtoll(q, &end, 10);
+
+		if (*end)
+			return status_bad_request(st, "gracePeriodSeconds: "
+						  "invalid value \"%s\"", q);
+		json_object_set_new(o, "gracePeriodSeconds", json_integer(g));
+	}
+	q = op_query(op, "orphanDependents");
+	if (q && *q && parse_go_bool(q, &orphan) == 0)
+		json_object_set_new(o, "orphanDependents",
+				    json_boolean(orphan));
 	q = op_query(op, "propagationPolicy");
 	if (q && *q)
-		d->propagation = q;
-	q = op_query(op, "orphanDependents");
-	if (q && !d->propagation && parse_go_bool(q, &orphan) == 0)
-		d->propagation = orphan ? "Orphan" : "Background";
+		json_object_set_new(o, "propagationPolicy", json_string(q));
+	q = op_query(op, "dryRun"); /* its value is checked with the rest */
+	if (q && *q)
+		json_object_set_new(o, "dryRun", json_pack("[s]", q));
+	if (json_array_size(json_object_get(o, "dryRun")))
+		op->dry_run = true;
+	d->propagation = json_string_value(json_object_get(o,
+		"propagationPolicy"));
+	orph = json_object_get(o, "orphanDependents");
+	if (!d->propagation && json_is_boolean(orph))
+		d->propagation = json_is_true(orph) ? "Orphan" : "Background";
+	pre = json_object_get(o, "preconditions");
+	d->pre_uid = json_string_value(json_object_get(pre, "uid"));
+	d->pre_rv = json_string_value(json_object_get(pre,
+		"resourceVersion"));
+	d->options = o;
 	if (d->propagation && strcmp(d->propagation, "Orphan") &&
 	    strcmp(d->propagation, "Background") &&
 	    strcmp(d->propagation, "Foreground"))
@@ -644,12 +891,16 @@ static void verb_write(struct op *op, const struct http_req *req,
 	if (!strcmp(req->method, "PATCH")) {
 		const char *ct = http_header(req, "Content-Type");
 
-		body = body_decode(ct, req->body, req->body_len, &st);
+		/* the type decides before the body is looked at */
+		if (patch_ctype_check(op, ct ? ct : "", &st) < 0)
+			goto fail;
+		body = decode_write_body(op, ct, media_is(ct,
+			"application/json-patch+json"), &st);
 		if (!body)
 			goto fail;
-		rc = write_patch(op, ct ? ct : "", body, &out, &code, &st);
+		rc = write_patch(op, ct, body, &out, &code, &st);
 	} else {
-		body = decode_req_body(req, &st);
+		body = decode_req_body(op, &st);
 		if (!body)
 			goto fail;
 		if (!strcmp(req->method, "POST")) {
@@ -808,6 +1059,9 @@ void api_serve(void *ctx, const struct http_req *req, struct http_resp *resp)
 	} else if (!strcmp(seg[0], "healthz") || !strcmp(seg[0], "livez") ||
 		   !strcmp(seg[0], "readyz")) {
 		serve_text(resp, 200, "text/plain; charset=utf-8", "ok");
+	} else if (!strcmp(seg[0], "openapi") && n == 2 &&
+		   !strcmp(seg[1], "v2")) {
+		serve_openapi_v2(req, resp);
 	} else if (!strcmp(seg[0], "openapi") && n >= 2 &&
 		   !strcmp(seg[1], "v3")) {
 		const char *rest = req->path + strlen("/openapi/v3");

@@ -52,7 +52,8 @@ struct op {
 	const char *sub;              /* "", "status" or "finalize" */
 	const struct http_req *req;   /* NULL for internal calls */
 	const char *user;             /* admission userInfo.username */
-	const char *field_manager;    /* borrowed or NULL */
+	const char *field_manager;    /* borrowed or NULL (never "") */
+	const char *field_validation; /* as sent (borrowed), or NULL */
 	bool dry_run;
 	enum field_validation fv;
 	json_t *warnings;             /* owned array of strings */
@@ -68,11 +69,19 @@ void op_release(struct op *op);
 void op_warn(struct op *op, const char *fmt, ...) PRINTF_LIKE(2, 3);
 /* A query parameter of the HTTP request, NULL for internal calls. */
 const char *op_query(const struct op *op, const char *name);
+/* The CreateOptions / UpdateOptions (kind) the request carried, as
+ * kube-apiserver hands them to admission (dryRun, fieldManager,
+ * fieldValidation; omitempty). New reference. */
+json_t *op_options(const struct op *op, const char *kind);
 /* "apiVersion" of the request version into buf. */
 const char *op_api_version(const struct op *op, char *buf, size_t n);
 
 /* Go strconv.ParseBool; -1 when s is not a boolean. */
 int parse_go_bool(const char *s, bool *out);
+/* A resourceVersion: decimal digits only, no sign, no overflow (so
+ * "-5" or a 30-digit number is invalid rather than wrapped); -1 when
+ * s is not one. */
+int parse_rv(const char *s, uint64_t *out);
 int64_t api_now_ms(void);
 /* A random RFC 4122 v4 UUID into out (37 bytes). */
 void api_uuid(char out[37]);
@@ -127,6 +136,8 @@ int selectors_parse(const struct rtype *t, const char *lsel,
 bool selectors_match(const struct selectors *s, const json_t *obj);
 void selectors_release(struct selectors *s);
 
+#define WATCH_MAX_TIMEOUT_S (366L * 24 * 3600)
+
 /* Parsed list/watch parameters. */
 struct list_opts {
 	const char *lsel;        /* labelSelector or NULL */
@@ -137,7 +148,8 @@ struct list_opts {
 	const char *rvm;         /* resourceVersionMatch or NULL */
 	bool watch;
 	bool bookmarks;          /* allowWatchBookmarks */
-	long timeout_s;          /* timeoutSeconds; -1 unset */
+	long timeout_s;          /* timeoutSeconds; -1 unset; at most
+				    WATCH_MAX_TIMEOUT_S */
 	int send_initial;        /* sendInitialEvents: -1 unset, 0, 1 */
 	enum table_object include;
 };
@@ -173,6 +185,10 @@ int write_create(struct op *op, json_t *obj, json_t **out,
 		 struct api_status *st);
 int write_update(struct op *op, json_t *obj, json_t **out,
 		 struct api_status *st);
+/* 415 unless ctype (a PATCH Content-Type) is a patch type the resource
+ * takes (strategic merge: built-ins only). Returns 0 or -1 + st. */
+int patch_ctype_check(const struct op *op, const char *ctype,
+		      struct api_status *st);
 /* ctype: the patch Content-Type; patch: the parsed body (borrowed).
  * *code is 200, or 201 when an apply created the object. */
 int write_patch(struct op *op, const char *ctype, const json_t *patch,
@@ -182,6 +198,8 @@ struct delete_opts {
 	const char *propagation;     /* NULL: the type's default */
 	const char *pre_uid;         /* preconditions, or NULL */
 	const char *pre_rv;
+	const json_t *options;       /* DeleteOptions as sent (borrowed), for
+					admission; NULL: built from the above */
 };
 
 /* *out: the object (finalizers pending, or Pods), or a Status Success;
@@ -192,11 +210,6 @@ int write_delete(struct op *op, const struct delete_opts *d, json_t **out,
 int write_delete_collection(struct op *op, const struct selectors *sel,
 			    const struct delete_opts *d, json_t **out,
 			    struct api_status *st);
-
-/* Parses a request body (JSON, or YAML for application/yaml and
- * apply-patch+yaml). New reference, or NULL + st (400). */
-json_t *body_decode(const char *ctype, const char *body, size_t len,
-		    struct api_status *st);
 
 /* The default namespaces and other objects every cluster has. */
 int api_bootstrap(struct api *a, struct err *err);

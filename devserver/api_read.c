@@ -247,7 +247,8 @@ int list_opts_parse(const struct op *op, struct list_opts *o,
 		if (*end || v < 0)
 			return status_bad_request(st, "timeoutSeconds: invalid "
 						  "value \"%s\"", q);
-		o->timeout_s = v;
+		/* a year is forever for a watch; keeps ms arithmetic sane */
+		o->timeout_s = v > WATCH_MAX_TIMEOUT_S ? WATCH_MAX_TIMEOUT_S : v;
 	}
 	static const char *const bools[] = { "watch", "allowWatchBookmarks",
 					     "sendInitialEvents" };
@@ -445,16 +446,6 @@ static char *token_parse(const char *tok, struct api_status *st)
 }
 
 /* ---- LIST ---- */
-
-static int parse_rv(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s || !*s)
-		return -1;
-	*out = strtoull(s, &end, 10);
-	return *end ? -1 : 0;
-}
 
 /* True when the store no longer has the events after rv. */
 static bool rv_compacted(struct store *s, uint64_t rv)

@@ -334,10 +334,7 @@ void watch_serve(struct op *op, const struct list_opts *lo,
 		w->initial = read_matching(&w->op, &w->sel, &w->cursor);
 		w->initial_end = lo->send_initial == 1 && lo->bookmarks;
 	} else if (lo->rv) {
-		char *end;
-
-		w->cursor = strtoull(lo->rv, &end, 10);
-		if (*end) {
+		if (parse_rv(lo->rv, &w->cursor) < 0) {
 			status_bad_request(&st, "invalid resource version: %s",
 					   lo->rv);
 			watch_free(w);

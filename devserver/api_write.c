@@ -33,13 +33,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config/yamljson.h"
 #include "devserver/admission.h"
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
 #include "devserver/convert.h"
 #include "devserver/patch.h"
-#include "devserver/protobuf.h"
 #include "devserver/schema.h"
 #include "devserver/store.h"
 #include "model/names.h"
@@ -121,13 +119,18 @@ static int store_failed(struct op *op, enum store_rc rc, const char *name,
 	}
 }
 
+/* options: what kube-apiserver hands admission as request.options:
+ * CreateOptions for a create (an apply that creates included, as
+ * patchToCreateOptions does), UpdateOptions for PUT and PATCH
+ * (patchToUpdateOptions), DeleteOptions for a delete. */
 static struct admission_req adm_req(struct op *op, enum admission_op aop,
-				    const char *name, const json_t *old)
+				    const char *name, const json_t *old,
+				    const json_t *options)
 {
 	struct admission_req r = {
 		.api = op->api, .type = op->type, .version = op->ver->name,
 		.subresource = op->sub, .op = aop, .ns = op->ns,
-		.name = name ? name : "", .old = old, .options = NULL,
+		.name = name ? name : "", .old = old, .options = options,
 		.user = op->user, .dry_run = op->dry_run,
 		.warnings = op->warnings,
 	};
@@ -135,49 +138,36 @@ static struct admission_req adm_req(struct op *op, enum admission_op aop,
 	return r;
 }
 
-/* ---- step 1: decode ---- */
-
-json_t *body_decode(const char *ctype, const char *body, size_t len,
-		    struct api_status *st)
+/* DeleteOptions for admission: as sent, or (internal deletes) built
+ * from d. New reference. */
+static json_t *delete_options(const struct op *op,
+			      const struct delete_opts *d)
 {
-	json_error_t je;
-	json_t *j, *docs = NULL;
-	struct err err = { "" };
-	bool yaml = ctype && (strstr(ctype, "yaml") != NULL);
+	json_t *o;
 
-	if (!len) {
-		status_bad_request(st, "the body of the request was empty");
-		return NULL;
+	if (d->options)
+		return json_incref((json_t *)d->options);
+	o = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion",
+		      "meta.k8s.io/v1");
+	if (d->pre_uid || d->pre_rv) {
+		json_t *p = json_object();
+
+		if (d->pre_uid)
+			json_object_set_new(p, "uid", json_string(d->pre_uid));
+		if (d->pre_rv)
+			json_object_set_new(p, "resourceVersion",
+					    json_string(d->pre_rv));
+		json_object_set_new(o, "preconditions", p);
 	}
-	if (protobuf_is_envelope(body, len)) {
-		j = protobuf_decode(body, len, &err);
-		if (!j)
-			status_set(st, 415, "UnsupportedMediaType", NULL,
-				   "%s", err.msg);
-		return j;
-	}
-	j = json_loadb(body, len, JSON_DECODE_ANY, &je);
-	if (j)
-		return j;
-	if (!yaml) {
-		status_bad_request(st, "error decoding JSON: %s (line %d, "
-				   "column %d)", je.text, je.line, je.column);
-		return NULL;
-	}
-	if (yamljson_load_string(body, len, &docs, &err) < 0) {
-		status_bad_request(st, "error converting YAML to JSON: %s",
-				   err.msg);
-		return NULL;
-	}
-	if (json_array_size(docs) != 1) {
-		json_decref(docs);
-		status_bad_request(st, "the body must hold exactly one object");
-		return NULL;
-	}
-	j = json_incref(json_array_get(docs, 0));
-	json_decref(docs);
-	return j;
+	if (d->propagation)
+		json_object_set_new(o, "propagationPolicy",
+				    json_string(d->propagation));
+	if (op->dry_run)
+		json_object_set_new(o, "dryRun", json_pack("[s]", "All"));
+	return o;
 }
+
+/* ---- step 1: decode (the body itself is parsed in api.c) ---- */
 
 static int check_type_meta(struct op *op, const json_t *obj,
 			   struct api_status *st)
@@ -534,7 +524,7 @@ int write_create(struct op *op, json_t *obj, json_t **out,
 		 struct api_status *st)
 {
 	struct admission_req ar;
-	json_t *stored = NULL, *sobj;
+	json_t *stored = NULL, *sobj, *opts = op_options(op, "CreateOptions");
 	enum store_rc rc;
 	const char *name;
 
@@ -548,8 +538,10 @@ int write_create(struct op *op, json_t *obj, json_t **out,
 	apply_defaults(op, obj);
 	if (apply_prune(op, obj, true, st) < 0)
 		goto fail;
-	/* 4. mutating admission */
-	ar = adm_req(op, ADMISSION_CREATE, name, NULL);
+	/* 4. mutating admission: metadata.name and request.name are still
+	 * empty under generateName, as in kube-apiserver, where the generic
+	 * store's create() makes the name up after the mutating webhooks */
+	ar = adm_req(op, ADMISSION_CREATE, name, NULL, opts);
 	if (admission_mutate(&ar, &obj, st) < 0)
 		goto fail;
 	apply_defaults(op, obj);
@@ -561,10 +553,14 @@ int write_create(struct op *op, json_t *obj, json_t **out,
 	/* 6. validate */
 	if (validate_all(op, obj, NULL, st) < 0)
 		goto fail;
-	/* 7. validating admission */
-	ar = adm_req(op, ADMISSION_CREATE, name, NULL);
+	/* 7. validating admission: the generated name is in the object and
+	 * in request.name (AdmissionToValidateObjectFunc takes it from the
+	 * object when the request had none) */
+	ar = adm_req(op, ADMISSION_CREATE, name, NULL, opts);
 	if (admission_validate(&ar, obj, st) < 0)
 		goto fail;
+	json_decref(opts);
+	opts = NULL;
 	if (op->dry_run) {
 		*out = obj;
 		return 0;
@@ -592,6 +588,7 @@ int write_create(struct op *op, json_t *obj, json_t **out,
 	/* 9. answer */
 	return answer(op, stored, out, st);
 fail:
+	json_decref(opts);
 	json_decref(obj);
 	return -1;
 }
@@ -700,6 +697,7 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 	const struct rtype *t = op->type;
 	struct admission_req ar;
 	json_t *old_v = render_object(op, old, st), *m, *sobj, *stored = NULL;
+	json_t *opts = op_options(op, "UpdateOptions");
 	const char *bname, *bns, *brv;
 	uint64_t rv = obj_rv(old);
 	enum store_rc rc;
@@ -744,7 +742,7 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 	if (apply_prune(op, obj, true, st) < 0)
 		goto fail;
 	/* 4. mutating admission */
-	ar = adm_req(op, ADMISSION_UPDATE, op->name, old_v);
+	ar = adm_req(op, ADMISSION_UPDATE, op->name, old_v, opts);
 	if (admission_mutate(&ar, &obj, st) < 0)
 		goto fail;
 	apply_defaults(op, obj);
@@ -755,11 +753,13 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 	if (validate_all(op, obj, old_v, st) < 0)
 		goto fail;
 	/* 7. validating admission */
-	ar = adm_req(op, ADMISSION_UPDATE, op->name, old_v);
+	ar = adm_req(op, ADMISSION_UPDATE, op->name, old_v, opts);
 	if (admission_validate(&ar, obj, st) < 0)
 		goto fail;
 	json_decref(old_v);
 	old_v = NULL;
+	json_decref(opts);
+	opts = NULL;
 	if (op->dry_run) {
 		*out = obj;
 		return 0;
@@ -797,6 +797,7 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 	/* 9. answer */
 	return answer(op, stored, out, st);
 fail:
+	json_decref(opts);
 	json_decref(old_v);
 	json_decref(obj);
 	return -1;
@@ -849,7 +850,7 @@ static enum ptype patch_type(const char *ctype)
 	return PT_UNKNOWN;
 }
 
-static int unsupported_patch(struct op *op, struct api_status *st)
+static int unsupported_patch(const struct op *op, struct api_status *st)
 {
 	return status_unsupported_media(st, op->type->bi
 		? "application/json-patch+json, application/merge-patch+json, "
@@ -889,14 +890,24 @@ static json_t *apply_patch(struct op *op, enum ptype pt, const json_t *cur,
 	return r;
 }
 
+int patch_ctype_check(const struct op *op, const char *ctype,
+		      struct api_status *st)
+{
+	enum ptype pt = patch_type(ctype);
+
+	if (pt == PT_UNKNOWN || (pt == PT_SMP && !op->type->bi))
+		return unsupported_patch(op, st);
+	return 0;
+}
+
 int write_patch(struct op *op, const char *ctype, const json_t *patch,
 		json_t **out, int *code, struct api_status *st)
 {
 	enum ptype pt = patch_type(ctype);
 
 	*code = 200;
-	if (pt == PT_UNKNOWN || (pt == PT_SMP && !op->type->bi))
-		return unsupported_patch(op, st);
+	if (patch_ctype_check(op, ctype, st) < 0)
+		return -1;
 	if (pt == PT_JSON && !json_is_array(patch))
 		return status_bad_request(st, "the JSON patch must be an array "
 					  "of operations");
@@ -987,8 +998,9 @@ static int delete_one(struct op *op, const struct delete_opts *d,
 		const char *uid = old ? mstr(old, "uid") : NULL;
 		uint64_t rv = old ? obj_rv(old) : 0;
 		struct admission_req ar;
-		json_t *old_v;
+		json_t *old_v, *opts;
 		enum store_rc rc;
+		bool denied;
 		char ts[TIMESTAMP_BUF];
 
 		if (!old)
@@ -1022,8 +1034,11 @@ static int delete_one(struct op *op, const struct delete_opts *d,
 			json_decref(old);
 			return -1;
 		}
-		ar = adm_req(op, ADMISSION_DELETE, op->name, old_v);
-		if (admission_validate(&ar, NULL, st) < 0) {
+		opts = delete_options(op, d);
+		ar = adm_req(op, ADMISSION_DELETE, op->name, old_v, opts);
+		denied = admission_validate(&ar, NULL, st) < 0;
+		json_decref(opts);
+		if (denied) {
 			json_decref(old);
 			json_decref(old_v);
 			return -1;

@@ -4,15 +4,16 @@
  * every response is converted to the version the client asked for; every
  * write is converted to the storage version before it is stored.
  *
- * This is the single conversion seam of the devserver. Strategy None (the
- * only one implemented here) rewrites apiVersion and nothing else, as
- * apiextensions-apiserver's nopConverter does. Strategy Webhook answers
- * 500 "conversion webhook not configured" until convert.c learns to call
- * spec.conversion.webhook with a ConversionReview; callers need no
- * change when it does (convert_objects exists so that a webhook can get a
- * whole list in one review).
+ * This is the single conversion seam of the devserver. Strategy None
+ * rewrites apiVersion and nothing else, as apiextensions-apiserver's
+ * nopConverter does. Strategy Webhook sends one ConversionReview per call
+ * to spec.conversion.webhook.clientConfig (through webhook_client.h),
+ * checks the answer as webhookConverter does and restores each object's
+ * metadata except labels and annotations; failures are 500s with the
+ * converter's message. convert_objects sends a whole list in one review.
  *
- * Threads: any; pure apart from what a future webhook call needs.
+ * Threads: any; no state. A webhook call blocks the calling thread and
+ * must not be made with a devserver lock held.
  */
 #ifndef DEVSERVER_CONVERT_H
 #define DEVSERVER_CONVERT_H
@@ -24,7 +25,8 @@ struct api_status;
 struct rtype;
 
 /*
- * Returns obj converted to to_version of type t, or NULL + st (500).
+ * Returns obj converted to to_version of type t, or NULL + st (500;
+ * strategy Webhook: the webhook failed or answered something invalid).
  * The result is a new reference that may share structure with obj (when
  * nothing changes it is obj itself): treat it as read-only, and
  * json_deep_copy it before modifying. obj is borrowed. api is the server

@@ -1,8 +1,18 @@
 /*
  * http: libmicrohttpd glue (thread per connection, optional GnuTLS),
- * body accumulation with a ceiling, bearer-token check, and the
+ * body accumulation with a ceiling, bearer-token check, the connection
+ * table and its reaper (read deadline, connection cap), and the
  * translation of struct http_resp into MHD responses (buffers and
  * chunked streams).
+ *
+ * A connection is READING from its accept (or the end of its previous
+ * answer) until its request is complete, then SERVING until the answer
+ * ends. Only READING connections have a deadline (read_timeout_ms); the
+ * reaper enforces it with shutdown(2), which makes the connection's own
+ * thread see EOF and close it. libmicrohttpd notifies CLOSED before it
+ * closes the socket, and the table entry is removed under the lock in
+ * that notification, so the reaper never touches a descriptor that could
+ * have been reused.
  */
 #define _GNU_SOURCE /* POLLRDHUP */
 #include "devserver/http.h"
@@ -12,13 +22,31 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "devserver/status.h"
+
+#define DEFAULT_MAX_BODY ((size_t)3 << 20)
+#define DEFAULT_MAX_CONNECTIONS 1024u
+#define DEFAULT_READ_TIMEOUT_MS 60000u
+#define DEFAULT_IDLE_TIMEOUT_S 60u
+#define REAPER_TICK_MS 200
+
+/* One open connection (libmicrohttpd's socket_context); in the table
+ * from NOTIFY_STARTED to NOTIFY_CLOSED. Fields under conns_lock. */
+struct conn {
+	struct conn *prev, *next;
+	int fd;             /* the client socket; open while listed */
+	int64_t since;      /* monotonic ms: accepted or last answer ended */
+	bool serving;       /* request complete, answer in progress */
+	bool reaped;        /* shut down for missing the read deadline */
+};
 
 struct http_server {
 	struct MHD_Daemon *d;
@@ -26,9 +54,19 @@ struct http_server {
 	void *ctx;
 	char *token;        /* owned; NULL: no auth */
 	bool tls;
-	size_t max_body;
+	size_t max_body;    /* bytes; > 0 */
+	unsigned max_conns; /* > 0 */
+	unsigned read_timeout_ms;
+	unsigned idle_timeout_s;
 	unsigned port;
 	char url[96];
+	pthread_mutex_t conns_lock; /* leaf lock: conns, nconns, stopping */
+	pthread_cond_t reaper_cv;   /* wakes the reaper to stop */
+	struct conn *conns;         /* open connections, newest first */
+	size_t nconns;
+	bool stopping;
+	bool reaper_started;
+	pthread_t reaper;
 };
 
 /* Per-request state between the access-handler calls. */
@@ -36,6 +74,7 @@ struct reqstate {
 	char *buf;          /* body so far (NUL-terminated) */
 	size_t len;
 	size_t cap;
+	size_t dropped;     /* bytes discarded after crossing max_body */
 	bool too_large;     /* over max_body: dropping the rest */
 };
 
@@ -127,6 +166,126 @@ void http_resp_header(struct http_resp *r, const char *name,
 	r->nhdrs++;
 }
 
+/* ---- the connection table and its reaper ---- */
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c,
+			  void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct http_server *s = cls;
+	struct conn *k = *socket_context;
+
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+			c, MHD_CONNECTION_INFO_CONNECTION_FD);
+
+		k = xcalloc(1, sizeof(*k));
+		k->fd = ci ? ci->connect_fd : -1;
+		k->since = mono_ms();
+		pthread_mutex_lock(&s->conns_lock);
+		k->next = s->conns;
+		if (s->conns)
+			s->conns->prev = k;
+		s->conns = k;
+		s->nconns++;
+		pthread_mutex_unlock(&s->conns_lock);
+		*socket_context = k;
+		return;
+	}
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	if (k->prev)
+		k->prev->next = k->next;
+	else
+		s->conns = k->next;
+	if (k->next)
+		k->next->prev = k->prev;
+	s->nconns--;
+	pthread_mutex_unlock(&s->conns_lock);
+	free(k);
+	*socket_context = NULL;
+}
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci ? ci->socket_context : NULL;
+}
+
+/* READING -> SERVING (the deadline no longer applies) and back. */
+static void conn_set_serving(struct http_server *s, struct MHD_Connection *c,
+			     bool serving)
+{
+	struct conn *k = conn_of(c);
+
+	if (!k)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	k->serving = serving;
+	k->since = mono_ms();
+	pthread_mutex_unlock(&s->conns_lock);
+}
+
+static void *reaper_main(void *arg)
+{
+	struct http_server *s = arg;
+
+	pthread_mutex_lock(&s->conns_lock);
+	while (!s->stopping) {
+		int64_t now = mono_ms();
+		struct timespec until;
+
+		for (struct conn *k = s->conns; k; k = k->next)
+			if (!k->serving && !k->reaped && k->fd >= 0 &&
+			    now - k->since > (int64_t)s->read_timeout_ms) {
+				shutdown(k->fd, SHUT_RDWR);
+				k->reaped = true;
+			}
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += REAPER_TICK_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&s->reaper_cv, &s->conns_lock, &until);
+	}
+	pthread_mutex_unlock(&s->conns_lock);
+	return NULL;
+}
+
+static void stop_reaper(struct http_server *s)
+{
+	if (!s->reaper_started)
+		return;
+	pthread_mutex_lock(&s->conns_lock);
+	s->stopping = true;
+	pthread_cond_signal(&s->reaper_cv);
+	pthread_mutex_unlock(&s->conns_lock);
+	pthread_join(s->reaper, NULL);
+	s->reaper_started = false;
+}
+
+size_t http_server_connections(struct http_server *s)
+{
+	size_t n;
+
+	pthread_mutex_lock(&s->conns_lock);
+	n = s->nconns;
+	pthread_mutex_unlock(&s->conns_lock);
+	return n;
+}
+
 /* ---- MHD callbacks ---- */
 
 static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
@@ -193,6 +352,12 @@ static enum MHD_Result send_resp(struct MHD_Connection *c,
 
 static void status_resp(struct http_resp *r, struct api_status *st)
 {
+	if (st->retry_after) {
+		char b[16];
+
+		snprintf(b, sizeof(b), "%d", st->retry_after);
+		http_resp_header(r, "Retry-After", b);
+	}
 	http_resp_json(r, (unsigned)st->code, status_to_json(st), NULL);
 	status_release(st);
 }
@@ -215,11 +380,84 @@ static bool authorized(struct http_server *s, struct MHD_Connection *c,
 		       const char *url)
 {
 	const char *h;
+	bool good;
 
-	if (!s->token || !s->tls || is_public_path(url))
+	if (!s->token || !s->tls)
 		return true;
 	h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-	return h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, s->token);
+	good = h && !strncmp(h, "Bearer ", 7) && !strcmp(h + 7, s->token);
+	/*
+	 * Public paths (/version, /healthz, ...) admit anonymous callers,
+	 * but, as kube-apiserver's union authenticator does, a credential
+	 * that is presented and wrong is refused everywhere.
+	 */
+	if (is_public_path(url))
+		return !h || good;
+	return good;
+}
+
+/*
+ * What can be answered as soon as the headers are in, before any of the
+ * body is read: over the connection cap (429), a declared body over the
+ * ceiling (413), a missing token (401). Returns true with resp filled.
+ */
+static bool early_answer(struct http_server *s, struct MHD_Connection *c,
+			 const char *url, struct http_resp *resp)
+{
+	struct api_status st = API_STATUS_INIT;
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     "Content-Length");
+	size_t n;
+
+	pthread_mutex_lock(&s->conns_lock);
+	n = s->nconns;
+	pthread_mutex_unlock(&s->conns_lock);
+	if (n > s->max_conns) {
+		status_too_many_requests(&st, 1);
+		status_resp(resp, &st);
+		http_resp_header(resp, "Connection", "close");
+		return true;
+	}
+	if (cl) {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(cl, &end, 10);
+		if (errno == ERANGE || (end != cl && v > s->max_body)) {
+			status_too_large_body(&st, (unsigned long)s->max_body);
+			status_resp(resp, &st);
+			return true;
+		}
+	}
+	if (!authorized(s, c, url)) {
+		status_unauthorized(&st);
+		status_resp(resp, &st);
+		return true;
+	}
+	return false;
+}
+
+/* Takes one piece of the body. Returns false to drop the connection (a
+ * body without a declared length that went on far past the ceiling). */
+static bool take_body(struct http_server *s, struct reqstate *rs,
+		      const char *upload, size_t n)
+{
+	if (!rs->too_large && n > s->max_body - rs->len) {
+		rs->too_large = true;
+		FREE_AND_NULL(rs->buf);
+		rs->dropped = rs->len;
+		rs->len = rs->cap = 0;
+	}
+	if (rs->too_large) {
+		rs->dropped += n;
+		return rs->dropped <= 2 * s->max_body;
+	}
+	XGROW(rs->buf, rs->cap, rs->len + n + 1);
+	memcpy(rs->buf + rs->len, upload, n);
+	rs->len += n;
+	rs->buf[rs->len] = '\0';
+	return true;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -235,31 +473,31 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 
 	(void)version;
 	if (!rs) {
+		/* 1. the headers are in */
 		rs = xcalloc(1, sizeof(*rs));
 		*con_cls = rs;
-		return MHD_YES;
+		http_resp_init(&resp);
+		if (!early_answer(s, c, url, &resp))
+			return MHD_YES;
+		/* libmicrohttpd closes the connection after this answer when
+		 * a body was announced, without reading it */
+		conn_set_serving(s, c, true);
+		ret = send_resp(c, &resp);
+		http_resp_release(&resp);
+		return ret;
 	}
 	if (*upload_size) {
-		if (!rs->too_large && rs->len + *upload_size > s->max_body) {
-			rs->too_large = true;
-			FREE_AND_NULL(rs->buf);
-			rs->len = rs->cap = 0;
-		}
-		if (!rs->too_large) {
-			XGROW(rs->buf, rs->cap, rs->len + *upload_size + 1);
-			memcpy(rs->buf + rs->len, upload, *upload_size);
-			rs->len += *upload_size;
-			rs->buf[rs->len] = '\0';
-		}
+		/* 2. a piece of the body */
+		bool keep = take_body(s, rs, upload, *upload_size);
+
 		*upload_size = 0;
-		return MHD_YES;
+		return keep ? MHD_YES : MHD_NO;
 	}
+	/* 3. the request is complete: answer it */
+	conn_set_serving(s, c, true);
 	http_resp_init(&resp);
 	if (rs->too_large) {
 		status_too_large_body(&st, (unsigned long)s->max_body);
-		status_resp(&resp, &st);
-	} else if (!authorized(s, c, url)) {
-		status_unauthorized(&st);
 		status_resp(&resp, &st);
 	} else {
 		struct http_req req = {
@@ -270,6 +508,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 
 		s->fn(s->ctx, &req, &resp);
 	}
+	/* The handler may have run long (webhook calls): restart the
+	 * silence timer for the answer; streams have their own deadline and
+	 * hang-up check, and no silence limit. */
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+				  resp.stream ? 0u : s->idle_timeout_s);
 	ret = send_resp(c, &resp);
 	http_resp_release(&resp);
 	return ret;
@@ -278,11 +521,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
+	struct http_server *s = cls;
 	struct reqstate *rs = *con_cls;
 
-	(void)cls;
-	(void)c;
 	(void)toe;
+	/* keep-alive: the next request has read_timeout_ms to arrive */
+	conn_set_serving(s, c, false);
 	if (rs) {
 		free(rs->buf);
 		free(rs);
@@ -302,7 +546,9 @@ static int hexval(char c)
 }
 
 /* Form decoding for paths and query values: %XX and '+' as a space (Go's
- * url.ParseQuery does both; client-go encodes spaces as '+'). */
+ * url.ParseQuery does both; client-go encodes spaces as '+'). %00 stays
+ * as it is: a NUL would silently cut the string short, so that
+ * ".../configmaps/a%00b" named "a". */
 static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 {
 	char *w = s;
@@ -312,7 +558,8 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	for (char *r = s; *r; r++) {
 		if (*r == '+') {
 			*w++ = ' ';
-		} else if (*r == '%' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0) {
+		} else if (*r == '%' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0 &&
+			   (r[1] != '0' || r[2] != '0')) {
 			*w++ = (char)(hexval(r[1]) * 16 + hexval(r[2]));
 			r += 2;
 		} else {
@@ -382,33 +629,51 @@ struct http_server *http_server_start(const struct http_opts *o,
 	s->ctx = ctx;
 	s->tls = o->cert_pem && o->key_pem;
 	s->token = o->token ? xstrdup(o->token) : NULL;
-	s->max_body = o->max_body ? o->max_body : (size_t)3 << 20;
+	s->max_body = o->max_body ? o->max_body : DEFAULT_MAX_BODY;
+	s->max_conns = o->max_connections ? o->max_connections
+					  : DEFAULT_MAX_CONNECTIONS;
+	s->read_timeout_ms = o->read_timeout_ms ? o->read_timeout_ms
+						: DEFAULT_READ_TIMEOUT_MS;
+	s->idle_timeout_s = o->idle_timeout_s ? o->idle_timeout_s
+					      : DEFAULT_IDLE_TIMEOUT_S;
+	pthread_mutex_init(&s->conns_lock, NULL);
+	pthread_cond_init(&s->reaper_cv, NULL);
 	fd = listen_on(addr, o->port, &s->port, err);
 	if (fd < 0)
 		goto fail;
+	if (s->tls &&
+	    MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		err_set(err, "libmicrohttpd was built without TLS");
+		close(fd);
+		goto fail;
+	}
+	if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0) {
+		err_set(err, "cannot start the connection reaper");
+		close(fd);
+		goto fail;
+	}
+	s->reaper_started = true;
+	/* The options both modes share, then the TLS material. */
+#define COMMON_OPTIONS \
+	MHD_OPTION_LISTEN_SOCKET, fd, \
+	MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, \
+	MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, \
+	MHD_OPTION_UNESCAPE_CALLBACK, unescape, s, \
+	MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, \
+	MHD_OPTION_CONNECTION_LIMIT, s->max_conns + HTTP_CONN_SLACK, \
+	MHD_OPTION_CONNECTION_TIMEOUT, s->idle_timeout_s
 	if (s->tls) {
-		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-			err_set(err, "libmicrohttpd was built without TLS");
-			close(fd);
-			goto fail;
-		}
 		flags |= MHD_USE_TLS;
 		s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
-			MHD_OPTION_LISTEN_SOCKET, fd,
-			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-			MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
+			COMMON_OPTIONS,
 			MHD_OPTION_HTTPS_MEM_KEY, o->key_pem,
 			MHD_OPTION_HTTPS_MEM_CERT, o->cert_pem,
 			MHD_OPTION_END);
 	} else {
 		s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
-			MHD_OPTION_LISTEN_SOCKET, fd,
-			MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
-			MHD_OPTION_UNESCAPE_CALLBACK, unescape, s,
-			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024,
-			MHD_OPTION_END);
+			COMMON_OPTIONS, MHD_OPTION_END);
 	}
+#undef COMMON_OPTIONS
 	if (!s->d) {
 		err_set(err, "cannot start the HTTP daemon on %s:%u", addr,
 			s->port);
@@ -420,6 +685,9 @@ struct http_server *http_server_start(const struct http_opts *o,
 		 addr, strchr(addr, ':') ? "]" : "", s->port);
 	return s;
 fail:
+	stop_reaper(s);
+	pthread_cond_destroy(&s->reaper_cv);
+	pthread_mutex_destroy(&s->conns_lock);
 	free(s->token);
 	free(s);
 	return NULL;
@@ -439,7 +707,11 @@ void http_server_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	/* The reaper first: MHD_stop_daemon closes the sockets it knows. */
+	stop_reaper(s);
 	MHD_stop_daemon(s->d);
+	pthread_cond_destroy(&s->reaper_cv);
+	pthread_mutex_destroy(&s->conns_lock);
 	free(s->token);
 	free(s);
 }

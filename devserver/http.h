@@ -5,17 +5,40 @@
  *
  * DESIGN. libmicrohttpd runs in thread-per-connection mode: every client
  * connection gets its own thread, which reads the request, calls the
- * handler, and writes the answer. A watch is a streamed (chunked) answer
- * whose reader blocks on that connection's thread until it has an event
- * (see http_stream_fn); it never returns 0, which would make
- * libmicrohttpd spin. Request bodies are accumulated up to max_body and
- * answered 413 beyond (the rest of the body is read and dropped so the
- * client sees the answer). With a token and TLS, requests other than
- * /version, /healthz, /livez and /readyz need "Authorization: Bearer
- * <token>" (401 Status otherwise); over plain HTTP clients send no
- * credentials, so none are asked for.
+ * handler, and writes the answer, so a slow or stuck client only ever
+ * holds its own thread. A watch is a streamed (chunked) answer whose
+ * reader blocks on that connection's thread until it has an event (see
+ * http_stream_fn); it never returns 0, which would make libmicrohttpd
+ * spin.
  *
- * Threads: the handler runs on connection threads concurrently.
+ * Request bodies are accumulated up to max_body and never beyond: a
+ * Content-Length above it is answered 413 as soon as the headers are in,
+ * before any of the body is read (the connection is then closed); a
+ * chunked body that crosses it is dropped as it arrives and answered 413
+ * at its end, and one that goes on past twice the cap gets the
+ * connection closed. With a token and TLS, requests other than /version,
+ * /healthz, /livez and /readyz need "Authorization: Bearer <token>" (401
+ * Status, also answered before the body is read); over plain HTTP
+ * clients send no credentials, so none are asked for.
+ *
+ * Slow and idle clients. A request's headers and body must arrive within
+ * read_timeout_ms of the connection opening (or of the previous answer
+ * on a keep-alive connection); a reaper thread shuts down the socket of
+ * any connection still reading past that deadline, so a client that
+ * trickles its headers a byte at a time ("slowloris") or idles between
+ * requests is disconnected. While an answer is written, idle_timeout_s of
+ * silence (a client that stopped reading) closes the connection; watch
+ * streams are exempt, since they end by their own deadline or when the
+ * client hangs up. At most max_connections connections are served: while
+ * more are open, every new request is answered 429 TooManyRequests
+ * (Retry-After: 1, and that connection closed), which client-go retries;
+ * connections beyond max_connections + HTTP_CONN_SLACK are closed by
+ * libmicrohttpd as soon as they are accepted.
+ *
+ * Threads: the handler runs on connection threads concurrently. The
+ * reaper thread and the connection table it watches (under one leaf
+ * mutex, never held across I/O other than shutdown(2)) are this module's
+ * own.
  */
 #ifndef DEVSERVER_HTTP_H
 #define DEVSERVER_HTTP_H
@@ -95,8 +118,14 @@ struct http_opts {
 	const char *cert_pem;  /* with key_pem: serve HTTPS */
 	const char *key_pem;
 	const char *token;     /* bearer token required over TLS, or NULL */
-	size_t max_body;       /* request body ceiling in bytes */
+	size_t max_body;       /* request body ceiling in bytes; 0: 3 MiB */
+	unsigned max_connections; /* served at once; 0: 1024 */
+	unsigned read_timeout_ms; /* to read a whole request; 0: 60 s */
+	unsigned idle_timeout_s;  /* silence while answering; 0: 60 s */
 };
+
+/* Connections accepted beyond max_connections only to be answered 429. */
+#define HTTP_CONN_SLACK 64
 
 struct http_server;
 
@@ -107,6 +136,8 @@ struct http_server *http_server_start(const struct http_opts *o,
 /* "http://127.0.0.1:PORT" or "https://..."; borrowed. */
 const char *http_server_url(const struct http_server *s);
 unsigned http_server_port(const struct http_server *s);
+/* Connections open right now (for tests and diagnostics). Any thread. */
+size_t http_server_connections(struct http_server *s);
 /* Stops accepting, waits for every connection thread, frees. Streams
  * must have been told to end first (their readers must return). */
 void http_server_stop(struct http_server *s);

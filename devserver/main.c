@@ -5,10 +5,11 @@
  *   cueue-devserver [--listen 127.0.0.1:0] [--tls] [--token T]
  *       [--data-dir DIR] [--kubeconfig-out FILE] [--preload PATH]...
  *       [--service-endpoint NS/NAME=HOST:PORT]... [--job-runtime DUR]
- *       [--watch-history N]
+ *       [--no-job-runner] [--watch-history N]
  *
  * Order of start: open the store (replaying --data-dir), start the
- * garbage collector (gc.h) and the job runner (jobrunner.h), apply every
+ * garbage collector (gc.h) and, unless --no-job-runner (for tests that
+ * write Job status themselves), the job runner (jobrunner.h), apply every
  * --preload, listen, write --kubeconfig-out, then print one line
  * "listening on <url>" to stdout (flushed) so scripts can wait for it.
  * SIGINT/SIGTERM stop it cleanly, in the reverse order: watches end,
@@ -41,6 +42,7 @@ struct flags {
 	struct api_endpoint *eps; /* owned; strings owned */
 	size_t neps;
 	int64_t job_runtime_ms;
+	bool no_job_runner;     /* --no-job-runner */
 	size_t watch_history;
 };
 
@@ -52,7 +54,11 @@ static void usage(FILE *f)
 	      "[--preload FILE_OR_DIR]...\n"
 	      "         [--service-endpoint NS/NAME=HOST:PORT]... "
 	      "[--job-runtime DURATION]\n"
-	      "         [--watch-history N]\n", f);
+	      "         [--no-job-runner] [--watch-history N]\n"
+	      "\n"
+	      "  --no-job-runner  do not run Jobs (no Pods, no Job status): "
+	      "for tests\n"
+	      "                   that drive Job status themselves\n", f);
 }
 
 /* Go time.ParseDuration for the units we need ("90s", "1m30s", "500ms"). */
@@ -165,6 +171,10 @@ static int parse_flags(int argc, char **argv, struct flags *f)
 			return 1;
 		if (!strcmp(arg, "--tls")) {
 			f->tls = true;
+			continue;
+		}
+		if (!strcmp(arg, "--no-job-runner")) {
+			f->no_job_runner = true;
 			continue;
 		}
 		if (strncmp(arg, "--", 2)) {
@@ -329,9 +339,11 @@ int main(int argc, char **argv)
 	gc = gc_start(api, &err);
 	if (!gc)
 		goto fail;
-	runner = jobrunner_start(api, &err);
-	if (!runner)
-		goto fail;
+	if (!f.no_job_runner) {
+		runner = jobrunner_start(api, &err);
+		if (!runner)
+			goto fail;
+	}
 	for (size_t i = 0; i < f.npreload; i++)
 		if (api_preload(api, f.preload[i], &err) < 0)
 			goto fail;

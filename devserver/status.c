@@ -279,6 +279,15 @@ int status_too_large_body(struct api_status *st, unsigned long limit)
 			  "Request entity too large: limit is %lu", limit);
 }
 
+int status_too_many_requests(struct api_status *st, int retry_after_s)
+{
+	st->retry_after = retry_after_s;
+	return status_set(st, 429, "TooManyRequests",
+			  json_pack("{s:i}", "retryAfterSeconds",
+				    retry_after_s),
+			  "Too many requests, please try again later.");
+}
+
 int status_unauthorized(struct api_status *st)
 {
 	return status_set(st, 401, "Unauthorized", NULL, "Unauthorized");

@@ -104,6 +104,10 @@ int status_too_large_rv(struct api_status *st, unsigned long long req,
 int status_unsupported_media(struct api_status *st, const char *accepted);
 /* 413 "Request entity too large: limit is <n>" */
 int status_too_large_body(struct api_status *st, unsigned long limit);
+/* 429 TooManyRequests "Too many requests, please try again later." with
+ * details.retryAfterSeconds and Retry-After (kube-apiserver's max-in-flight
+ * answer, which client-go retries). */
+int status_too_many_requests(struct api_status *st, int retry_after_s);
 /* 401 "Unauthorized" */
 int status_unauthorized(struct api_status *st);
 /* 406 NotAcceptable */

@@ -1,0 +1,488 @@
+/*
+ * loop: the one event loop of cueue-manager, and the only thread of the
+ * controller.
+ *
+ * Everything the controller does (informers, reconcilers, the scheduler,
+ * status writes) runs on the thread that calls loop_run, inside one of the
+ * callbacks below. No other thread touches controller state and no lock
+ * exists; the webhook server's threads share nothing mutable with it
+ * (README "Threads"). Adding a thread or a lock means editing this text
+ * first.
+ *
+ * Each iteration, in this order (nginx's ngx_process_events_and_timers,
+ * Redis' beforeSleep):
+ *   0. wait in curl_multi_poll() for the transfers' sockets, the signal
+ *      self-pipe, or the nearest timer of the heap (capped by max_wait_ms),
+ *      then read `now` (monotonic and wall clock) once; every callback of
+ *      this iteration sees that value;
+ *   1. drain finished and streaming transfers: curl_multi_perform() feeds
+ *      body bytes to their owners, which decode watch events and hand them
+ *      to the store and cache; then every finished transfer's done
+ *      callback runs (replies, retries, re-lists);
+ *   2. fire due timers (rate-limit waits, backoff retries, resyncs);
+ *   3. the before-sleep hook: if anything changed, run one scheduling
+ *      cycle and queue the resulting writes.
+ * A signal (SIGINT/SIGTERM) only writes a byte to the self-pipe; step 0
+ * notices it and the loop finishes the iteration and returns.
+ *
+ * DESIGN. libcurl refuses multi calls made from inside its own callbacks
+ * (CURLM_RECURSIVE_API_CALL), yet a watch event delivered from a body
+ * callback may well start a request or stop an informer. So the body and
+ * header callbacks go through trampolines that count the nesting; a start
+ * or stop made inside is recorded on the transfer and applied by
+ * sync_pending() as soon as curl_multi_perform() has returned, and a
+ * stopped transfer's later bytes are refused without reaching its owner.
+ */
+#include "controller/loop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/alloc.h"
+
+#define DEFAULT_MAX_WAIT_MS 10000
+
+struct loop_transfer {
+	struct loop *l;                     /* borrowed */
+	CURL *easy;                         /* owned */
+	const struct loop_transfer_ops *ops; /* borrowed */
+	void *ud;                           /* borrowed */
+	bool added;     /* in the multi handle */
+	bool stopped;   /* stopped inside a callback; freed by sync_pending */
+	bool finishing; /* its done callback is running */
+	struct loop_transfer *prev, *next;  /* every transfer of the loop */
+};
+
+struct loop {
+	CURLM *multi;             /* owned */
+	struct timers timers;     /* borrowed timers of the owners */
+	int pipe_rd, pipe_wr;     /* the signal self-pipe; non-blocking */
+	bool signals;             /* handlers installed (old ones saved) */
+	struct sigaction old_int, old_term;
+	bool stopping;            /* loop_run returns after this iteration */
+	int signal;               /* the signal that stopped it, or 0 */
+	int64_t now_ms;           /* CLOCK_MONOTONIC, cached per iteration */
+	int64_t wall_ms;          /* CLOCK_REALTIME, cached at the same time */
+	int64_t max_wait_ms;      /* > 0 */
+	uint64_t iterations;
+	loop_hook_fn *hook;       /* before-sleep step, or NULL */
+	void *hook_ud;
+	int in_callback;          /* nesting of curl byte callbacks */
+	bool pending;             /* a transfer waits for add or removal */
+	struct loop_transfer *head; /* every transfer, newest first */
+	size_t ntransfers;        /* started, not ended or stopped */
+};
+
+/* The write end of the self-pipe of the loop that handles signals. A
+ * signal handler can reach nothing else. */
+static volatile sig_atomic_t sig_fd = -1;
+
+static void on_signal(int signo)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)signo;
+
+	if (sig_fd >= 0 && write(sig_fd, &b, 1) < 0) {
+		/* pipe full: a stop is already pending */
+	}
+	errno = saved;
+}
+
+static int64_t clock_ms(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void read_clocks(struct loop *l)
+{
+	l->now_ms = clock_ms(CLOCK_MONOTONIC);
+	l->wall_ms = clock_ms(CLOCK_REALTIME);
+}
+
+static int set_nonblock_cloexec(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
+		return -1;
+	return fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+static int install_signals(struct loop *l, struct err *err)
+{
+	struct sigaction sa;
+
+	if (sig_fd >= 0)
+		return err_set(err, "another loop already handles signals");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	sig_fd = l->pipe_wr;
+	if (sigaction(SIGINT, &sa, &l->old_int) < 0)
+		goto fail;
+	if (sigaction(SIGTERM, &sa, &l->old_term) < 0) {
+		sigaction(SIGINT, &l->old_int, NULL);
+		goto fail;
+	}
+	l->signals = true;
+	return 0;
+fail:
+	sig_fd = -1;
+	return err_set(err, "sigaction: %s", strerror(errno));
+}
+
+struct loop *loop_new(const struct loop_opts *o, struct err *err)
+{
+	struct loop *l = xcalloc(1, sizeof(*l));
+	int fds[2];
+
+	l->pipe_rd = l->pipe_wr = -1;
+	timers_init(&l->timers);
+	l->max_wait_ms = o && o->max_wait_ms > 0 ? o->max_wait_ms
+						 : DEFAULT_MAX_WAIT_MS;
+	read_clocks(l);
+	if (curl_global_init_mem(CURL_GLOBAL_DEFAULT, xmalloc, free, xrealloc,
+				 xstrdup, xcalloc) != CURLE_OK) {
+		free(l);
+		err_set(err, "curl_global_init failed");
+		return NULL;
+	}
+	l->multi = curl_multi_init();
+	if (!l->multi) {
+		err_set(err, "curl_multi_init failed");
+		goto fail;
+	}
+	if (pipe(fds) < 0) {
+		err_set(err, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	l->pipe_rd = fds[0];
+	l->pipe_wr = fds[1];
+	if (set_nonblock_cloexec(l->pipe_rd) < 0 ||
+	    set_nonblock_cloexec(l->pipe_wr) < 0) {
+		err_set(err, "fcntl: %s", strerror(errno));
+		goto fail;
+	}
+	if (o && o->handle_signals && install_signals(l, err) < 0)
+		goto fail;
+	return l;
+fail:
+	loop_free(l);
+	return NULL;
+}
+
+static void transfer_unlink(struct loop *l, struct loop_transfer *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		l->head = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+}
+
+/* Takes t out of the multi handle and frees it and its easy handle. */
+static void transfer_destroy(struct loop *l, struct loop_transfer *t)
+{
+	if (t->added)
+		curl_multi_remove_handle(l->multi, t->easy);
+	curl_easy_cleanup(t->easy);
+	transfer_unlink(l, t);
+	if (t->ops->release)
+		t->ops->release(t->ud);
+	free(t);
+}
+
+void loop_free(struct loop *l)
+{
+	if (!l)
+		return;
+	while (l->head)
+		transfer_destroy(l, l->head);
+	if (l->signals) {
+		sigaction(SIGINT, &l->old_int, NULL);
+		sigaction(SIGTERM, &l->old_term, NULL);
+		sig_fd = -1;
+	}
+	if (l->pipe_rd >= 0)
+		close(l->pipe_rd);
+	if (l->pipe_wr >= 0)
+		close(l->pipe_wr);
+	timers_release(&l->timers);
+	if (l->multi)
+		curl_multi_cleanup(l->multi);
+	curl_global_cleanup();
+	free(l);
+}
+
+/* ---- clocks, stop, hook, timers ---- */
+
+int64_t loop_now_ms(const struct loop *l)
+{
+	return l->now_ms;
+}
+
+int64_t loop_wall_ms(const struct loop *l)
+{
+	return l->wall_ms;
+}
+
+void loop_stop(struct loop *l)
+{
+	l->stopping = true;
+}
+
+bool loop_is_stopping(const struct loop *l)
+{
+	return l->stopping;
+}
+
+int loop_signal(const struct loop *l)
+{
+	return l->signal;
+}
+
+uint64_t loop_iterations(const struct loop *l)
+{
+	return l->iterations;
+}
+
+void loop_set_before_sleep(struct loop *l, loop_hook_fn *fn, void *ud)
+{
+	l->hook = fn;
+	l->hook_ud = ud;
+}
+
+void loop_timer_arm(struct loop *l, struct timer *t, int64_t delay_ms)
+{
+	loop_timer_arm_at(l, t, l->now_ms + (delay_ms > 0 ? delay_ms : 0));
+}
+
+void loop_timer_arm_at(struct loop *l, struct timer *t, int64_t due_ms)
+{
+	timers_arm(&l->timers, t, due_ms);
+}
+
+void loop_timer_cancel(struct loop *l, struct timer *t)
+{
+	timers_cancel(&l->timers, t);
+}
+
+/* ---- transfers ---- */
+
+static size_t body_cb(char *data, size_t size, size_t n, void *ud)
+{
+	struct loop_transfer *t = ud;
+	size_t len = size * n, rc;
+
+	if (t->stopped)
+		return len ? 0 : 1; /* abort; its owner is gone */
+	t->l->in_callback++;
+	rc = t->ops->body(t->ud, data, len);
+	t->l->in_callback--;
+	return rc;
+}
+
+static size_t header_cb(char *data, size_t size, size_t n, void *ud)
+{
+	struct loop_transfer *t = ud;
+	size_t len = size * n, rc;
+
+	if (t->stopped)
+		return len ? 0 : 1;
+	if (!t->ops->header)
+		return len;
+	t->l->in_callback++;
+	rc = t->ops->header(t->ud, data, len);
+	t->l->in_callback--;
+	return rc;
+}
+
+size_t loop_transfer_count(const struct loop *l)
+{
+	return l->ntransfers;
+}
+
+static void transfer_add(struct loop *l, struct loop_transfer *t)
+{
+	CURLMcode mc = curl_multi_add_handle(l->multi, t->easy);
+
+	if (mc != CURLM_OK)
+		BUG("curl_multi_add_handle: %s", curl_multi_strerror(mc));
+	t->added = true;
+}
+
+struct loop_transfer *loop_transfer_start(struct loop *l, CURL *easy,
+					  const struct loop_transfer_ops *ops,
+					  void *ud)
+{
+	struct loop_transfer *t = xcalloc(1, sizeof(*t));
+
+	if (!ops->body || !ops->done)
+		BUG("transfer without body or done callback");
+	t->l = l;
+	t->easy = easy;
+	t->ops = ops;
+	t->ud = ud;
+	curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, body_cb);
+	curl_easy_setopt(easy, CURLOPT_WRITEDATA, t);
+	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, header_cb);
+	curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
+	curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
+	t->next = l->head;
+	if (l->head)
+		l->head->prev = t;
+	l->head = t;
+	l->ntransfers++;
+	if (l->in_callback)
+		l->pending = true;
+	else
+		transfer_add(l, t);
+	return t;
+}
+
+void loop_transfer_stop(struct loop *l, struct loop_transfer *t)
+{
+	if (t->finishing)
+		BUG("transfer stopped from its own done callback");
+	if (t->stopped)
+		BUG("transfer stopped twice");
+	l->ntransfers--;
+	if (l->in_callback) {
+		t->stopped = true;
+		l->pending = true;
+		return;
+	}
+	transfer_destroy(l, t);
+}
+
+/* Applies the starts and stops recorded inside curl callbacks. */
+static void sync_pending(struct loop *l)
+{
+	struct loop_transfer *t = l->head, *next;
+
+	if (!l->pending)
+		return;
+	l->pending = false;
+	for (; t; t = next) {
+		next = t->next;
+		if (t->stopped)
+			transfer_destroy(l, t);
+		else if (!t->added)
+			transfer_add(l, t);
+	}
+}
+
+/* Step 1: run the transfers, then end the finished ones. */
+static int drain(struct loop *l, struct err *err)
+{
+	CURLMcode mc;
+	CURLMsg *msg;
+	int running, left;
+
+	sync_pending(l);
+	mc = curl_multi_perform(l->multi, &running);
+	sync_pending(l);
+	if (mc != CURLM_OK)
+		return err_set(err, "curl_multi_perform: %s",
+			       curl_multi_strerror(mc));
+	while ((msg = curl_multi_info_read(l->multi, &left)) != NULL) {
+		CURL *easy = msg->easy_handle;
+		CURLcode rc = msg->data.result;
+		struct loop_transfer *t;
+		char *priv = NULL;
+
+		if (msg->msg != CURLMSG_DONE)
+			continue;
+		curl_easy_getinfo(easy, CURLINFO_PRIVATE, &priv);
+		t = (struct loop_transfer *)(void *)priv;
+		if (!t)
+			BUG("finished transfer without its loop record");
+		curl_multi_remove_handle(l->multi, easy);
+		t->added = false;
+		if (!t->stopped) {
+			l->ntransfers--;
+			t->finishing = true;
+			t->ops->done(t->ud, easy, rc);
+		}
+		transfer_destroy(l, t);
+	}
+	sync_pending(l);
+	return 0;
+}
+
+/* Reads every byte of the self-pipe; each is a signal number. */
+static void drain_signals(struct loop *l)
+{
+	unsigned char buf[64];
+	ssize_t n;
+
+	while ((n = read(l->pipe_rd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] == SIGINT || buf[i] == SIGTERM) {
+				l->stopping = true;
+				if (!l->signal)
+					l->signal = buf[i];
+			}
+		}
+	}
+}
+
+int loop_run_once(struct loop *l, int64_t max_wait_ms, struct err *err)
+{
+	struct curl_waitfd wfd = { l->pipe_rd, CURL_WAIT_POLLIN, 0 };
+	int64_t wait = max_wait_ms, next = timers_next_due(&l->timers);
+	CURLMcode mc;
+
+	sync_pending(l);
+	/* 0. Wait. The timeout uses a fresh clock reading, so a slow
+	 * iteration does not oversleep the next timer. */
+	if (next != INT64_MAX) {
+		int64_t until = next - clock_ms(CLOCK_MONOTONIC);
+
+		if (until < wait)
+			wait = until;
+	}
+	if (l->stopping || wait < 0)
+		wait = 0;
+	if (wait > INT32_MAX)
+		wait = INT32_MAX;
+	mc = curl_multi_poll(l->multi, &wfd, 1, (int)wait, NULL);
+	if (mc != CURLM_OK)
+		return err_set(err, "curl_multi_poll: %s",
+			       curl_multi_strerror(mc));
+	read_clocks(l);
+	drain_signals(l);
+	/* 1. Transfers: streaming bytes, then the finished ones. */
+	if (drain(l, err) < 0)
+		return -1;
+	/* 2. Due timers. */
+	timers_fire_due(&l->timers, l->now_ms);
+	/* 3. Before sleep. */
+	if (l->hook)
+		l->hook(l->hook_ud);
+	l->iterations++;
+	return 0;
+}
+
+int loop_run(struct loop *l, struct err *err)
+{
+	while (!l->stopping) {
+		if (loop_run_once(l, l->max_wait_ms, err) < 0)
+			return -1;
+	}
+	/* A loop_stop is consumed, so the loop can be run again; a signal
+	 * stays, and the next run returns at once. */
+	if (!l->signal)
+		l->stopping = false;
+	return 0;
+}

@@ -1,0 +1,307 @@
+# test/e2e/lib.bash: helpers shared by the e2e suites (sourced, not run;
+# run.sh runs only *.sh). A suite does:
+#
+#   . "$(dirname "$0")/lib.bash"
+#   e2e_init NAME                  # work dir, counters, trap on EXIT
+#   start_server VAR ARGS...       # devserver on a free loopback port
+#   expect NAME RC CMD... <<'EOF'  # exact output after normalisation
+#   ...
+#   e2e_finish                     # "N passed, M failed", exit status
+#
+# Every server and background helper a suite starts is a child of the
+# suite's shell, recorded here and stopped (and reaped) on EXIT, so a
+# suite leaves no process behind even when it dies half-way.
+
+e2e_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+e2e_dir=$e2e_top/test/e2e
+devserver_bin=${DEVSERVER_BIN:-$e2e_top/bin/cueue-devserver}
+kubectl_dir=
+if command -v kubectl >/dev/null 2>&1; then
+	kubectl_dir=$(dirname "$(readlink -f "$(command -v kubectl)")")
+fi
+
+passed=0
+failed=0
+e2e_pids=()
+e2e_servers=()
+work=
+
+e2e_cleanup() {
+	local p
+	for p in "${e2e_pids[@]}"; do
+		kill "$p" 2>/dev/null
+	done
+	for p in "${e2e_pids[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	e2e_pids=()
+	[ -n "$work" ] && [ -z "${E2E_KEEP:-}" ] && rm -rf "$work"
+}
+
+# e2e_init NAME: work dir under /tmp, counters, cleanup trap.
+e2e_init() {
+	work=$(mktemp -d "/tmp/e2e-$1.XXXXXX")
+	trap e2e_cleanup EXIT
+	trap 'exit 130' INT TERM
+}
+
+# e2e_bg CMD...: runs CMD in the background (a helper racing a kubectl
+# command); its pid is in $e2e_bg_pid and it is reaped on EXIT.
+e2e_bg() {
+	"$@" &
+	e2e_bg_pid=$!
+	e2e_pids+=("$e2e_bg_pid")
+}
+
+# start_server VAR ARGS...: starts bin/cueue-devserver --listen
+# 127.0.0.1:0 ARGS (the kernel picks a free port), waits for its
+# "listening on URL" line and sets VAR_url, VAR_pid, VAR_log (stderr).
+start_server() {
+	local var=$1 out i url
+	shift
+	out=$work/server-$var
+	if [ ! -x "$devserver_bin" ]; then
+		echo "FATAL: $devserver_bin missing (run make all)" >&2
+		exit 1
+	fi
+	"$devserver_bin" --listen 127.0.0.1:0 "$@" >"$out.out" 2>"$out.err" &
+	printf -v "${var}_pid" '%s' "$!"
+	e2e_pids+=("$!")
+	e2e_servers+=("$var")
+	for i in $(seq 1 100); do
+		url=$(sed -n 's/^listening on //p' "$out.out")
+		if [ -n "$url" ]; then
+			printf -v "${var}_url" '%s' "$url"
+			printf -v "${var}_log" '%s' "$out.err"
+			return 0
+		fi
+		sleep 0.1
+	done
+	echo "FATAL: devserver $* did not start:" >&2
+	cat "$out.err" >&2
+	exit 1
+}
+
+# stop_server VAR [PREFIX]: SIGTERM, then one check (named "PREFIX server
+# VAR stops on SIGTERM") that it exits 0 within 5 s.
+stop_server() {
+	local var=$1 pid i rc t=${2:+$2 }
+	pid=${var}_pid
+	pid=${!pid}
+	local keep=() v
+	for v in "${e2e_servers[@]}"; do
+		[ "$v" = "$var" ] || keep+=("$v")
+	done
+	e2e_servers=("${keep[@]}")
+	case $(ps -o stat= -p "$pid" 2>/dev/null) in
+	'' | Z*)
+		wait "$pid"
+		rc=$?
+		fail "${t}server $var stops on SIGTERM" "it had already exited, status $rc; stderr:
+$(tail -5 "$work/server-$var.err")"
+		return ;;
+	esac
+	kill -TERM "$pid" 2>/dev/null
+	for i in $(seq 1 50); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		fail "${t}server $var stops on SIGTERM" "still running after 5 s"
+		return
+	fi
+	wait "$pid"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "${t}server $var stops on SIGTERM (exit 0)"
+	else
+		fail "${t}server $var stops on SIGTERM" "exit status $rc; stderr:
+$(tail -5 "$work/server-$var.err")"
+	fi
+}
+
+# E2E_TIMING=1: each result line also says how long since the last one.
+e2e_last_ms=$(($(date +%s%N) / 1000000))
+e2e_took=
+e2e_time() {
+	local now
+	e2e_took=
+	[ -n "${E2E_TIMING:-}" ] || return 0
+	now=$(($(date +%s%N) / 1000000))
+	e2e_took=" [$((now - e2e_last_ms)) ms]"
+	e2e_last_ms=$now
+}
+
+# known_failure REASON: the next check, if it fails, is reported as a
+# known failure (a devserver gap waiting for a decision). It still counts
+# as failed.
+e2e_known=
+known_failure() {
+	e2e_known=$1
+}
+
+pass() {
+	passed=$((passed + 1))
+	e2e_time
+	e2e_known=
+	printf 'ok   %s%s\n' "$1" "$e2e_took"
+}
+
+# server_health: one line per running server: alive? listening?
+server_health() {
+	local v pid url port
+	for v in "${e2e_servers[@]}"; do
+		pid=${v}_pid url=${v}_url
+		pid=${!pid} url=${!url:-}
+		port=${url##*:}
+		if ! kill -0 "$pid" 2>/dev/null; then
+			echo "server $v (pid $pid, $url): NOT RUNNING"
+		elif ! ss -ltnH "sport = :$port" 2>/dev/null | grep -q .; then
+			echo "server $v (pid $pid, $url): running, NOT LISTENING"
+		fi
+	done
+}
+
+# fail NAME DETAIL
+fail() {
+	failed=$((failed + 1))
+	e2e_time
+	printf 'FAIL %s%s%s\n' "$1" \
+		"${e2e_known:+ (KNOWN FAILURE: $e2e_known)}" "$e2e_took"
+	e2e_known=
+	[ -n "${2:-}" ] && sed 's/^/     | /' <<<"$2" | head -40
+	server_health | sed 's/^/     ! /'
+	return 0
+}
+
+# norm: the volatile parts of kubectl output become placeholders:
+# the work dir, uids, RFC 3339 timestamps, resourceVersions, the random
+# suffix of generateName, klog line headers, trailing blanks.
+norm() {
+	sed -E \
+		-e "s#${work}#<work>#g" \
+		-e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/<uid>/g' \
+		-e 's/[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z/<ts>/g' \
+		-e 's/(resourceVersion: )"[0-9]+"/\1"<rv>"/g' \
+		-e 's/("resourceVersion": ?)"[0-9]+"/\1"<rv>"/g' \
+		-e 's/(Resource Version: +)[0-9]+/\1<rv>/' \
+		-e 's/(job-sample-)[bcdfghjklmnpqrstvwxz2456789]{5}/\1<gen>/g' \
+		-e 's/^([IWE])[0-9]{4} [0-9:.]+ +[0-9]+ ([a-z_]+\.go:[0-9]+\])/\1<klog> \2/' \
+		-e 's/[[:space:]]+$//'
+}
+
+# norm_table: norm, then every line from the table header on (the first
+# line that starts with NAME or NAMESPACE) is cut into its cells at the
+# header's column starts and printed as "cell | cell | ...", ages and
+# durations ("5s", "2m3s", "<invalid>") as <age>. Lines before the header
+# (warnings) are kept as they are. Column widths, which depend on ages
+# and names, thereby drop out of the comparison.
+norm_table() {
+	norm | awk '
+	function trim(s) { sub(/^ +/, "", s); sub(/ +$/, "", s); return s }
+	!hdr && /^(NAME|NAMESPACE) / {
+		hdr = 1; n = 0
+		for (i = 1; i <= length($0); i++) {
+			c = substr($0, i, 1)
+			if (c != " " && (i == 1 || substr($0, i - 2, 2) == "  "))
+				start[++n] = i
+		}
+	}
+	!hdr { print; next }
+	{
+		line = ""
+		for (k = 1; k <= n; k++) {
+			cell = k < n ? substr($0, start[k], start[k + 1] - start[k]) \
+				     : substr($0, start[k])
+			cell = trim(cell)
+			if (cell ~ /^([0-9]+[smhdy])+$/ || cell == "<invalid>")
+				cell = "<age>"
+			line = line (k > 1 ? " | " : "") cell
+		}
+		sub(/ +$/, "", line)
+		print line
+	}'
+}
+
+# run_cmd CMD...: runs CMD (stdin /dev/null: kubectl never gets to
+# prompt) with stdout+stderr in $out, exit status in $rc.
+run_cmd() {
+	out=$("$@" 2>&1 </dev/null)
+	rc=$?
+}
+
+# compare NAME WANT_RC NORMALISER CMD... (expected text on stdin)
+compare() {
+	local name=$1 want=$2 normaliser=$3 exp got
+	shift 3
+	exp=$(cat)
+	run_cmd "$@"
+	got=$($normaliser <<<"$out")
+	if [ "$rc" -eq "$want" ] && [ "$got" == "$exp" ]; then
+		pass "$name"
+	else
+		fail "$name" "command: $*
+exit status $rc (want $want); diff expected actual:
+$(diff <(printf '%s\n' "$exp") <(printf '%s\n' "$got") | head -30)"
+	fi
+}
+
+# expect NAME WANT_RC CMD... <<'EOF': exact output (stdout+stderr), norm'd.
+expect() {
+	local name=$1 want=$2
+	shift 2
+	compare "$name" "$want" norm "$@"
+}
+
+# expect_table NAME WANT_RC CMD... <<'EOF': a table, norm_table'd.
+expect_table() {
+	local name=$1 want=$2
+	shift 2
+	compare "$name" "$want" norm_table "$@"
+}
+
+# expect_golden NAME WANT_RC FILE CMD...: exact output against
+# test/e2e/golden/FILE (norm'd); E2E_UPDATE_GOLDEN=1 rewrites the file.
+expect_golden() {
+	local name=$1 want=$2 file=$e2e_dir/golden/$3
+	shift 3
+	if [ -n "${E2E_UPDATE_GOLDEN:-}" ]; then
+		run_cmd "$@"
+		norm <<<"$out" >"$file"
+	fi
+	compare "$name" "$want" norm "$@" <"$file"
+}
+
+# match NAME WANT_RC ERE CMD...: exit status and an extended regex that
+# must match some line of the (norm'd) output.
+match() {
+	local name=$1 want=$2 pat=$3
+	shift 3
+	run_cmd "$@"
+	if [ "$rc" -eq "$want" ] && norm <<<"$out" | grep -Eq -- "$pat"; then
+		pass "$name"
+	else
+		fail "$name" "command: $*
+exit status $rc (want $want); pattern: $pat; output:
+$(head -20 <<<"$out")"
+	fi
+}
+
+# wait_for_line FILE ERE [TENTHS]: waits until FILE has a line matching.
+wait_for_line() {
+	local i
+	for i in $(seq 1 "${3:-100}"); do
+		grep -Eq -- "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# e2e_finish: the last line, "N passed, M failed"; exit 1 on failure.
+e2e_finish() {
+	printf '%d passed, %d failed\n' "$passed" "$failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
