@@ -53,7 +53,11 @@ DEVSERVER_SRC := $(filter-out devserver/main.c,$(wildcard devserver/*.c))
 DEVSERVER_OBJ := $(DEVSERVER_SRC:%.c=$(BUILD)/%.o)
 LIBDEVSERVER := $(BUILD)/libdevserver.a
 DEVSERVER_LIBS := -lmicrohttpd -lcurl -lssl -lcrypto -lpthread
-DEVSERVER_BIN := bin/cueue-devserver
+# bin/ holds the default build's programs; other configs (asan, ...) keep
+# theirs under build/<cfg>/bin so a sanitizer build never replaces the
+# binary that the e2e tests, the demo and the benchmarks run.
+BINDIR := $(if $(filter default,$(CFG)),bin,$(BUILD)/bin)
+DEVSERVER_BIN := $(BINDIR)/cueue-devserver
 
 # controller/: the manager's I/O layer (event loop, kubeconfig, REST
 # client, informers) on libcurl multi. No manager binary yet: main.c comes
@@ -126,7 +130,8 @@ $(BUILD)/test/unit/%.o: test/unit/%.c $(SUITES_H)
 $(BUILD)/test/devserver/%.o: test/devserver/%.c $(DSSUITES_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -I$(BUILD)/gen/devserver \
-	  -DTOP_SRCDIR='"$(CURDIR)"' -c $< -o $@
+	  -DTOP_SRCDIR='"$(CURDIR)"' \
+	  -DDEVSERVER_BIN_PATH='"$(CURDIR)/$(DEVSERVER_BIN)"' -c $< -o $@
 
 $(LIBCORE): $(CORE_OBJ)
 	@rm -f $@

@@ -12,7 +12,8 @@
  * one, and a watch from an RV of the old process ends with 410 Expired
  * (the store keeps no event history across a restart; store.h).
  *
- * Uses the binary `make all` builds (TOP_SRCDIR/bin/cueue-devserver).
+ * Uses the binary `make all` builds for this build config
+ * (DEVSERVER_BIN_PATH: bin/cueue-devserver, or build/<cfg>/bin/...).
  */
 #include <curl/curl.h>
 #include <errno.h>
@@ -45,7 +46,7 @@ struct child {
  * line. */
 static void spawn(const char *dir, struct child *c)
 {
-	char *bin = t_src_path("bin/cueue-devserver");
+	char *bin = xstrdup(DEVSERVER_BIN_PATH);
 	char line[256];
 	int p[2];
 	FILE *f;
