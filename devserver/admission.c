@@ -1,15 +1,18 @@
 /*
  * admission: kube-apiserver's MutatingAdmissionWebhook and
  * ValidatingAdmissionWebhook plugins (k8s-api.md §11) for the devserver's
- * write path. Reads the Mutating/ValidatingWebhookConfigurations on every
- * admission through api_internal_list, decides which webhooks apply
+ * write path. Reads the Mutating/ValidatingWebhookConfigurations through
+ * api_internal_list when their resource changed (struct admission_cache,
+ * keyed by store_resource_rv), decides which webhooks apply
  * (apiserver webhook/predicates and generic/webhook.go ShouldCallHook),
  * sends AdmissionReview v1 (or v1beta1) through webhook_client.h and turns
  * the answers into patches, warnings and Status errors worded as
  * apiserver's dispatchers word them.
  *
- * It owns nothing between calls, takes no lock and never holds one
- * across a webhook call; every call runs on the writer's thread.
+ * Between calls it owns only the cache, whose mutex (a leaf lock) is
+ * held to compare an RV and take or swap a reference; it never holds a
+ * lock across a list or a webhook call; every call runs on the writer's
+ * thread.
  *
  * Not implemented: reinvocationPolicy IfNeeded (webhooks run once),
  * matchConditions (CEL; a webhook that has them is called as if they
@@ -17,6 +20,8 @@
  */
 #include "devserver/admission.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +31,7 @@
 #include "devserver/patch.h"
 #include "devserver/registry.h"
 #include "devserver/status.h"
+#include "devserver/store.h"
 #include "devserver/webhook_client.h"
 #include "model/selector.h"
 #include "model/strmap.h"
@@ -64,33 +70,124 @@ static int by_name(const void *a, const void *b)
 		      name_of(*(json_t *const *)b));
 }
 
-/* Every webhook of the configurations of plural, configurations in name
- * order and webhooks in list order (apiserver's configuration manager
- * sorts by name). A list failure means no webhooks. */
-static void hooks_load(struct api *api, const char *plural, struct hooks *h)
+enum hook_kind {
+	HOOKS_MUTATING,
+	HOOKS_VALIDATING,
+	HOOKS_KINDS,
+};
+
+static const char *const hook_plural[HOOKS_KINDS] = {
+	"mutatingwebhookconfigurations",
+	"validatingwebhookconfigurations",
+};
+
+static const char *const hook_res[HOOKS_KINDS] = {
+	"admissionregistration.k8s.io/mutatingwebhookconfigurations",
+	"admissionregistration.k8s.io/validatingwebhookconfigurations",
+};
+
+/*
+ * Invariant: when valid[k], configs[k] is the list of kind k, sorted by
+ * name, as it was at store_resource_rv == rv[k] or later (a list taken
+ * after the RV was read); a differing RV means reload. The arrays are
+ * shared read-only with every admission holding a reference.
+ */
+struct admission_cache {
+	pthread_mutex_t mu;              /* leaf lock */
+	bool valid[HOOKS_KINDS];
+	uint64_t rv[HOOKS_KINDS];
+	json_t *configs[HOOKS_KINDS];    /* owned refs when valid */
+};
+
+struct admission_cache *admission_cache_new(void)
+{
+	struct admission_cache *c = xcalloc(1, sizeof(*c));
+
+	if (pthread_mutex_init(&c->mu, NULL) != 0)
+		BUG("admission: mutex init failed");
+	return c;
+}
+
+void admission_cache_free(struct admission_cache *c)
+{
+	if (!c)
+		return;
+	for (int k = 0; k < HOOKS_KINDS; k++)
+		json_decref(c->configs[k]);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+/* New reference to the configurations of kind k in name order
+ * (apiserver's configuration manager sorts by name), or NULL when the
+ * list failed. */
+static json_t *configs_list(struct api *api, enum hook_kind k)
 {
 	struct api_ref ref = { .group = adm_group, .version = "v1",
-			       .resource = plural };
+			       .resource = hook_plural[k] };
 	struct api_status st = API_STATUS_INIT;
-	json_t **cfg, *c, *w;
-	size_t i, j, n;
+	json_t *list = NULL, *sorted, **cfg, *c;
+	size_t i, n;
 
-	memset(h, 0, sizeof(*h));
-	if (api_internal_list(api, &ref, NULL, NULL, &h->configs, NULL,
-			      &st) < 0) {
+	if (api_internal_list(api, &ref, NULL, NULL, &list, NULL, &st) < 0) {
 		status_release(&st);
-		h->configs = NULL;
-		return;
+		return NULL;
 	}
-	n = json_array_size(h->configs);
-	if (!n)
-		return;
-	cfg = xcalloc(n, sizeof(*cfg));
-	json_array_foreach(h->configs, i, c)
+	n = json_array_size(list);
+	cfg = xcalloc(n + 1, sizeof(*cfg));
+	json_array_foreach(list, i, c)
 		cfg[i] = c;
 	qsort(cfg, n, sizeof(*cfg), by_name);
-	for (i = 0; i < n; i++) {
-		json_array_foreach(json_object_get(cfg[i], "webhooks"), j, w) {
+	sorted = json_array();
+	for (i = 0; i < n; i++)
+		json_array_append(sorted, cfg[i]);
+	free(cfg);
+	json_decref(list);
+	return sorted;
+}
+
+/* New reference to the configurations of kind k, from the cache when
+ * their resource has not been written since it was filled; NULL when a
+ * list failed (not cached). */
+static json_t *configs_get(struct api *api, enum hook_kind k)
+{
+	struct admission_cache *c = api_admission_cache(api);
+	uint64_t rv = store_resource_rv(api_store(api), hook_res[k]);
+	json_t *configs = NULL, *old = NULL;
+
+	pthread_mutex_lock(&c->mu);
+	if (c->valid[k] && c->rv[k] == rv)
+		configs = json_incref(c->configs[k]);
+	pthread_mutex_unlock(&c->mu);
+	if (configs)
+		return configs;
+	/* Listed after rv was read: at least as new as rv. */
+	configs = configs_list(api, k);
+	if (!configs)
+		return NULL;
+	pthread_mutex_lock(&c->mu);
+	if (!c->valid[k] || c->rv[k] <= rv) {
+		old = c->configs[k];
+		c->configs[k] = json_incref(configs);
+		c->rv[k] = rv;
+		c->valid[k] = true;
+	}
+	pthread_mutex_unlock(&c->mu);
+	json_decref(old);
+	return configs;
+}
+
+/* Every webhook of the configurations of kind k, configurations in name
+ * order and webhooks in list order. A list failure means no webhooks. */
+static void hooks_load(struct api *api, enum hook_kind k, struct hooks *h)
+{
+	json_t *c, *w;
+	size_t i, j;
+
+	memset(h, 0, sizeof(*h));
+	h->configs = configs_get(api, k);
+	json_array_foreach(h->configs, i, c) {
+		json_array_foreach(json_object_get(c, "webhooks"), j, w) {
 			if (!json_is_object(w))
 				continue;
 			h->v = xrealloc(h->v, (h->n + 1) * sizeof(*h->v));
@@ -98,7 +195,6 @@ static void hooks_load(struct api *api, const char *plural, struct hooks *h)
 			h->n++;
 		}
 	}
-	free(cfg);
 }
 
 static void hooks_release(struct hooks *h)
@@ -930,7 +1026,7 @@ static int run_mutating(const struct admission_req *req, json_t **objp,
 	int rc = -1;
 
 	attrs_init(&a, req);
-	hooks_load(req->api, "mutatingwebhookconfigurations", &h);
+	hooks_load(req->api, HOOKS_MUTATING, &h);
 	for (size_t i = 0; i < h.n; i++) {
 		const char *version;
 		json_t *vobj = NULL, *vold = NULL, *patched = NULL;
@@ -988,7 +1084,7 @@ static int run_validating(const struct admission_req *req, const json_t *obj,
 	int rc = 0;
 
 	attrs_init(&a, req);
-	hooks_load(req->api, "validatingwebhookconfigurations", &h);
+	hooks_load(req->api, HOOKS_VALIDATING, &h);
 	versions = xcalloc(h.n + 1, sizeof(*versions));
 	/* Matching errors end the request before any call. */
 	for (size_t i = 0; i < h.n; i++)

@@ -6,7 +6,7 @@
  * DELETE).
  *
  * admission.c is kube-apiserver's MutatingAdmissionWebhook and
- * ValidatingAdmissionWebhook plugins: on every call it reads the
+ * ValidatingAdmissionWebhook plugins: on every call it gets the
  * Mutating/ValidatingWebhookConfigurations through api_internal_list
  * (api.h), picks the webhooks whose rules, namespaceSelector and
  * objectSelector match, maps clientConfig.service with
@@ -25,8 +25,14 @@
  * (also an apply that creates), UpdateOptions for PUT and PATCH,
  * DeleteOptions for a delete.
  *
+ * The configurations are read once and kept in a struct admission_cache
+ * (one per api, api_admission_cache) until store_resource_rv says their
+ * resource was written, so a write that changes them takes effect on the
+ * next admission, and writes that find none pay no list.
+ *
  * Threads: called on HTTP connection threads and by the internal writers
- * (gc, jobrunner); must not hold locks across webhook calls.
+ * (gc, jobrunner); must not hold locks across webhook calls. The cache's
+ * mutex is a leaf lock, held only to swap or take a reference.
  */
 #ifndef DEVSERVER_ADMISSION_H
 #define DEVSERVER_ADMISSION_H
@@ -66,6 +72,11 @@ struct admission_req {
 	bool dry_run;
 	json_t *warnings;          /* array; append Warning texts here */
 };
+
+/* The parsed webhook configurations of one api; new / NULL-safe free. */
+struct admission_cache;
+struct admission_cache *admission_cache_new(void);
+void admission_cache_free(struct admission_cache *c);
 
 /*
  * Mutating admission. *obj is owned by the caller; a mutator may modify

@@ -18,6 +18,7 @@
 #include <time.h>
 
 #include "config/yamljson.h"
+#include "devserver/admission.h"
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
 #include "devserver/protobuf.h"
@@ -48,6 +49,7 @@ struct api *api_new(const struct api_opts *o, struct err *err)
 	}
 	atomic_init(&a->stopping, false);
 	a->reg = registry_new();
+	a->adm = admission_cache_new();
 	a->job_runtime_ms = o->job_runtime_ms;
 	a->bookmark_ms = o->bookmark_ms > 0 ? o->bookmark_ms : 10000;
 	a->propagation_finalizers = o->propagation_finalizers;
@@ -84,6 +86,7 @@ void api_free(struct api *a)
 	}
 	free(a->eps);
 	registry_free(a->reg);
+	admission_cache_free(a->adm);
 	store_free(a->store);
 	free(a);
 }
@@ -91,6 +94,11 @@ void api_free(struct api *a)
 struct store *api_store(struct api *a)
 {
 	return a->store;
+}
+
+struct admission_cache *api_admission_cache(struct api *a)
+{
+	return a->adm;
 }
 
 int64_t api_job_runtime_ms(const struct api *a)

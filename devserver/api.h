@@ -85,6 +85,7 @@ int api_preload(struct api *a, const char *path, struct err *err) MUST_CHECK;
 
 /* Borrowed accessors for the seams above. */
 struct store *api_store(struct api *a);
+struct admission_cache *api_admission_cache(struct api *a);
 int64_t api_job_runtime_ms(const struct api *a);
 /* HOST:PORT of a --service-endpoint: 0, or -1 when none is configured. */
 int api_service_endpoint(const struct api *a, const char *ns,

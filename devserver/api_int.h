@@ -28,6 +28,7 @@
 struct api {
 	struct store *store;          /* owned */
 	struct registry *reg;         /* owned */
+	struct admission_cache *adm;  /* owned (admission.h) */
 	atomic_bool stopping;         /* set by api_shutdown */
 	int64_t job_runtime_ms;
 	int bookmark_ms;              /* > 0 */

@@ -2,11 +2,14 @@
  * api_watch: WATCH (§6.3) as a chunked stream of newline-delimited JSON
  * events on the client's connection thread.
  *
- * DESIGN. The stream reader (an http_stream_fn) produces one event at a
- * time into a buffer and hands it out; when the buffer is empty it
- * blocks in store_next_event for at most 250 ms, then re-checks the
- * client socket for hang-up, api_shutdown, the timeoutSeconds deadline
- * and the bookmark timer. It never returns 0 (libmicrohttpd would spin).
+ * DESIGN. The stream reader (an http_stream_fn) serialises events into a
+ * buffer and hands it out. Once the buffer has drained it refills it with
+ * every event already pending (store_next_event with timeout 0), up to
+ * FILL_MAX bytes, so a burst of events goes out as one chunk; only when
+ * nothing is pending does it check the client socket for hang-up and
+ * block in store_next_event for at most 250 ms. api_shutdown, the
+ * timeoutSeconds deadline and the bookmark timer are checked between
+ * events. It never returns 0 (libmicrohttpd would spin).
  * A watch keeps its own registry snapshot reference for its whole life.
  *
  * Start points: no resourceVersion (or "0") lists the matching objects
@@ -29,6 +32,7 @@
 #include "devserver/store.h"
 
 #define POLL_MS 250
+#define FILL_MAX (32 * 1024) /* libmicrohttpd's block size (http.c) */
 #define FINAL_BOOKMARK_MS 2000
 
 struct watch {
@@ -47,9 +51,10 @@ struct watch {
 	int64_t next_bookmark;      /* monotonic ms */
 	json_t *initial;            /* stored objects for synthetic ADDED */
 	size_t next_initial;
-	char *buf;                  /* pending bytes [off, len) */
+	char *buf;                  /* pending bytes [off, len) of cap */
 	size_t len;
 	size_t off;
+	size_t cap;
 	struct MHD_Connection *conn;
 };
 
@@ -61,22 +66,29 @@ static int64_t mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Appends n bytes to the pending buffer (a json_dump_callback_t). */
+static int append(const char *p, size_t n, void *data)
+{
+	struct watch *w = data;
+
+	if (w->len + n > w->cap) {
+		w->cap = w->cap ? w->cap : 4096;
+		while (w->len + n > w->cap)
+			w->cap *= 2;
+		w->buf = xrealloc(w->buf, w->cap);
+	}
+	memcpy(w->buf + w->len, p, n);
+	w->len += n;
+	return 0;
+}
+
+/* Appends ev (taken) as one line to the pending bytes. */
 static void push_line(struct watch *w, json_t *ev)
 {
-	char *s = json_dumps(ev, JSON_COMPACT);
-	size_t n;
-
+	if (json_dump_callback(ev, append, w, JSON_COMPACT) < 0)
+		BUG("json_dump_callback failed");
 	json_decref(ev);
-	if (!s)
-		BUG("json_dumps failed");
-	n = strlen(s);
-	free(w->buf);
-	w->buf = xmalloc(n + 2);
-	memcpy(w->buf, s, n);
-	w->buf[n] = '\n';
-	w->len = n + 1;
-	w->off = 0;
-	free(s);
+	append("\n", 1, w);
 }
 
 static void emit_status(struct watch *w, struct api_status *st)
@@ -192,19 +204,26 @@ static void handle_event(struct watch *w, const struct store_event *ev)
 	}
 }
 
-/* Produces the next bytes; false when the stream must end. */
+/*
+ * Produces the next bytes; false when the stream must end. With bytes
+ * already buffered it only takes what is pending (timeout 0) and stops
+ * at FILL_MAX; with none it blocks, after a hang-up check.
+ */
 static bool produce(struct watch *w)
 {
 	struct store *s = w->op.api->store;
 
-	while (w->off >= w->len) {
+	if (w->off < w->len)
+		return true;
+	w->off = w->len = 0;
+	while (w->len < FILL_MAX) {
 		struct store_event ev;
 		enum store_rc rc;
 		int64_t now, wait;
+		bool idle = w->len == 0;
 
-		if (w->ended || atomic_load(&w->op.api->stopping) ||
-		    http_conn_closed(w->conn))
-			return false;
+		if (w->ended || atomic_load(&w->op.api->stopping))
+			break;
 		if (w->initial) {
 			if (w->next_initial < json_array_size(w->initial)) {
 				emit_object(w, "ADDED", json_array_get(
@@ -222,7 +241,7 @@ static bool produce(struct watch *w)
 		now = mono_ms();
 		if (now >= w->deadline) {
 			w->ended = true;
-			return false;
+			break;
 		}
 		if (w->bookmarks && (now >= w->next_bookmark ||
 				     (!w->final_bookmark_sent &&
@@ -243,6 +262,10 @@ static bool produce(struct watch *w)
 			wait = POLL_MS;
 		if (wait < 1)
 			wait = 1;
+		if (!idle)
+			wait = 0;
+		else if (http_conn_closed(w->conn))
+			return false;
 		{
 			uint64_t before = w->cursor;
 
@@ -257,12 +280,15 @@ static bool produce(struct watch *w)
 				continue;
 			}
 		}
-		if (rc != STORE_OK)
+		if (rc != STORE_OK) {
+			if (!idle)
+				break;
 			continue;
+		}
 		handle_event(w, &ev);
 		store_event_release(&ev);
 	}
-	return true;
+	return w->len > 0;
 }
 
 static long watch_read(void *cls, char *out, size_t max)

@@ -128,6 +128,10 @@ struct resource {
 	size_t nbuckets;       /* power of two, >= 16 */
 	size_t n;              /* objects; == root->size */
 	struct node *root;     /* AVL tree of the same nodes */
+	uint64_t last_rv;      /* RV of the last write here since open;
+				* 0: none (store_resource_rv) */
+	pthread_cond_t cond;   /* broadcast on this resource's events and
+				* wake_all: wakes the waiters filtered on it */
 };
 
 struct event {
@@ -158,7 +162,9 @@ struct compaction {
 
 struct store {
 	pthread_mutex_t mu;
-	pthread_cond_t cond;      /* broadcast on every event and wake_all */
+	pthread_cond_t cond;      /* broadcast on every event and wake_all:
+				   * wakes unfiltered waiters, and those
+				   * filtered on a resource not yet created */
 	uint64_t rv;              /* the last RV given out */
 	struct resource **res;    /* owned array of nres, never shrinks */
 	size_t nres, capres;
@@ -617,6 +623,16 @@ static struct resource *resource_find(struct store *s, const char *name)
 	return NULL;
 }
 
+static void cond_init_mono(pthread_cond_t *c)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(c, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
 static struct resource *resource_get(struct store *s, const char *name)
 {
 	struct resource *r = resource_find(s, name);
@@ -624,6 +640,7 @@ static struct resource *resource_get(struct store *s, const char *name)
 	if (r)
 		return r;
 	r = xcalloc(1, sizeof(*r));
+	cond_init_mono(&r->cond);
 	r->name = xstrdup(name);
 	r->nbuckets = 16;
 	r->buckets = xcalloc(r->nbuckets, sizeof(*r->buckets));
@@ -850,7 +867,7 @@ static void event_clear(struct event *e)
  * work nobody needs to wait for.
  */
 static void event_push(struct store *s, enum store_event_type type,
-		       const struct resource *r, const struct node *n,
+		       struct resource *r, const struct node *n,
 		       json_t *obj, json_t *prev, struct event *evicted)
 {
 	struct event *e;
@@ -871,9 +888,11 @@ static void event_push(struct store *s, enum store_event_type type,
 	e->ns_len = n->ns_len;
 	e->obj = obj;
 	e->prev = prev;
+	r->last_rv = s->rv;
 	s->ring_n++;
 	assert(s->ring_n == s->rv - s->hist_base);
 	pthread_cond_broadcast(&s->cond);
+	pthread_cond_broadcast(&r->cond);
 }
 
 /* The kept event with RV rv; hist_base < rv <= s->rv. */
@@ -1406,6 +1425,18 @@ size_t store_count(struct store *s, const char *res)
 	return n;
 }
 
+uint64_t store_resource_rv(struct store *s, const char *res)
+{
+	struct resource *r;
+	uint64_t rv;
+
+	lock(s);
+	r = resource_find(s, res);
+	rv = r ? r->last_rv : 0;
+	unlock(s);
+	return rv;
+}
+
 /* ---- watch ---- */
 
 void store_event_release(struct store_event *ev)
@@ -1445,6 +1476,8 @@ enum store_rc store_next_event(struct store *s, uint64_t *cursor,
 	lock(s);
 	gen = s->wake_gen;
 	for (;;) {
+		struct resource *r;
+		pthread_cond_t *c;
 		int w;
 
 		if (*cursor < s->hist_base) {
@@ -1461,11 +1494,15 @@ enum store_rc store_next_event(struct store *s, uint64_t *cursor,
 			rc = STORE_TIMEOUT;
 			goto unlock;
 		}
+		/* A filtered waiter sleeps on its resource's condition, so
+		 * other resources' events do not wake it. */
+		r = res ? resource_find(s, res) : NULL;
+		c = r ? &r->cond : &s->cond;
 		if (timeout_ms < 0) {
-			pthread_cond_wait(&s->cond, &s->mu);
+			pthread_cond_wait(c, &s->mu);
 			continue;
 		}
-		w = pthread_cond_timedwait(&s->cond, &s->mu, &deadline);
+		w = pthread_cond_timedwait(c, &s->mu, &deadline);
 		if (w == ETIMEDOUT)
 			timeout_ms = 0; /* one last look, then give up */
 	}
@@ -1488,6 +1525,8 @@ void store_wake_all(struct store *s)
 	lock(s);
 	s->wake_gen++;
 	pthread_cond_broadcast(&s->cond);
+	for (size_t i = 0; i < s->nres; i++)
+		pthread_cond_broadcast(&s->res[i]->cond);
 	unlock(s);
 }
 
@@ -1785,13 +1824,9 @@ out:
 struct store *store_new(const struct store_opts *opts, struct err *err)
 {
 	struct store *s = xcalloc(1, sizeof(*s));
-	pthread_condattr_t ca;
 
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&s->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	cond_init_mono(&s->cond);
 	s->ring_cap = opts->watch_history ? opts->watch_history : 1;
 	s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
 	s->wal_fd = -1;
@@ -1835,6 +1870,7 @@ void store_free(struct store *s)
 		}
 		free(r->buckets);
 		free(r->name);
+		pthread_cond_destroy(&r->cond);
 		free(r);
 	}
 	free(s->res);

@@ -8,8 +8,10 @@
  * to a snapshot they must never modify (jansson's refcounts are atomic, so
  * sharing read-only trees across threads is safe).
  *
- * Threads: any. One mutex guards the maps, the counter and the log; a
- * condition variable wakes watchers. No call holds the lock while doing
+ * Threads: any. One mutex guards the maps, the counter and the log;
+ * condition variables under it wake watchers: one per resource for
+ * waiters filtered on it, one for the rest, so an event wakes only the
+ * waiters that want it. No call holds the lock while doing
  * I/O other than the WAL append of the write itself.
  *
  * Keys: a resource is named "<group>/<plural>" ("/pods" for the core
@@ -147,6 +149,14 @@ typedef void store_visit_fn(void *ctx, const char *ns, const char *name,
 			    const json_t *obj);
 void store_visit(struct store *s, const char *res, store_visit_fn *fn,
 		 void *ctx);
+
+/*
+ * The RV of the last write (create, update that changed something,
+ * delete) to res since the store was opened; 0 when none. Equal values
+ * mean res did not change in between: a cheap key for caches of a
+ * resource's objects (admission.c's webhook configurations).
+ */
+uint64_t store_resource_rv(struct store *s, const char *res);
 
 /* Figures for tests and benchmarks. */
 size_t store_count(struct store *s, const char *res);
