@@ -12,7 +12,7 @@ CFG ?= default
 BUILD := build/$(CFG)
 
 PKGS := gcc make pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
-	libcurl4-openssl-dev libyaml-dev check python3-kubernetes
+	libcurl4-openssl-dev libyaml-dev check python3-kubernetes kubectl
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 CC ?= cc
