@@ -192,7 +192,9 @@ $(BUILD)/test/devserver/main.o: test/unit/main.c $(DSSUITES_H)
 unit: $(UNIT)
 	./$(UNIT)
 
-devserver-tests: $(DSTEST)
+# Suite "crash" runs this config's devserver program (kill -9), so the
+# runner needs it built too.
+devserver-tests: $(DSTEST) $(DEVSERVER_BIN)
 	./$(DSTEST)
 
 # e2e and the quick bench join `test` once their runners exist.
