@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "model/alloc.h"
+#include "model/goparse.h"
 #include "model/timestamp.h"
 
 #define MAX_DEPTH 128
@@ -184,85 +185,6 @@ static bool is_meta_field(const char *k)
 /* ------------------------------------------------------------------ */
 /* Go value rendering, so messages read as field.Error prints them.     */
 
-/* Writes f as Go's fmt %v does for a float64 (strconv 'g', shortest,
- * exponent form below 1e-4 and from 1e+06 up: 0.5, 1e+06, 1.5e-05). */
-static void go_float(double f, char *buf, size_t n)
-{
-	char e[64], digits[32];
-	int prec, exp10 = 0;
-	size_t nd = 0;
-	const char *p;
-
-	if (isnan(f)) {
-		snprintf(buf, n, "NaN");
-		return;
-	}
-	if (isinf(f)) {
-		snprintf(buf, n, f > 0 ? "+Inf" : "-Inf");
-		return;
-	}
-	if (f == 0) {
-		snprintf(buf, n, signbit(f) ? "-0" : "0");
-		return;
-	}
-	for (prec = 1; prec <= 17; prec++) {
-		snprintf(e, sizeof(e), "%.*e", prec - 1, f);
-		if (strtod(e, NULL) == f)
-			break;
-	}
-	p = e;
-	if (*p == '-')
-		p++;
-	for (; *p && *p != 'e'; p++)
-		if (*p >= '0' && *p <= '9' && nd < sizeof(digits) - 1)
-			digits[nd++] = *p;
-	digits[nd] = '\0';
-	if (*p == 'e')
-		exp10 = atoi(p + 1);
-	while (nd > 1 && digits[nd - 1] == '0')
-		digits[--nd] = '\0';
-	{
-		char out[96];
-		size_t o = 0;
-
-		if (f < 0)
-			out[o++] = '-';
-		if (exp10 < -4 || exp10 >= 6) {
-			out[o++] = digits[0];
-			if (nd > 1) {
-				out[o++] = '.';
-				memcpy(out + o, digits + 1, nd - 1);
-				o += nd - 1;
-			}
-			o += (size_t)snprintf(out + o, sizeof(out) - o, "e%c%02d",
-					      exp10 < 0 ? '-' : '+',
-					      exp10 < 0 ? -exp10 : exp10);
-		} else if (exp10 < 0) {
-			out[o++] = '0';
-			out[o++] = '.';
-			for (int i = -1; i > exp10; i--)
-				out[o++] = '0';
-			memcpy(out + o, digits, nd);
-			o += nd;
-		} else {
-			for (int i = 0; i <= exp10; i++)
-				out[o++] = (size_t)i < nd ? digits[i] : '0';
-			if (nd > (size_t)exp10 + 1) {
-				out[o++] = '.';
-				memcpy(out + o, digits + exp10 + 1,
-				       nd - (size_t)exp10 - 1);
-				o += nd - (size_t)exp10 - 1;
-			}
-		}
-		out[o] = '\0';
-		if (n) {
-			size_t len = o < n - 1 ? o : n - 1;
-
-			memcpy(buf, out, len);
-			buf[len] = '\0';
-		}
-	}
-}
 
 /* The text field.Error prints for a bad value: strings quoted (quote set),
  * numbers and booleans bare, null as NULL (printed "null"). Objects and
@@ -280,7 +202,7 @@ static char *go_value(const json_t *v, bool *quote)
 		snprintf(b, sizeof(b), "%lld", (long long)json_integer_value(v));
 		return xstrdup(b);
 	case JSON_REAL:
-		go_float(json_real_value(v), b, sizeof(b));
+		goparse_format_float(json_real_value(v), b, sizeof(b));
 		return xstrdup(b);
 	case JSON_TRUE:
 		return xstrdup("true");
@@ -1185,7 +1107,7 @@ static void check_number(struct vctx *c, const json_t *v, const json_t *s)
 			double mult = b < 1 ? 1 / b * fv : fv / b;
 
 			bad = !is_json_integer(mult);
-			go_float(b, bs, sizeof(bs));
+			goparse_format_float(b, bs, sizeof(bs));
 		}
 		if (bad)
 			add_invalid(c, v, "%s in body should be a multiple of %s",
@@ -1202,7 +1124,7 @@ static void check_number(struct vctx *c, const json_t *v, const json_t *s)
 			snprintf(bs, sizeof(bs), "%lld", m);
 		} else {
 			bad = excl ? fv <= b : fv < b;
-			go_float(b, bs, sizeof(bs));
+			goparse_format_float(b, bs, sizeof(bs));
 		}
 		if (bad)
 			add_invalid(c, v, "%s in body should be greater than %s%s",
@@ -1219,7 +1141,7 @@ static void check_number(struct vctx *c, const json_t *v, const json_t *s)
 			snprintf(bs, sizeof(bs), "%lld", m);
 		} else {
 			bad = excl ? fv >= b : fv > b;
-			go_float(b, bs, sizeof(bs));
+			goparse_format_float(b, bs, sizeof(bs));
 		}
 		if (bad)
 			add_invalid(c, v, "%s in body should be less than %s%s",

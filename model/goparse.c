@@ -5,6 +5,10 @@
  */
 #include "model/goparse.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include <string.h>
 
 #include "model/alloc.h"
@@ -60,4 +64,67 @@ bool goparse_bool(const char *s, bool *out)
 		}
 	}
 	return false;
+}
+
+void goparse_format_float(double f, char *buf, size_t n)
+{
+	char e[64], digits[32];
+	int prec, exp10 = 0;
+	size_t nd = 0, o = 0;
+	const char *p;
+	char out[96];
+
+	if (!isfinite(f) || f == 0) {
+		snprintf(buf, n, "%s", isnan(f) ? "NaN" : isinf(f) ?
+			 (f > 0 ? "+Inf" : "-Inf") : signbit(f) ? "-0" : "0");
+		return;
+	}
+	for (prec = 1; prec <= 17; prec++) {
+		snprintf(e, sizeof(e), "%.*e", prec - 1, f);
+		if (strtod(e, NULL) == f)
+			break;
+	}
+	p = e + (*e == '-');
+	for (; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9' && nd < sizeof(digits) - 1)
+			digits[nd++] = *p;
+	if (*p == 'e')
+		exp10 = atoi(p + 1);
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	if (f < 0)
+		out[o++] = '-';
+	if (exp10 < -4 || exp10 >= 6) {
+		out[o++] = digits[0];
+		if (nd > 1) {
+			out[o++] = '.';
+			memcpy(out + o, digits + 1, nd - 1);
+			o += nd - 1;
+		}
+		o += (size_t)snprintf(out + o, sizeof(out) - o, "e%c%02d",
+				      exp10 < 0 ? '-' : '+',
+				      exp10 < 0 ? -exp10 : exp10);
+	} else if (exp10 < 0) {
+		out[o++] = '0';
+		out[o++] = '.';
+		for (int i = -1; i > exp10; i--)
+			out[o++] = '0';
+		memcpy(out + o, digits, nd);
+		o += nd;
+	} else {
+		for (int i = 0; i <= exp10; i++)
+			out[o++] = (size_t)i < nd ? digits[i] : '0';
+		if (nd > (size_t)exp10 + 1) {
+			out[o++] = '.';
+			memcpy(out + o, digits + exp10 + 1, nd - (size_t)exp10 - 1);
+			o += nd - (size_t)exp10 - 1;
+		}
+	}
+	out[o] = '\0';
+	if (n) {
+		size_t len = o < n - 1 ? o : n - 1;
+
+		memcpy(buf, out, len);
+		buf[len] = '\0';
+	}
 }

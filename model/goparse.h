@@ -9,6 +9,7 @@
 #define MODEL_GOPARSE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* strconv's error kinds (ErrSyntax, ErrRange), named. */
@@ -29,5 +30,12 @@ enum goparse_rc goparse_int(const char *s, int bits, int64_t *out);
 /* strconv.ParseBool: "1 t T TRUE true True" or "0 f F FALSE false False".
  * Returns true and sets *out when s is one of them. */
 bool goparse_bool(const char *s, bool *out);
+
+/*
+ * Writes f as Go's fmt %v prints a float64 (strconv 'g', shortest round
+ * trip; exponent form below 1e-4 and from 1e+06 up: 0.5, 1e+06, 1.5e-05;
+ * NaN, +Inf, -Inf, -0) into buf (n bytes, truncated when short).
+ */
+void goparse_format_float(double f, char *buf, size_t n);
 
 #endif
