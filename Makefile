@@ -59,14 +59,15 @@ DEVSERVER_LIBS := -lmicrohttpd -lcurl -lssl -lcrypto -lpthread
 BINDIR := $(if $(filter default,$(CFG)),bin,$(BUILD)/bin)
 DEVSERVER_BIN := $(BINDIR)/cueue-devserver
 
-# controller/: the manager's I/O layer (event loop, kubeconfig, REST
-# client, informers) on libcurl multi. No manager binary yet: main.c comes
-# with the reconcilers. The unit tests search this library without -lcurl,
-# so only its pure modules (timers, linebuf) can link into them.
+# controller/: the manager (event loop, kubeconfig, REST client,
+# informers, reconcilers, status writers) on libcurl multi; main.c is
+# bin/cueue-manager. The unit tests search this library without -lcurl,
+# so only its pure modules (timers, linebuf, ...) can link into them.
 CONTROLLER_SRC := $(filter-out controller/main.c,$(wildcard controller/*.c))
 CONTROLLER_OBJ := $(CONTROLLER_SRC:%.c=$(BUILD)/%.o)
 LIBCONTROLLER := $(BUILD)/libcontroller.a
 CONTROLLER_LIBS := -lcurl
+MANAGER_BIN := $(BINDIR)/cueue-manager
 
 # Unit tests: one Check suite per module. test/unit/check_<module>.c
 # links only the core and config (proving the core needs no I/O library);
@@ -82,10 +83,19 @@ DSTEST_OBJ := $(DSTEST_SRC:%.c=$(BUILD)/%.o)
 DSTEST_SUITES := $(patsubst test/devserver/check_%.c,%,$(wildcard test/devserver/check_*.c))
 DSTEST := $(BUILD)/devserver-tests
 SUITES_H := $(BUILD)/gen/unit/suites.h
+# Test tools (test/tools/<name>.c -> $(BUILD)/tools/cueue-<name>): small
+# programs the e2e scripts run, such as the invariant checker. They link
+# the core and config only.
+TOOL_SRC := $(wildcard test/tools/*.c)
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+TOOLS := $(patsubst test/tools/%.c,$(BUILD)/tools/cueue-%,$(TOOL_SRC))
+CORE_BENCH := $(BUILD)/core-bench
+CORE_BENCH_OBJ := $(BUILD)/test/bench/core_bench.o
 DSSUITES_H := $(BUILD)/gen/devserver/suites.h
 
 ALL_OBJ := $(CORE_OBJ) $(CONFIG_OBJ) $(CONTROLLER_OBJ) $(DEVSERVER_OBJ) \
-	$(SUPPORT_OBJ) $(UNIT_OBJ) $(DSTEST_OBJ) $(BUILD)/devserver/main.o
+	$(SUPPORT_OBJ) $(UNIT_OBJ) $(DSTEST_OBJ) $(BUILD)/devserver/main.o \
+	$(BUILD)/controller/main.o $(TOOL_OBJ) $(CORE_BENCH_OBJ)
 DEPS := $(ALL_OBJ:.o=.d)
 
 .PHONY: all deps test check asan clean check-headers check-deps unit \
@@ -96,12 +106,20 @@ ALL_TARGETS := $(LIBCORE) $(LIBCONFIG) $(UNIT)
 ifneq ($(wildcard devserver/main.c),)
 ALL_TARGETS += $(DEVSERVER_BIN)
 endif
+ifneq ($(wildcard controller/main.c),)
+ALL_TARGETS += $(MANAGER_BIN)
+endif
 ifneq ($(DSTEST_SUITES),)
 ALL_TARGETS += $(DSTEST)
 DEVSERVER_TESTS := devserver-tests
 endif
 
-all: $(ALL_TARGETS)
+all: $(ALL_TARGETS) $(TOOLS)
+
+$(BUILD)/tools/cueue-%: $(BUILD)/test/tools/%.o $(LIBCONFIG) $(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBCONFIG) $(LIBCORE) $(CONFIG_LIBS) \
+	  $(CORE_LIBS)
 
 deps:
 	@missing=""; for p in $(PKGS); do \
@@ -154,6 +172,12 @@ $(DEVSERVER_BIN): $(BUILD)/devserver/main.o $(LIBDEVSERVER) $(LIBCONFIG) \
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBDEVSERVER) $(LIBCONFIG) $(LIBCORE) \
 	  $(DEVSERVER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
+
+$(MANAGER_BIN): $(BUILD)/controller/main.o $(LIBCONTROLLER) $(LIBCONFIG) \
+		$(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE) \
+	  $(CONTROLLER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
 
 # Suite lists are generated from the file names, so adding a module's
 # tests never means editing a shared file. $(call suites_h,NAMES)
@@ -271,5 +295,11 @@ DSBENCH := $(BUILD)/dsbench
 all: $(DSBENCH)
 $(DSBENCH): $(BUILD)/test/bench/dsbench.o $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
+# core-bench: the scheduling core in memory (flavors/sched), no I/O.
+ifneq ($(wildcard test/bench/core_bench.c),)
+all: $(CORE_BENCH)
+endif
+$(CORE_BENCH): $(CORE_BENCH_OBJ) $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBCORE) $(CORE_LIBS)
 bench bench-quick: export BENCH_BUILD = $(CURDIR)/$(BUILD)
 -include $(BUILD)/test/bench/dsbench.d

@@ -1,0 +1,244 @@
+/*
+ * sched: the scheduling core's state and its cycle (kueue-scheduler.md
+ * §1-3, kueue-api.md §3.5-3.7, §7.4): what Kueue splits into its cache,
+ * queue manager and scheduler, as one pure value.
+ *
+ * The controller feeds it the objects it watches (flavors, cohorts,
+ * ClusterQueues, namespaces, workloads) and runs sched_cycle when
+ * something changed; the cycle returns decisions (admit with an
+ * assignment, or stay pending with Kueue's reason and message) and the
+ * controller writes them to the API. Everything else it needs to know
+ * (queue counts, usage for status, whether a ClusterQueue is active) it
+ * asks here.
+ *
+ * Borrowing, not copying: sched keeps pointers to the controller's
+ * decoded objects (struct resource_flavor, cohort, cluster_queue,
+ * workload). A pointer given to a _set call stays valid until the next
+ * _set or _remove for the same name; the controller frees the old struct
+ * only after that call returns. Derived data (tree quotas, per-pod
+ * requests, flavor matches) is computed at _set time, never in the cycle.
+ *
+ * Assume, then confirm (Kueue's "assume in cache"): an admit decision
+ * adds the workload's usage at once (state ASSUMED), so the next cycle
+ * cannot hand the same quota out twice while the status write is in
+ * flight. The controller then either sees the write come back through
+ * its informer (sched_wl_set with QuotaReserved=True: confirmed) or calls
+ * sched_wl_forget (the write failed: usage released, workload requeued).
+ * A stale pending copy of an assumed workload arriving meanwhile does not
+ * undo the assumption.
+ *
+ * One cycle admits as much as fits: it runs rounds, each of which is a
+ * Kueue cycle (one head per active ClusterQueue, flavor assignment,
+ * classical entry order, in-cycle reservation), until a round admits
+ * nothing. The ordering guarantees are Kueue's (StrictFIFO heads block,
+ * BestEffortFIFO parks inadmissible heads), only without waiting for the
+ * API between rounds.
+ *
+ * Pure (STYLE, ARCHITECTURE): no I/O, no clock (now is passed in), no
+ * JSON, no global state; not thread-safe; deterministic for the same
+ * sequence of calls.
+ */
+#ifndef FLAVORS_SCHED_H
+#define FLAVORS_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/objects.h"
+#include "model/strmap.h"
+
+struct sched;
+
+struct sched_opts {
+	/* quotaCheckStrategy IgnoreUndeclared: requests of resources the
+	 * ClusterQueue does not cover are ignored instead of NoFit. */
+	bool ignore_undeclared;
+	/* PartialAdmission feature gate (default on in Kueue): pod sets
+	 * with minCount may be admitted with fewer pods (§2.4). */
+	bool partial_admission;
+	/* Rounds per sched_cycle; 0 = until a round admits nothing. 1 gives
+	 * Kueue's one-head-per-ClusterQueue cycle exactly. */
+	unsigned max_rounds;
+};
+
+/* Defaults: partial_admission true, the rest zero. */
+void sched_opts_default(struct sched_opts *o);
+
+struct sched *sched_new(const struct sched_opts *o);
+void sched_free(struct sched *s);
+
+/* ------------------------------------------------------------------ */
+/* Inputs. Each _set adds or replaces (by name) and triggers the requeue
+ * events of kueue-scheduler.md §1.4 for what it can affect. */
+
+void sched_flavor_set(struct sched *s, const struct resource_flavor *rf);
+void sched_flavor_remove(struct sched *s, const char *name);
+
+void sched_cohort_set(struct sched *s, const struct cohort *c);
+void sched_cohort_remove(struct sched *s, const char *name);
+
+/*
+ * A ClusterQueue. invalid is NULL for a good object; otherwise the
+ * object failed to decode or validate (only cq->meta is trusted) and
+ * invalid says why: the queue exists, admits nothing, and is reported
+ * inactive with that message.
+ */
+void sched_cq_set(struct sched *s, const struct cluster_queue *cq,
+		  const char *invalid);
+void sched_cq_remove(struct sched *s, const char *name);
+
+/* Namespace labels, for ClusterQueue namespaceSelectors (copied). A
+ * namespace never set has no labels. */
+void sched_namespace_set(struct sched *s, const char *name,
+			 const struct strmap *labels);
+void sched_namespace_remove(struct sched *s, const char *name);
+
+/*
+ * A workload (key: namespace/name), as the controller resolved it:
+ *   cq     the ClusterQueue its LocalQueue points at, or NULL when it has
+ *          no LocalQueue, the LocalQueue is missing, stopped or inactive
+ *          (the controller reports those itself; the workload is not
+ *          queued);
+ *   lq     "namespace/name" of its LocalQueue for the per-LocalQueue
+ *          counts, or NULL.
+ * What sched does with it follows its status: holding quota
+ * (QuotaReserved=True with an admission, not finished, active) -> its
+ * usage counts in status.admission.clusterQueue's tree (whether or not
+ * that queue exists yet); finished or inactive -> nothing, usage
+ * released; otherwise pending in cq's queue. Queue order uses
+ * spec.priority and the creation timestamp (§1.2).
+ */
+void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
+		  const char *lq);
+void sched_wl_remove(struct sched *s, const char *ns, const char *name);
+/* An admit decision's write failed: drop the assumption (usage
+ * released) and requeue the workload as it was. No-op unless assumed. */
+void sched_wl_forget(struct sched *s, const char *ns, const char *name);
+
+/* ------------------------------------------------------------------ */
+/* The cycle */
+
+enum sched_dec_kind {
+	DEC_ADMIT,   /* quota reserved: write admission + QuotaReserved */
+	DEC_PENDING, /* not admitted: write QuotaReserved=False */
+};
+
+struct sched_decision {
+	enum sched_dec_kind kind;
+	const struct workload *wl; /* borrowed (the last one set) */
+	const char *cq;            /* borrowed ClusterQueue name */
+	/* DEC_PENDING: Kueue v0.14's reason ("Pending" for NoFit) and the
+	 * message it gives, e.g. "couldn't assign flavors to pod set main:
+	 * insufficient unused quota for cpu in flavor default, 1 more
+	 * needed". Owned. DEC_ADMIT: NULL. */
+	const char *reason;
+	char *message;
+	/* DEC_ADMIT: the borrowing level of §2.3 (0 = none). */
+	int borrowing;
+	/* Private to sched: the compact assignment. */
+	struct sched_assignment *asg;
+};
+
+struct sched_decisions {
+	struct sched_decision *v; /* owned */
+	size_t n;
+	size_t cap;
+};
+
+/*
+ * Runs one cycle at now_ms and appends its decisions to out (which the
+ * caller zeroed, or reused after sched_decisions_clear). Returns how
+ * many workloads were admitted. Pending decisions are reported at most
+ * once per pop: a parked workload is not reported again until it was
+ * retried.
+ */
+size_t sched_cycle(struct sched *s, int64_t now_ms,
+		   struct sched_decisions *out);
+/* Builds the status.admission of an admit decision into out (released
+ * first): clusterQueue, and per pod set the flavors, resourceUsage
+ * (per-pod x count) and count. Valid until the next sched call that
+ * changes state. */
+void sched_decision_admission(const struct sched *s,
+			      const struct sched_decision *d,
+			      struct admission *out);
+void sched_decisions_clear(struct sched_decisions *d); /* keeps storage */
+void sched_decisions_release(struct sched_decisions *d);
+
+/* True when a cycle may admit or report something now (some active
+ * queue has a head). */
+bool sched_has_work(const struct sched *s);
+/* Earliest time a parked workload's backoff expires, or 0: the
+ * controller arms a timer and calls sched_cycle then. */
+int64_t sched_next_wakeup(const struct sched *s);
+/* Moves workloads whose backoff expired by now_ms back to their heaps. */
+void sched_tick(struct sched *s, int64_t now_ms);
+
+/* ------------------------------------------------------------------ */
+/* What status writers and metrics read */
+
+struct sched_cq_status {
+	bool exists;
+	bool active;
+	/* Active condition (kueue-api.md §3.5): reason "Ready", "Stopped",
+	 * "FlavorNotFound", "Terminating", ... and its message ("Can admit
+	 * new workloads", "Can't admit new workloads: references missing
+	 * ResourceFlavor(s): a,b."). Borrowed; valid until the next _set. */
+	const char *reason;
+	const char *message;
+	int32_t pending;              /* heap + parked + inflight */
+	int32_t pending_active;       /* heap */
+	int32_t pending_inadmissible; /* parked */
+	int32_t reserving;            /* holding quota (incl. assumed) */
+	int32_t admitted;             /* of those, Admitted=True */
+};
+
+/* Fills st for ClusterQueue name; st->exists false when unknown. */
+void sched_cq_status(const struct sched *s, const char *name,
+		     struct sched_cq_status *st);
+
+/*
+ * status.flavorsReservation (admitted_only false) or flavorsUsage (true)
+ * of a ClusterQueue as Kueue writes them: one entry per flavor listed in
+ * its resourceGroups (in spec order), inside it one per covered resource
+ * sorted by name, zero totals included, borrowed = max(0, total -
+ * nominal) and 0 without a cohort. *out is a new array (caller releases
+ * with flavor_usages_release and free); *n its length.
+ */
+void sched_cq_usage(const struct sched *s, const char *name,
+		    bool admitted_only, struct flavor_usage **out, size_t *n);
+
+struct sched_lq_status {
+	int32_t pending;
+	int32_t reserving;
+	int32_t admitted;
+};
+
+/* Counts of one LocalQueue ("namespace/name"); zeros when unknown. */
+void sched_lq_status(const struct sched *s, const char *lq,
+		     struct sched_lq_status *st);
+/* LocalQueue flavorsReservation / flavorsUsage: one entry per flavor
+ * with usage, resources sorted by name, borrowed always 0. Same
+ * ownership as sched_cq_usage. */
+void sched_lq_usage(const struct sched *s, const char *lq,
+		    bool admitted_only, struct flavor_usage **out, size_t *n);
+
+/* Whether a workload is known and holds quota (confirmed or assumed). */
+bool sched_wl_holds_quota(const struct sched *s, const char *ns,
+			  const char *name);
+
+/*
+ * Coalesced status writes: every ClusterQueue and LocalQueue whose
+ * status (counts, usage, Active) may have changed since the last call is
+ * visited once, then forgotten. Names are borrowed for the call.
+ */
+typedef void sched_dirty_fn(void *ud, const char *name);
+void sched_take_dirty(struct sched *s, sched_dirty_fn *cq_fn,
+		      sched_dirty_fn *lq_fn, void *ud);
+
+/* ClusterQueues using cohort tree quota arithmetic, for the invariant
+ * checker and tests: STYLE P15 over the whole state (tree, queues,
+ * usage sums equal the workloads holding quota). */
+bool sched_check(const struct sched *s);
+
+#endif
