@@ -69,6 +69,13 @@ LIBCONTROLLER := $(BUILD)/libcontroller.a
 CONTROLLER_LIBS := -lcurl
 MANAGER_BIN := $(BINDIR)/cueue-manager
 
+# webhook/: the manager's admission and conversion webhook server
+# (libmicrohttpd + GnuTLS) and its certificates (OpenSSL).
+WEBHOOK_SRC := $(wildcard webhook/*.c)
+WEBHOOK_OBJ := $(WEBHOOK_SRC:%.c=$(BUILD)/%.o)
+LIBWEBHOOK := $(BUILD)/libwebhook.a
+WEBHOOK_LIBS := -lmicrohttpd -lssl -lcrypto -lpthread
+
 # Unit tests: one Check suite per module. test/unit/check_<module>.c
 # links only the core and config (proving the core needs no I/O library);
 # test/devserver/check_<module>.c links the devserver library.
@@ -95,7 +102,7 @@ DSSUITES_H := $(BUILD)/gen/devserver/suites.h
 
 ALL_OBJ := $(CORE_OBJ) $(CONFIG_OBJ) $(CONTROLLER_OBJ) $(DEVSERVER_OBJ) \
 	$(SUPPORT_OBJ) $(UNIT_OBJ) $(DSTEST_OBJ) $(BUILD)/devserver/main.o \
-	$(BUILD)/controller/main.o $(TOOL_OBJ) $(CORE_BENCH_OBJ)
+	$(BUILD)/controller/main.o $(TOOL_OBJ) $(CORE_BENCH_OBJ) $(WEBHOOK_OBJ)
 DEPS := $(ALL_OBJ:.o=.d)
 
 .PHONY: all deps test check asan clean check-headers check-deps unit \
@@ -167,17 +174,22 @@ $(LIBCONTROLLER): $(CONTROLLER_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(LIBWEBHOOK): $(WEBHOOK_OBJ)
+	@rm -f $@ && mkdir -p $(@D)
+	$(if $^,ar rcs $@ $^,printf '!<arch>\n' > $@)
+
 $(DEVSERVER_BIN): $(BUILD)/devserver/main.o $(LIBDEVSERVER) $(LIBCONFIG) \
 		$(LIBCORE)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBDEVSERVER) $(LIBCONFIG) $(LIBCORE) \
 	  $(DEVSERVER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
 
-$(MANAGER_BIN): $(BUILD)/controller/main.o $(LIBCONTROLLER) $(LIBCONFIG) \
-		$(LIBCORE)
+$(MANAGER_BIN): $(BUILD)/controller/main.o $(LIBCONTROLLER) $(LIBWEBHOOK) \
+		$(LIBCONFIG) $(LIBCORE)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE) \
-	  $(CONTROLLER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBCONTROLLER) $(LIBWEBHOOK) $(LIBCONFIG) \
+	  $(LIBCORE) $(CONTROLLER_LIBS) $(WEBHOOK_LIBS) $(CONFIG_LIBS) \
+	  $(CORE_LIBS)
 
 # Suite lists are generated from the file names, so adding a module's
 # tests never means editing a shared file. $(call suites_h,NAMES)
@@ -203,11 +215,12 @@ $(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE)
 
 # The devserver suites share test/unit/main.c's runner.
 $(DSTEST): $(DSTEST_OBJ) $(BUILD)/test/devserver/main.o $(SUPPORT_OBJ) \
-		$(LIBCONTROLLER) $(LIBDEVSERVER) $(LIBCONFIG) $(LIBCORE)
+		$(LIBCONTROLLER) $(LIBWEBHOOK) $(LIBDEVSERVER) $(LIBCONFIG) \
+		$(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $(DSTEST_OBJ) $(BUILD)/test/devserver/main.o \
-	  $(SUPPORT_OBJ) $(LIBCONTROLLER) $(LIBDEVSERVER) $(LIBCONFIG) \
-	  $(LIBCORE) $(CONTROLLER_LIBS) $(DEVSERVER_LIBS) $(CONFIG_LIBS) \
-	  $(CORE_LIBS) $(CHECK_LIBS)
+	  $(SUPPORT_OBJ) $(LIBCONTROLLER) $(LIBWEBHOOK) $(LIBDEVSERVER) \
+	  $(LIBCONFIG) $(LIBCORE) $(CONTROLLER_LIBS) $(WEBHOOK_LIBS) \
+	  $(DEVSERVER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/test/devserver/main.o: test/unit/main.c $(DSSUITES_H)
 	@mkdir -p $(@D)
