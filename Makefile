@@ -12,7 +12,7 @@ CFG ?= default
 BUILD := build/$(CFG)
 
 PKGS := gcc make pkg-config libmicrohttpd-dev libssl-dev libjansson-dev \
-	libcurl4-openssl-dev libyaml-dev check python3-kubernetes kubectl
+	libcurl4-openssl-dev libyaml-dev check python3-kubernetes kubectl prometheus
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 CC ?= cc

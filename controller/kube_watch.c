@@ -215,8 +215,17 @@ static void on_list(void *ud, const struct kube_reply *r, json_t *body)
 	w->stats.pages++;
 	if (!w->items)
 		w->items = json_array();
-	if (json_is_array(items))
+	if (w->ops->page) {
+		/* hand the page over now: a big list never piles up */
+		json_t *page = json_is_array(items) ?
+			json_incref((json_t *)items) : json_array();
+
+		w->delivering++;
+		w->ops->page(w->ud, page, !w->cont);
+		w->delivering--;
+	} else if (json_is_array(items)) {
 		json_array_extend(w->items, (json_t *)items);
+	}
 	cont = json_string_value(json_object_get(meta, "continue"));
 	free(w->cont);
 	w->cont = NULL;

@@ -57,6 +57,16 @@ typedef void kube_event_take_fn(void *ud, enum kube_event_type type,
  */
 typedef void kube_replace_take_fn(void *ud, struct json_t *items,
 				  bool initial);
+/*
+ * Optional, for large collections: one page of a list as it arrives;
+ * items is a new JSON array the callback owns; first is true for the
+ * first page of a list (the consumer starts marking what it sees). With
+ * page set, the informer keeps no page: replace then follows the last
+ * page with an empty items array, meaning "the list is complete: what
+ * was not seen since the first page is gone" (on a resync). A list that
+ * fails half way starts again with first set.
+ */
+typedef void kube_page_take_fn(void *ud, struct json_t *items, bool first);
 /* Runs once, right after the first replace. */
 typedef void kube_synced_fn(void *ud);
 /* A failure the informer recovers from by itself (message borrowed), so
@@ -68,6 +78,7 @@ struct kube_watch_ops {
 	kube_replace_take_fn *replace; /* required */
 	kube_synced_fn *synced;        /* optional */
 	kube_watch_error_fn *error;    /* optional */
+	kube_page_take_fn *page;       /* optional; see above */
 };
 
 struct kube_watch_opts {

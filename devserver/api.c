@@ -232,30 +232,57 @@ int64_t api_now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* Cryptographically random bytes. Each thread keeps a small pool filled
+ * by getrandom(2), so a create costs no syscall of its own. */
+#define RANDOM_POOL 512
 static void random_bytes(unsigned char *b, size_t n)
 {
-	while (n) {
-		ssize_t r = getrandom(b, n, 0);
+	static _Thread_local unsigned char pool[RANDOM_POOL];
+	static _Thread_local size_t left;
 
-		if (r <= 0)
-			BUG("getrandom failed");
-		b += r;
-		n -= (size_t)r;
+	while (n) {
+		size_t take;
+
+		if (!left) {
+			unsigned char *p = pool;
+			size_t need = sizeof(pool);
+
+			while (need) {
+				ssize_t r = getrandom(p, need, 0);
+
+				if (r <= 0)
+					BUG("getrandom failed");
+				p += r;
+				need -= (size_t)r;
+			}
+			left = sizeof(pool);
+		}
+		take = n < left ? n : left;
+		memcpy(b, pool + sizeof(pool) - left, take);
+		/* used bytes never serve twice */
+		memset(pool + sizeof(pool) - left, 0, take);
+		left -= take;
+		b += take;
+		n -= take;
 	}
 }
 
 void api_uuid(char out[37])
 {
+	static const char hex[] = "0123456789abcdef";
 	unsigned char b[16];
+	size_t o = 0;
 
 	random_bytes(b, sizeof(b));
 	b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
 	b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-	snprintf(out, 37,
-		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x",
-		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
-		 b[10], b[11], b[12], b[13], b[14], b[15]);
+	for (size_t i = 0; i < 16; i++) {
+		if (i == 4 || i == 6 || i == 8 || i == 10)
+			out[o++] = '-';
+		out[o++] = hex[b[i] >> 4];
+		out[o++] = hex[b[i] & 15];
+	}
+	out[o] = '\0';
 }
 
 void api_name_suffix(char out[6])

@@ -4,12 +4,23 @@
  *
  * DESIGN. The stream reader (an http_stream_fn) serialises events into a
  * buffer and hands it out. Once the buffer has drained it refills it with
- * every event already pending (store_next_event with timeout 0), up to
- * FILL_MAX bytes, so a burst of events goes out as one chunk; only when
- * nothing is pending does it check the client socket for hang-up and
- * block in store_next_event for at most 250 ms. api_shutdown, the
- * timeoutSeconds deadline and the bookmark timer are checked between
- * events. It never returns 0 (libmicrohttpd would spin).
+ * every event already pending (store_next_events, EVENT_BATCH per lock
+ * hold, with timeout 0), up to FILL_MAX bytes, so a burst of events goes
+ * out as one chunk; only when nothing is pending does it check the client
+ * socket for hang-up (at most every HUP_CHECK_MS) and block in
+ * store_next_events for at most POLL_MS, so a client that hangs up ends
+ * the thread within 250 ms. api_shutdown, the timeoutSeconds deadline
+ * and the bookmark timer are checked between batches. It never returns 0
+ * (libmicrohttpd would spin).
+ *
+ * Cost under load (measured, README "Performance"): the line of an event
+ * that needs no conversion and goes out as plain JSON is the same for
+ * every watch, so the first watch to serialise it stores it in the
+ * event's memo (the MEMO_* slots) and the others copy it. A watch whose
+ * last chunk carried several events waits up to COALESCE_US after it
+ * before waiting again, so under a stream of writes each watch wakes,
+ * sends and polls a few hundred times a second rather than once per
+ * event; single events after a quiet spell go out at once.
  * A watch keeps its own registry snapshot reference for its whole life.
  *
  * Start points: no resourceVersion (or "0") lists the matching objects
@@ -29,11 +40,26 @@
 
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
+#include "devserver/jsonw.h"
 #include "devserver/store.h"
 
-#define POLL_MS 250
+#define POLL_MS 200
+#define HUP_CHECK_MS 50      /* client hang-up checks at most this often */
+#define COALESCE_US 2000     /* under load, events wait up to this long
+				to share a chunk */
 #define FILL_MAX (32 * 1024) /* libmicrohttpd's block size (http.c) */
 #define FINAL_BOOKMARK_MS 2000
+#define EVENT_BATCH 64       /* store events taken per lock hold */
+
+/*
+ * Memo slots (store_event_memo) of a store event: the whole line
+ * `{"type":T,"object":OBJ}\n` where OBJ is the event's stored object
+ * itself, unconverted (the watch's apiVersion is the stored one) and as
+ * JSON (not a Table or PartialObjectMetadata), for T = ADDED, MODIFIED,
+ * DELETED. Such a line depends on nothing but the event, so every watch
+ * that needs it serialises it once between them.
+ */
+enum { MEMO_ADDED, MEMO_MODIFIED, MEMO_DELETED };
 
 struct watch {
 	struct op op;               /* op.req is NULL: the request is gone */
@@ -46,9 +72,15 @@ struct watch {
 	bool final_bookmark_sent;
 	bool initial_end;           /* owe the initial-events-end bookmark */
 	bool ended;
+	char api_version[300];      /* of the watched version */
 	uint64_t cursor;            /* RV delivered up to */
 	int64_t deadline;           /* monotonic ms */
 	int64_t next_bookmark;      /* monotonic ms */
+	int64_t next_hup_check;     /* monotonic ms */
+	int64_t last_flush_us;      /* monotonic µs of the last chunk made */
+	bool last_full;             /* that chunk stopped at FILL_MAX */
+	bool last_busy;             /* that chunk carried several events */
+	unsigned lines;             /* event lines in the chunk being made */
 	json_t *initial;            /* stored objects for synthetic ADDED */
 	size_t next_initial;
 	char *buf;                  /* pending bytes [off, len) of cap */
@@ -58,12 +90,17 @@ struct watch {
 	struct MHD_Connection *conn;
 };
 
-static int64_t mono_ms(void)
+static int64_t mono_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t mono_ms(void)
+{
+	return mono_us() / 1000;
 }
 
 /* Appends n bytes to the pending buffer (a json_dump_callback_t). */
@@ -85,10 +122,11 @@ static int append(const char *p, size_t n, void *data)
 /* Appends ev (taken) as one line to the pending bytes. */
 static void push_line(struct watch *w, json_t *ev)
 {
-	if (json_dump_callback(ev, append, w, JSON_COMPACT) < 0)
+	if (jsonw_append(ev, &w->buf, &w->len, &w->cap) < 0)
 		BUG("json_dump_callback failed");
 	json_decref(ev);
 	append("\n", 1, w);
+	w->lines++;
 }
 
 static void emit_status(struct watch *w, struct api_status *st)
@@ -114,6 +152,48 @@ static void emit_bookmark(struct watch *w, bool initial_end)
 			       "apiVersion", op_api_version(&w->op, av,
 							    sizeof(av)),
 			       "metadata", m));
+}
+
+static int line_slot(const char *type)
+{
+	return !strcmp(type, "ADDED") ? MEMO_ADDED :
+	       !strcmp(type, "MODIFIED") ? MEMO_MODIFIED : MEMO_DELETED;
+}
+
+/*
+ * The memoised path of emit_object: ev's own object, in JSON, with no
+ * conversion needed (what convert_object would return unchanged).
+ * Returns false when the event does not qualify.
+ */
+static bool emit_memo(struct watch *w, const char *type,
+		      const struct store_event *ev)
+{
+	const char *av = json_string_value(json_object_get(ev->obj,
+							   "apiVersion"));
+	const char *line;
+	size_t start = w->len, n;
+	int slot;
+
+	if (w->media.kind != MEDIA_JSON || !av || strcmp(av, w->api_version))
+		return false;
+	slot = line_slot(type);
+	w->lines++;
+	line = store_event_memo(ev, (unsigned)slot, &n);
+	if (line) {
+		append(line, n, w);
+		return true;
+	}
+	/* exactly what push_line prints for {"type":T,"object":OBJ} */
+	append("{\"type\":\"", 9, w);
+	append(type, strlen(type), w);
+	append("\",\"object\":", 11, w);
+	if (jsonw_append(ev->obj, &w->buf, &w->len, &w->cap) < 0)
+		BUG("json_dump_callback failed");
+	append("}\n", 2, w);
+	/* publish a copy; the bytes in w->buf stay as they are */
+	(void)store_event_memo_set(ev, (unsigned)slot, w->buf + start,
+				   w->len - start, &n);
+	return true;
 }
 
 /* Emits type with stored (borrowed), converted to the client's form. */
@@ -170,6 +250,14 @@ static json_t *with_rv(const json_t *prev, uint64_t rv)
 	return c;
 }
 
+/* emit_object for ev's own object, from the memo when it can. */
+static void emit_event(struct watch *w, const char *type,
+		       const struct store_event *ev)
+{
+	if (!emit_memo(w, type, ev))
+		emit_object(w, type, ev->obj);
+}
+
 /* Turns a store event into at most one watch event. */
 static void handle_event(struct watch *w, const struct store_event *ev)
 {
@@ -183,13 +271,13 @@ static void handle_event(struct watch *w, const struct store_event *ev)
 	switch (ev->type) {
 	case STORE_ADDED:
 		if (cur)
-			emit_object(w, "ADDED", ev->obj);
+			emit_event(w, "ADDED", ev);
 		break;
 	case STORE_MODIFIED:
 		if (cur && prev) {
-			emit_object(w, "MODIFIED", ev->obj);
+			emit_event(w, "MODIFIED", ev);
 		} else if (cur) {
-			emit_object(w, "ADDED", ev->obj);
+			emit_event(w, "ADDED", ev);
 		} else if (prev) {
 			json_t *p = with_rv(ev->prev, ev->rv);
 
@@ -199,7 +287,7 @@ static void handle_event(struct watch *w, const struct store_event *ev)
 		break;
 	case STORE_DELETED:
 		if (cur)
-			emit_object(w, "DELETED", ev->obj);
+			emit_event(w, "DELETED", ev);
 		break;
 	}
 }
@@ -216,8 +304,10 @@ static bool produce(struct watch *w)
 	if (w->off < w->len)
 		return true;
 	w->off = w->len = 0;
+	w->lines = 0;
 	while (w->len < FILL_MAX) {
-		struct store_event ev;
+		struct store_event evs[EVENT_BATCH];
+		size_t nev = 0;
 		enum store_rc rc;
 		int64_t now, wait;
 		bool idle = w->len == 0;
@@ -262,15 +352,39 @@ static bool produce(struct watch *w)
 			wait = POLL_MS;
 		if (wait < 1)
 			wait = 1;
-		if (!idle)
+		if (!idle) {
 			wait = 0;
-		else if (http_conn_closed(w->conn))
-			return false;
+		} else {
+			int64_t quiet = w->last_flush_us + COALESCE_US -
+					mono_us();
+
+			if (now >= w->next_hup_check) {
+				if (http_conn_closed(w->conn))
+					return false;
+				w->next_hup_check = now + HUP_CHECK_MS;
+			}
+			/* Under load (the last chunk carried several events
+			 * and went out less than COALESCE_US ago), let the
+			 * next burst grow for the rest of that time instead
+			 * of waking for every event: one chunk, one send and
+			 * one wake-up then carry many events. An event after
+			 * a quiet spell, or a chain of single events (a
+			 * client that waits for its own write), goes out at
+			 * once; a backlog (full chunks) is not held up. */
+			if (quiet > 0 && w->last_busy && !w->last_full) {
+				struct timespec d = { 0, (long)quiet * 1000 };
+
+				nanosleep(&d, NULL);
+				w->last_flush_us = 0;
+				continue;
+			}
+		}
 		{
 			uint64_t before = w->cursor;
 
-			rc = store_next_event(s, &w->cursor, w->op.type->key,
-					      (int)wait, &ev);
+			rc = store_next_events(s, &w->cursor, w->op.type->key,
+					       (int)wait, evs, EVENT_BATCH,
+					       &nev);
 			if (rc == STORE_GONE) {
 				struct api_status st = API_STATUS_INIT;
 
@@ -285,8 +399,16 @@ static bool produce(struct watch *w)
 				break;
 			continue;
 		}
-		handle_event(w, &ev);
-		store_event_release(&ev);
+		for (size_t i = 0; i < nev; i++) {
+			if (!w->ended)
+				handle_event(w, &evs[i]);
+			store_event_release(&evs[i]);
+		}
+	}
+	if (w->len > 0) {
+		w->last_flush_us = mono_us();
+		w->last_full = w->len >= FILL_MAX;
+		w->last_busy = w->lines > 1;
 	}
 	return w->len > 0;
 }
@@ -343,6 +465,7 @@ void watch_serve(struct op *op, const struct list_opts *lo,
 	op_init(&w->op, op->api, w->snap, op->type, op->ver, op->ns, NULL, "");
 	json_decref(w->op.warnings);
 	w->op.warnings = json_incref(op->warnings);
+	op_api_version(&w->op, w->api_version, sizeof(w->api_version));
 	w->include = lo->include;
 	w->bookmarks = lo->bookmarks;
 	w->table_first = true;

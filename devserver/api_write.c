@@ -691,14 +691,15 @@ static bool ready_to_go(const json_t *obj)
  * concurrent write won and the attempt may be repeated.
  */
 static int update_once(struct op *op, json_t *obj, const json_t *old,
-		       bool is_put, json_t **out, bool *retry,
-		       struct api_status *st)
+		       bool is_put, bool patch_pinned, json_t **out,
+		       bool *retry, struct api_status *st)
 {
 	const struct rtype *t = op->type;
 	struct admission_req ar;
 	json_t *old_v = render_object(op, old, st), *m, *sobj, *stored = NULL;
 	json_t *opts = op_options(op, "UpdateOptions");
 	const char *bname, *bns, *brv;
+	bool pinned; /* the client asked for this resourceVersion */
 	uint64_t rv = obj_rv(old);
 	enum store_rc rc;
 
@@ -712,6 +713,10 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 	bname = json_string_value(json_object_get(m, "name"));
 	bns = json_string_value(json_object_get(m, "namespace"));
 	brv = json_string_value(json_object_get(m, "resourceVersion"));
+	/* brv points into obj, which admission and storage replace: decide
+	 * now. A patch carries the stored version unless the client's patch
+	 * named one, so only a pinned patch is a precondition. */
+	pinned = is_put ? brv && *brv : patch_pinned;
 	if (bname && strcmp(bname, op->name)) {
 		status_bad_request(st, "the name of the object (%s) does not "
 				   "match the name on the URL (%s)", bname,
@@ -789,7 +794,7 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 	rc = store_update(op->api->store, t->key, op->ns, op->name, rv, sobj,
 			  &stored);
 	if (rc != STORE_OK) {
-		*retry = rc == STORE_CONFLICT && !(brv && *brv);
+		*retry = rc == STORE_CONFLICT && !pinned;
 		store_failed(op, rc, op->name, st);
 		goto fail;
 	}
@@ -817,7 +822,7 @@ int write_update(struct op *op, json_t *obj, json_t **out,
 			return status_not_found(st, op->type->group,
 						op->type->plural, op->name);
 		}
-		rc = update_once(op, json_deep_copy(obj), old, true, out,
+		rc = update_once(op, json_deep_copy(obj), old, true, false, out,
 				 &retry, st);
 		json_decref(old);
 		if (rc == 0 || !retry || i == RETRIES - 1) {
@@ -900,6 +905,28 @@ int patch_ctype_check(const struct op *op, const char *ctype,
 	return 0;
 }
 
+/* Whether a patch names metadata.resourceVersion itself (a precondition
+ * the server must not retry past), as opposed to inheriting it. */
+static bool patch_pins_rv(enum ptype pt, const json_t *patch)
+{
+	size_t i;
+	const json_t *o;
+
+	if (pt != PT_JSON) {
+		const json_t *rv = json_object_get(
+			json_object_get(patch, "metadata"), "resourceVersion");
+
+		return json_is_string(rv) && *json_string_value(rv);
+	}
+	json_array_foreach(patch, i, o) {
+		const char *path = json_string_value(json_object_get(o, "path"));
+
+		if (path && !strcmp(path, "/metadata/resourceVersion"))
+			return true;
+	}
+	return false;
+}
+
 int write_patch(struct op *op, const char *ctype, const json_t *patch,
 		json_t **out, int *code, struct api_status *st)
 {
@@ -949,7 +976,8 @@ int write_patch(struct op *op, const char *ctype, const json_t *patch,
 			json_decref(old);
 			return -1;
 		}
-		rc = update_once(op, next, old, false, out, &retry, st);
+		rc = update_once(op, next, old, false, patch_pins_rv(pt, patch),
+				 out, &retry, st);
 		json_decref(old);
 		if (rc == 0 || !retry)
 			return rc;

@@ -23,6 +23,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devserver/jsonw.h"
 #include "devserver/status.h"
 
 #define DEFAULT_MAX_BODY ((size_t)3 << 20)
@@ -37,14 +39,28 @@
 #define DEFAULT_READ_TIMEOUT_MS 60000u
 #define DEFAULT_IDLE_TIMEOUT_S 60u
 #define REAPER_TICK_MS 200
+/*
+ * libmicrohttpd's per-connection memory pool: request line and headers
+ * (at most about half of it), the answer's headers and a stream's
+ * chunk buffer. libmicrohttpd zeroes the whole pool between two
+ * requests of a keep-alive connection, so its size is a per-request
+ * cost (256 KiB cost ~10 % of a small write's CPU). 32 KiB is
+ * libmicrohttpd's default: request headers up to ~16 KiB.
+ */
+#define CONN_POOL_BYTES (32 * 1024)
 
 /* One open connection (libmicrohttpd's socket_context); in the table
- * from NOTIFY_STARTED to NOTIFY_CLOSED. Fields under conns_lock. */
+ * from NOTIFY_STARTED to NOTIFY_CLOSED. prev, next and reaped are under
+ * conns_lock; since and serving are atomics its own thread stores
+ * without the lock (since first, then serving, with release order) and
+ * the reaper loads under it (serving first, with acquire order), so a
+ * connection seen as READING always shows the since of that state. */
 struct conn {
 	struct conn *prev, *next;
 	int fd;             /* the client socket; open while listed */
-	int64_t since;      /* monotonic ms: accepted or last answer ended */
-	bool serving;       /* request complete, answer in progress */
+	_Atomic int64_t since; /* monotonic ms: accepted or last answer
+				* ended */
+	atomic_bool serving; /* request complete, answer in progress */
 	bool reaped;        /* shut down for missing the read deadline */
 };
 
@@ -63,7 +79,8 @@ struct http_server {
 	pthread_mutex_t conns_lock; /* leaf lock: conns, nconns, stopping */
 	pthread_cond_t reaper_cv;   /* wakes the reaper to stop */
 	struct conn *conns;         /* open connections, newest first */
-	size_t nconns;
+	atomic_size_t nconns;       /* changed under conns_lock, read
+				     * without it */
 	bool stopping;
 	bool reaper_started;
 	pthread_t reaper;
@@ -148,13 +165,13 @@ void http_resp_set(struct http_resp *r, unsigned code, const char *ctype,
 void http_resp_json(struct http_resp *r, unsigned code, json_t *obj,
 		    const char *ctype)
 {
-	char *s = json_dumps(obj, JSON_COMPACT);
+	size_t len;
+	char *s = jsonw_dumps(obj, &len);
 
 	json_decref(obj);
 	if (!s)
 		BUG("json_dumps failed");
-	http_resp_set(r, code, ctype ? ctype : "application/json", s,
-		      strlen(s));
+	http_resp_set(r, code, ctype ? ctype : "application/json", s, len);
 }
 
 void http_resp_header(struct http_resp *r, const char *name,
@@ -189,7 +206,8 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 
 		k = xcalloc(1, sizeof(*k));
 		k->fd = ci ? ci->connect_fd : -1;
-		k->since = mono_ms();
+		atomic_init(&k->since, mono_ms());
+		atomic_init(&k->serving, false);
 		pthread_mutex_lock(&s->conns_lock);
 		k->next = s->conns;
 		if (s->conns)
@@ -223,18 +241,16 @@ static struct conn *conn_of(struct MHD_Connection *c)
 	return ci ? ci->socket_context : NULL;
 }
 
-/* READING -> SERVING (the deadline no longer applies) and back. */
-static void conn_set_serving(struct http_server *s, struct MHD_Connection *c,
-			     bool serving)
+/* READING -> SERVING (the deadline no longer applies) and back. No
+ * lock: see struct conn. */
+static void conn_set_serving(struct MHD_Connection *c, bool serving)
 {
 	struct conn *k = conn_of(c);
 
 	if (!k)
 		return;
-	pthread_mutex_lock(&s->conns_lock);
-	k->serving = serving;
-	k->since = mono_ms();
-	pthread_mutex_unlock(&s->conns_lock);
+	atomic_store_explicit(&k->since, mono_ms(), memory_order_relaxed);
+	atomic_store_explicit(&k->serving, serving, memory_order_release);
 }
 
 static void *reaper_main(void *arg)
@@ -247,8 +263,12 @@ static void *reaper_main(void *arg)
 		struct timespec until;
 
 		for (struct conn *k = s->conns; k; k = k->next)
-			if (!k->serving && !k->reaped && k->fd >= 0 &&
-			    now - k->since > (int64_t)s->read_timeout_ms) {
+			if (!atomic_load_explicit(&k->serving,
+						  memory_order_acquire) &&
+			    !k->reaped && k->fd >= 0 &&
+			    now - atomic_load_explicit(&k->since,
+						       memory_order_relaxed) >
+			    (int64_t)s->read_timeout_ms) {
 				shutdown(k->fd, SHUT_RDWR);
 				k->reaped = true;
 			}
@@ -278,12 +298,7 @@ static void stop_reaper(struct http_server *s)
 
 size_t http_server_connections(struct http_server *s)
 {
-	size_t n;
-
-	pthread_mutex_lock(&s->conns_lock);
-	n = s->nconns;
-	pthread_mutex_unlock(&s->conns_lock);
-	return n;
+	return atomic_load(&s->nconns);
 }
 
 /* ---- MHD callbacks ---- */
@@ -407,11 +422,8 @@ static bool early_answer(struct http_server *s, struct MHD_Connection *c,
 	struct api_status st = API_STATUS_INIT;
 	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     "Content-Length");
-	size_t n;
+	size_t n = atomic_load(&s->nconns);
 
-	pthread_mutex_lock(&s->conns_lock);
-	n = s->nconns;
-	pthread_mutex_unlock(&s->conns_lock);
 	if (n > s->max_conns) {
 		status_too_many_requests(&st, 1);
 		status_resp(resp, &st);
@@ -481,7 +493,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			return MHD_YES;
 		/* libmicrohttpd closes the connection after this answer when
 		 * a body was announced, without reading it */
-		conn_set_serving(s, c, true);
+		conn_set_serving(c, true);
 		ret = send_resp(c, &resp);
 		http_resp_release(&resp);
 		return ret;
@@ -494,7 +506,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return keep ? MHD_YES : MHD_NO;
 	}
 	/* 3. the request is complete: answer it */
-	conn_set_serving(s, c, true);
+	conn_set_serving(c, true);
 	http_resp_init(&resp);
 	if (rs->too_large) {
 		status_too_large_body(&st, (unsigned long)s->max_body);
@@ -521,12 +533,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			 enum MHD_RequestTerminationCode toe)
 {
-	struct http_server *s = cls;
 	struct reqstate *rs = *con_cls;
 
+	(void)cls;
 	(void)toe;
 	/* keep-alive: the next request has read_timeout_ms to arrive */
-	conn_set_serving(s, c, false);
+	conn_set_serving(c, false);
 	if (rs) {
 		free(rs->buf);
 		free(rs);
@@ -659,7 +671,7 @@ struct http_server *http_server_start(const struct http_opts *o,
 	MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, \
 	MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, \
 	MHD_OPTION_UNESCAPE_CALLBACK, unescape, s, \
-	MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)256 * 1024, \
+	MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONN_POOL_BYTES, \
 	MHD_OPTION_CONNECTION_LIMIT, s->max_conns + HTTP_CONN_SLACK, \
 	MHD_OPTION_CONNECTION_TIMEOUT, s->idle_timeout_s
 	if (s->tls) {

@@ -37,6 +37,7 @@
 
 #define JOBS_KEY "batch/jobs"
 #define BATCH 4096          /* events drained before the dirty Jobs run */
+#define EV_CHUNK 64           /* events taken per store lock hold */
 #define MAX_WAIT_MS 1000    /* longest sleep, so a stop is noticed */
 #define RETRY_MS 1000       /* after a write that failed for good */
 #define CONFLICT_RETRIES 5  /* re-plans after a 409 in one turn */
@@ -687,11 +688,13 @@ static void run_turn(struct jobrunner *r)
 			w = r->heap[0]->due_ms - now;
 		timeout = w > 0 ? (int)w : 0;
 	}
-	for (int i = 0; i < BATCH; i++) {
-		struct store_event ev;
-		enum store_rc rc = store_next_event(r->store, &r->cursor,
-						    JOBS_KEY, i ? 0 : timeout,
-						    &ev);
+	for (size_t done = 0; done < BATCH;) {
+		struct store_event evs[EV_CHUNK];
+		size_t got = 0;
+		int wait = done ? 0 : timeout;
+		enum store_rc rc = store_next_events(r->store, &r->cursor,
+						     JOBS_KEY, wait, evs,
+						     EV_CHUNK, &got);
 
 		if (rc == STORE_GONE) {
 			resync(r);
@@ -699,8 +702,11 @@ static void run_turn(struct jobrunner *r)
 		}
 		if (rc != STORE_OK)
 			break;
-		on_event(r, &ev);
-		store_event_release(&ev);
+		for (size_t i = 0; i < got; i++) {
+			on_event(r, &evs[i]);
+			store_event_release(&evs[i]);
+		}
+		done += got;
 	}
 	if (atomic_load(&r->stop))
 		return;

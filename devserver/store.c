@@ -78,7 +78,16 @@
  * and the next compaction writes a snapshot without rotating.
  *
  * A lock file (DIR/lock, flock) keeps a second process off the data dir.
+ *
+ * Contention. Every request thread, every watch and the controllers take
+ * the one mutex, for a few microseconds each, so it is an adaptive mutex
+ * (a short spin before sleeping: the holder is usually running on the
+ * other core). s->rv is stored atomically under the lock so a look
+ * without a wait (store_next_events with timeout 0) can tell "nothing
+ * new" without taking the lock. Readers share each event (struct
+ * store_rec) by reference and take them in batches.
  */
+#define _GNU_SOURCE /* PTHREAD_MUTEX_ADAPTIVE_NP */
 #include "devserver/store.h"
 
 #include <assert.h>
@@ -86,6 +95,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +104,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "devserver/jsonw.h"
 #include "model/alloc.h"
 
 #ifndef CUEUE_DEVSERVER_FSYNC
@@ -134,14 +145,30 @@ struct resource {
 				* wake_all: wakes the waiters filtered on it */
 };
 
-struct event {
+/*
+ * One published event. Immutable once pushed, except for the memo slots
+ * (set once each, atomically). Shared, with an atomic reference count,
+ * by the ring and by every struct store_event handed out for it, so a
+ * reader takes it with one increment and copies nothing.
+ */
+struct store_rec {
+	atomic_size_t refs;         /* the ring's, plus one per store_event */
 	enum store_event_type type;
 	uint64_t rv;
 	const struct resource *res; /* borrowed; resources live until free */
-	char *key;                  /* owned "ns/name" */
-	size_t ns_len;
 	json_t *obj;                /* owned ref */
 	json_t *prev;               /* owned ref or NULL */
+	/* owned, or NULL: set once, by compare-and-swap */
+	_Atomic(struct store_memo *) memo[STORE_MEMO_SLOTS];
+	size_t ns_len;
+	size_t key_len;
+	char key[];                 /* "ns/name\0ns\0", as struct node */
+};
+
+/* One memo slot's bytes. */
+struct store_memo {
+	size_t len;                 /* bytes used of bytes[] */
+	char bytes[];
 };
 
 /* One compaction's captured state (step 1 of the DESIGN list). */
@@ -163,13 +190,15 @@ struct compaction {
 struct store {
 	pthread_mutex_t mu;
 	pthread_cond_t cond;      /* broadcast on every event and wake_all:
-				   * wakes unfiltered waiters, and those
-				   * filtered on a resource not yet created */
+				   * wakes unfiltered waiters (a waiter
+				   * filtered on a resource not yet created
+				   * creates it, empty, and sleeps on its
+				   * cond) */
 	uint64_t rv;              /* the last RV given out */
 	struct resource **res;    /* owned array of nres, never shrinks */
 	size_t nres, capres;
 
-	struct event *ring;       /* ring_cap slots */
+	struct store_rec **ring;      /* ring_cap slots, each one reference */
 	size_t ring_cap;          /* watch_history, >= 1 */
 	size_t ring_head;         /* slot of the oldest event */
 	size_t ring_n;            /* == rv - hist_base */
@@ -351,12 +380,6 @@ static void line_add_jstr(struct line *l, const char *str)
 	line_add(l, "\"", 1);
 }
 
-static int dump_cb(const char *buf, size_t size, void *data)
-{
-	line_add(data, buf, size);
-	return 0;
-}
-
 /*
  * Starts l as everything of a record after its rv: op, keys and, for a
  * put, the object. Returns 0, or -1 when jansson cannot serialize obj.
@@ -377,7 +400,7 @@ static int line_build(struct line *l, const char *op, const char *res,
 	line_add_jstr(l, name);
 	if (obj) {
 		line_adds(l, ",\"obj\":");
-		if (json_dump_callback(obj, dump_cb, l, JSON_COMPACT) != 0)
+		if (jsonw_append(obj, &l->p, &l->len, &l->cap) != 0)
 			return -1;
 	}
 	line_adds(l, "}\n");
@@ -852,42 +875,50 @@ static bool equal_ignoring_rv(const json_t *a, const json_t *b)
 
 /* ---- event ring ---- */
 
-static void event_clear(struct event *e)
+static void event_put(struct store_rec *e)
 {
-	free(e->key);
+	if (!e || atomic_fetch_sub_explicit(&e->refs, 1,
+					    memory_order_acq_rel) != 1)
+		return;
 	json_decref(e->obj);
 	json_decref(e->prev);
-	memset(e, 0, sizeof(*e));
+	for (size_t i = 0; i < STORE_MEMO_SLOTS; i++)
+		free(atomic_load_explicit(&e->memo[i], memory_order_acquire));
+	free(e);
 }
 
 /*
  * Takes obj and prev. Under the lock, right after s->rv moved to rv. The
  * event pushed out of a full ring moves to *evicted, for the caller to
- * event_clear after unlocking: freeing an old version of an object is
+ * event_put after unlocking: freeing an old version of an object is
  * work nobody needs to wait for.
  */
 static void event_push(struct store *s, enum store_event_type type,
 		       struct resource *r, const struct node *n,
-		       json_t *obj, json_t *prev, struct event *evicted)
+		       json_t *obj, json_t *prev, struct store_rec **evicted)
 {
-	struct event *e;
+	size_t kb = n->key_len + 1 + n->ns_len + 1;
+	struct store_rec *e = xmalloc(sizeof(*e) + kb);
 
 	if (s->ring_n == s->ring_cap) {
-		e = &s->ring[s->ring_head];
-		s->hist_base = e->rv;
-		*evicted = *e;
-		memset(e, 0, sizeof(*e));
+		*evicted = s->ring[s->ring_head];
+		s->hist_base = (*evicted)->rv;
+		s->ring[s->ring_head] = NULL;
 		s->ring_head = (s->ring_head + 1) % s->ring_cap;
 		s->ring_n--;
 	}
-	e = &s->ring[(s->ring_head + s->ring_n) % s->ring_cap];
+	atomic_init(&e->refs, 1);
 	e->type = type;
 	e->rv = s->rv;
 	e->res = r;
-	e->key = xstrndup(n->key, n->key_len);
-	e->ns_len = n->ns_len;
 	e->obj = obj;
 	e->prev = prev;
+	for (size_t i = 0; i < STORE_MEMO_SLOTS; i++)
+		atomic_init(&e->memo[i], NULL);
+	e->ns_len = n->ns_len;
+	e->key_len = n->key_len;
+	memcpy(e->key, n->key, kb);
+	s->ring[(s->ring_head + s->ring_n) % s->ring_cap] = e;
 	r->last_rv = s->rv;
 	s->ring_n++;
 	assert(s->ring_n == s->rv - s->hist_base);
@@ -896,10 +927,10 @@ static void event_push(struct store *s, enum store_event_type type,
 }
 
 /* The kept event with RV rv; hist_base < rv <= s->rv. */
-static const struct event *event_at(const struct store *s, uint64_t rv)
+static struct store_rec *event_at(const struct store *s, uint64_t rv)
 {
-	return &s->ring[(s->ring_head + (size_t)(rv - s->hist_base - 1)) %
-			s->ring_cap];
+	return s->ring[(s->ring_head + (size_t)(rv - s->hist_base - 1)) %
+		       s->ring_cap];
 }
 
 /* ---- compaction ---- */
@@ -1088,7 +1119,7 @@ static enum store_rc commit_put(struct store *s, struct resource *r,
 				struct node *n, const char *ns,
 				const char *name, uint64_t h, json_t *obj,
 				struct line *l, json_t **out,
-				struct event *evicted)
+				struct store_rec **evicted)
 {
 	uint64_t rv = s->rv + 1;
 	json_t *prev = NULL;
@@ -1101,7 +1132,7 @@ static enum store_rc commit_put(struct store *s, struct resource *r,
 		}
 	}
 	set_rv(obj, rv);
-	s->rv = rv;
+	__atomic_store_n(&s->rv, rv, __ATOMIC_RELEASE);
 	if (n) {
 		prev = n->obj;
 		s->live_bytes -= n->bytes;
@@ -1125,7 +1156,7 @@ enum store_rc store_create(struct store *s, const char *res, const char *ns,
 {
 	struct line l = { 0 };
 	struct compaction *c = NULL;
-	struct event evicted = { 0 };
+	struct store_rec *evicted = NULL;
 	uint64_t h = key_hash(ns, name);
 	struct resource *r;
 	enum store_rc rc;
@@ -1149,7 +1180,7 @@ enum store_rc store_create(struct store *s, const char *res, const char *ns,
 			c = compaction_due(s);
 	}
 	unlock(s);
-	event_clear(&evicted);
+	event_put(evicted);
 	free(l.p);
 	if (c)
 		compaction_finish(s, c);
@@ -1162,7 +1193,7 @@ enum store_rc store_update(struct store *s, const char *res, const char *ns,
 {
 	struct line l = { 0 };
 	struct compaction *c = NULL;
-	struct event evicted = { 0 };
+	struct store_rec *evicted = NULL;
 	uint64_t h = key_hash(ns, name);
 	json_t *seen = NULL;
 	struct resource *r;
@@ -1226,7 +1257,7 @@ enum store_rc store_update(struct store *s, const char *res, const char *ns,
 	}
 	unlock(s);
 	json_decref(obj);
-	event_clear(&evicted);
+	event_put(evicted);
 out:
 	json_decref(seen);
 	free(l.p);
@@ -1240,7 +1271,7 @@ enum store_rc store_delete(struct store *s, const char *res, const char *ns,
 {
 	struct line l = { 0 };
 	struct compaction *c = NULL;
-	struct event evicted = { 0 };
+	struct store_rec *evicted = NULL;
 	uint64_t h = key_hash(ns, name), rv;
 	struct resource *r;
 	struct node *n;
@@ -1268,7 +1299,7 @@ enum store_rc store_delete(struct store *s, const char *res, const char *ns,
 			goto unlock;
 		}
 	}
-	s->rv = rv;
+	__atomic_store_n(&s->rv, rv, __ATOMIC_RELEASE);
 	/* The last state, at the deletion's RV, shares all but the top
 	 * level and metadata with the stored object. */
 	fin = must(json_copy(n->obj));
@@ -1284,7 +1315,7 @@ enum store_rc store_delete(struct store *s, const char *res, const char *ns,
 	c = compaction_due(s);
 unlock:
 	unlock(s);
-	event_clear(&evicted);
+	event_put(evicted);
 	free(l.p);
 	if (c)
 		compaction_finish(s, c);
@@ -1441,12 +1472,57 @@ uint64_t store_resource_rv(struct store *s, const char *res)
 
 void store_event_release(struct store_event *ev)
 {
-	free(ev->res);
-	free(ev->ns);
-	free(ev->name);
-	json_decref(ev->obj);
-	json_decref(ev->prev);
+	event_put(ev->rec);
 	memset(ev, 0, sizeof(*ev));
+}
+
+const char *store_event_memo(const struct store_event *ev, unsigned slot,
+			     size_t *len)
+{
+	struct store_memo *m;
+
+	if (slot >= STORE_MEMO_SLOTS)
+		BUG("store: memo slot %u out of range", slot);
+	m = atomic_load_explicit(&ev->rec->memo[slot], memory_order_acquire);
+	if (!m)
+		return NULL;
+	*len = m->len;
+	return m->bytes;
+}
+
+const char *store_event_memo_set(const struct store_event *ev,
+				 unsigned slot, const char *bytes,
+				 size_t len, size_t *out_len)
+{
+	struct store_memo *m = xmalloc(sizeof(*m) + len), *seen = NULL;
+
+	if (slot >= STORE_MEMO_SLOTS)
+		BUG("store: memo slot %u out of range", slot);
+	m->len = len;
+	memcpy(m->bytes, bytes, len);
+	if (!atomic_compare_exchange_strong_explicit(
+		    &ev->rec->memo[slot], &seen, m, memory_order_acq_rel,
+		    memory_order_acquire)) {
+		free(m); /* another reader was first: the bytes are equal */
+		m = seen;
+	}
+	*out_len = m->len;
+	return m->bytes;
+}
+
+/* Fills ev from e, taking one reference. Under the lock (or not: e is
+ * immutable and the caller holds a reference). */
+static void event_out(struct store_rec *e, struct store_event *ev)
+{
+	atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+	ev->type = e->type;
+	ev->rv = e->rv;
+	ev->res = e->res->name;
+	ev->ns = e->key + e->key_len + 1;
+	ev->name = e->key + e->ns_len + 1;
+	ev->obj = e->obj;
+	ev->prev = e->prev;
+	ev->rec = e;
 }
 
 /*
@@ -1455,15 +1531,24 @@ void store_event_release(struct store_event *ev)
  * caller that checks its own shutdown flag before calling can still sleep
  * once for up to timeout_ms.
  */
-enum store_rc store_next_event(struct store *s, uint64_t *cursor,
-			       const char *res, int timeout_ms,
-			       struct store_event *ev)
+enum store_rc store_next_events(struct store *s, uint64_t *cursor,
+				const char *res, int timeout_ms,
+				struct store_event *evs, size_t max,
+				size_t *got)
 {
 	struct timespec deadline;
-	const struct event *e = NULL;
 	enum store_rc rc;
 	uint64_t gen;
+	size_t n = 0;
 
+	if (max == 0)
+		BUG("store: store_next_events with max 0");
+	*got = 0;
+	/* Nothing after the cursor: a cursor at or past rv cannot be older
+	 * than the history (hist_base <= rv), so no GONE to report. */
+	if (timeout_ms == 0 &&
+	    *cursor >= __atomic_load_n(&s->rv, __ATOMIC_ACQUIRE))
+		return STORE_TIMEOUT;
 	if (timeout_ms > 0) {
 		clock_gettime(CLOCK_MONOTONIC, &deadline);
 		deadline.tv_sec += timeout_ms / 1000;
@@ -1476,7 +1561,7 @@ enum store_rc store_next_event(struct store *s, uint64_t *cursor,
 	lock(s);
 	gen = s->wake_gen;
 	for (;;) {
-		struct resource *r;
+		struct resource *r = res ? resource_find(s, res) : NULL;
 		pthread_cond_t *c;
 		int w;
 
@@ -1484,19 +1569,30 @@ enum store_rc store_next_event(struct store *s, uint64_t *cursor,
 			rc = STORE_GONE;
 			goto unlock;
 		}
-		while (*cursor < s->rv) {
-			e = event_at(s, *cursor + 1);
+		/* A filter on a resource that does not exist yet matches
+		 * nothing so far: skip to the end. */
+		if (res && !r && *cursor < s->rv)
+			*cursor = s->rv;
+		while (*cursor < s->rv && n < max) {
+			struct store_rec *e = event_at(s, *cursor + 1);
+
 			*cursor = e->rv;
-			if (!res || strcmp(e->res->name, res) == 0)
-				goto found;
+			if (!res || e->res == r)
+				event_out(e, &evs[n++]);
+		}
+		if (n) {
+			rc = STORE_OK;
+			goto unlock;
 		}
 		if (gen != s->wake_gen || timeout_ms == 0) {
 			rc = STORE_TIMEOUT;
 			goto unlock;
 		}
 		/* A filtered waiter sleeps on its resource's condition, so
-		 * other resources' events do not wake it. */
-		r = res ? resource_find(s, res) : NULL;
+		 * other resources' events do not wake it (the resource is
+		 * made, empty, if it has never been written yet). */
+		if (res && !r)
+			r = resource_get(s, res);
 		c = r ? &r->cond : &s->cond;
 		if (timeout_ms < 0) {
 			pthread_cond_wait(c, &s->mu);
@@ -1506,18 +1602,19 @@ enum store_rc store_next_event(struct store *s, uint64_t *cursor,
 		if (w == ETIMEDOUT)
 			timeout_ms = 0; /* one last look, then give up */
 	}
-found:
-	ev->type = e->type;
-	ev->rv = e->rv;
-	ev->res = xstrdup(e->res->name);
-	ev->ns = xstrndup(e->key, e->ns_len);
-	ev->name = xstrdup(e->key + e->ns_len + 1);
-	ev->obj = json_incref(e->obj);
-	ev->prev = json_incref(e->prev);
-	rc = STORE_OK;
 unlock:
 	unlock(s);
+	*got = n;
 	return rc;
+}
+
+enum store_rc store_next_event(struct store *s, uint64_t *cursor,
+			       const char *res, int timeout_ms,
+			       struct store_event *ev)
+{
+	size_t n;
+
+	return store_next_events(s, cursor, res, timeout_ms, ev, 1, &n);
 }
 
 void store_wake_all(struct store *s)
@@ -1806,7 +1903,7 @@ static int open_dir(struct store *s, struct err *err)
 		goto out;
 	}
 	s->wal_bytes = (uint64_t)end;
-	s->rv = max_rv;
+	__atomic_store_n(&s->rv, max_rv, __ATOMIC_RELEASE);
 	s->hist_base = max_rv;
 	if (s->old_pending) {
 		/* Fold wal.old into a snapshot now; if that fails, replay
@@ -1824,8 +1921,12 @@ out:
 struct store *store_new(const struct store_opts *opts, struct err *err)
 {
 	struct store *s = xcalloc(1, sizeof(*s));
+	pthread_mutexattr_t ma;
 
-	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutexattr_init(&ma);
+	pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&s->mu, &ma);
+	pthread_mutexattr_destroy(&ma);
 	cond_init_mono(&s->cond);
 	s->ring_cap = opts->watch_history ? opts->watch_history : 1;
 	s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
@@ -1854,7 +1955,7 @@ void store_free(struct store *s)
 		return;
 	assert(invariants_ok(s));
 	for (size_t i = 0; i < s->ring_cap; i++)
-		event_clear(&s->ring[i]);
+		event_put(s->ring[i]);
 	free(s->ring);
 	for (size_t i = 0; i < s->nres; i++) {
 		struct resource *r = s->res[i];

@@ -12,7 +12,10 @@
  * condition variables under it wake watchers: one per resource for
  * waiters filtered on it, one for the rest, so an event wakes only the
  * waiters that want it. No call holds the lock while doing
- * I/O other than the WAL append of the write itself.
+ * I/O other than the WAL append of the write itself. Readers of the log
+ * share each event by reference (no copy per reader), take them in
+ * batches (store_next_events) and can share what they derive from one
+ * (store_event_memo: a watch line serialised once for every watch).
  *
  * Keys: a resource is named "<group>/<plural>" ("/pods" for the core
  * group, "batch/jobs", "kueue.x-k8s.io/workloads"); ns is "" for
@@ -112,17 +115,43 @@ enum store_event_type {
 	STORE_DELETED,
 };
 
+/*
+ * An event as a reader sees it. Everything in it is borrowed from the
+ * store's shared, immutable copy of the event, which the reader holds one
+ * reference to until store_event_release: nothing is copied per reader.
+ * Take a json_incref of obj or prev to keep them longer.
+ */
 struct store_event {
 	enum store_event_type type;
 	uint64_t rv;
-	char *res;   /* owned */
-	char *ns;    /* owned; "" for cluster-scoped */
-	char *name;  /* owned */
-	json_t *obj; /* new ref: the object at rv (last state for DELETED) */
-	json_t *prev; /* new ref: the state before, or NULL for ADDED */
+	const char *res;  /* "<group>/<plural>" */
+	const char *ns;   /* "" for cluster-scoped */
+	const char *name;
+	json_t *obj;      /* the object at rv (last state for DELETED);
+			   * read-only */
+	json_t *prev;     /* the state before, or NULL for ADDED; read-only */
+	struct store_rec *rec; /* the shared event (store.c) */
 };
 
 void store_event_release(struct store_event *ev);
+
+/*
+ * Per-event memo: byte strings that readers derive from an event and can
+ * share, so N watches serialise an event once, not N times. What a slot
+ * holds is the readers' convention (api_watch.c defines its slots); the
+ * store only keeps the bytes for as long as the event lives. A slot is
+ * set at most once: store_event_memo_set copies bytes and returns the
+ * slot's bytes, which are the caller's when it was first and another
+ * reader's (equal, by the convention) otherwise. store_event_memo returns
+ * the bytes, or NULL when the slot is unset. The returned pointers stay
+ * valid until ev is released. slot < STORE_MEMO_SLOTS. Threads: any.
+ */
+#define STORE_MEMO_SLOTS 4
+const char *store_event_memo(const struct store_event *ev, unsigned slot,
+			     size_t *len);
+const char *store_event_memo_set(const struct store_event *ev,
+				 unsigned slot, const char *bytes,
+				 size_t len, size_t *out_len);
 
 /*
  * Waits for the first event of res (NULL: any resource) with RV greater
@@ -137,6 +166,17 @@ void store_event_release(struct store_event *ev);
 enum store_rc store_next_event(struct store *s, uint64_t *cursor,
 			       const char *res, int timeout_ms,
 			       struct store_event *ev);
+
+/*
+ * store_next_event for up to max events in one lock hold: waits as it
+ * does for the first one, then takes the matching events already there
+ * after it, in order. *n gets how many evs were filled (>= 1 on STORE_OK,
+ * 0 otherwise); release each.
+ */
+enum store_rc store_next_events(struct store *s, uint64_t *cursor,
+				const char *res, int timeout_ms,
+				struct store_event *evs, size_t max,
+				size_t *n);
 
 /* Wakes every current waiter (STORE_TIMEOUT). Not sticky: a thread about
  * to wait may still sleep once for its timeout, so stop paths call it

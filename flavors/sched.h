@@ -29,8 +29,9 @@
  *
  * One cycle admits as much as fits: it runs rounds, each of which is a
  * Kueue cycle (one head per active ClusterQueue, flavor assignment,
- * classical entry order, in-cycle reservation), until a round admits
- * nothing. The ordering guarantees are Kueue's (StrictFIFO heads block,
+ * classical entry order, in-cycle reservation), until a round neither
+ * admits nor parks anything: every pending workload is tried once per
+ * call, and a blocked StrictFIFO head ends it. The ordering guarantees are Kueue's (StrictFIFO heads block,
  * BestEffortFIFO parks inadmissible heads), only without waiting for the
  * API between rounds.
  *
@@ -202,8 +203,9 @@ void sched_cq_status(const struct sched *s, const char *name,
  * of a ClusterQueue as Kueue writes them: one entry per flavor listed in
  * its resourceGroups (in spec order), inside it one per covered resource
  * sorted by name, zero totals included, borrowed = max(0, total -
- * nominal) and 0 without a cohort. *out is a new array (caller releases
- * with flavor_usages_release and free); *n its length.
+ * nominal) and 0 without a cohort. *out is a new array (the caller
+ * releases it with flavor_usages_release, which frees the array too);
+ * *n its length.
  */
 void sched_cq_usage(const struct sched *s, const char *name,
 		    bool admitted_only, struct flavor_usage **out, size_t *n);

@@ -18,9 +18,9 @@
  * are then not worth recording), 2 on bad usage.
  *
  * Threads (this program only; the project's thread rules are about the
- * controller): N client threads, each with its own keep-alive curl easy
- * handle; one watch thread driving all W streams with a curl multi
- * handle; the main thread, which starts and stops the devserver and
+ * controller): N client threads, each with its own keep-alive HTTP/1.1
+ * connection (a raw socket; --client curl: a curl easy handle); one
+ * watch thread driving all W streams with a curl multi handle; the main thread, which starts and stops the devserver and
  * reads its /proc files. They share the per-watcher counters (atomics)
  * and nothing else mutable; phases are separated by a barrier.
  */
@@ -30,6 +30,9 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -41,7 +44,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -70,6 +75,7 @@ struct opts {
 	bool storage[2];        /* [0] memory, [1] disk */
 	int repeat;             /* runs per scenario; the median is kept */
 	bool quick;
+	bool curl_clients;      /* --client curl: libcurl request threads */
 };
 
 /* A started devserver and what it cost. */
@@ -88,6 +94,9 @@ struct client {
 	int id;
 	struct run *run;        /* borrowed */
 	CURL *h;                /* owned; one keep-alive connection */
+	int fd;                 /* the raw client's connection, or -1 */
+	char *rbuf;             /* owned; the raw client's response bytes */
+	size_t rcap;
 	uint32_t *lat_create;   /* owned; nobjects latencies in µs */
 	uint32_t *lat_patch;    /* owned; nobjects latencies in µs */
 	size_t nerr;            /* failed requests (any phase) */
@@ -116,6 +125,8 @@ struct watcher {
 struct run {
 	const struct opts *o;
 	const char *url;           /* borrowed: server.url */
+	char host[128];            /* "127.0.0.1:PORT" of an http:// url */
+	bool raw;                  /* requests over raw sockets */
 	int nwatch;
 	pthread_barrier_t barrier; /* nclients + main */
 	struct watcher *w;         /* owned array of nwatch */
@@ -375,6 +386,160 @@ static CURL *easy_new(void)
 }
 
 /*
+ * The raw client: HTTP/1.1 over one keep-alive TCP connection per thread,
+ * one writev per request and usually one read per answer. libcurl's
+ * per-request overhead (option handling, header lists, its poll loop)
+ * cost as much CPU as the devserver spent on a small write, and on a
+ * 2-core machine the load generator's CPU is taken from the server it
+ * measures; --client curl keeps the libcurl path for comparison. The
+ * requests are the same either way (method, path, Host, Accept,
+ * Content-Type, Content-Length, body).
+ */
+static int raw_connect(struct client *c)
+{
+	char host[128], *colon;
+	struct addrinfo hints = { .ai_family = AF_UNSPEC,
+				  .ai_socktype = SOCK_STREAM }, *ai = NULL;
+	int one = 1;
+
+	snprintf(host, sizeof(host), "%s", c->run->host);
+	colon = strrchr(host, ':');
+	if (!colon)
+		return -1;
+	*colon = '\0';
+	if (getaddrinfo(host, colon + 1, &hints, &ai) != 0 || !ai)
+		return -1;
+	c->fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd >= 0 && connect(c->fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+		close(c->fd);
+		c->fd = -1;
+	}
+	freeaddrinfo(ai);
+	if (c->fd < 0)
+		return -1;
+	setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return 0;
+}
+
+static void raw_close(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* The value of header name (case-insensitive) in head, or NULL. */
+static const char *raw_header(const char *head, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *l = strstr(head, "\r\n"); l; l = strstr(l, "\r\n")) {
+		l += 2;
+		if (!strncasecmp(l, name, n) && l[n] == ':') {
+			l += n + 1;
+			while (*l == ' ')
+				l++;
+			return l;
+		}
+	}
+	return NULL;
+}
+
+/* Reads one answer: its status, or 0 (transport error, in c->resp). */
+static long raw_response(struct client *c)
+{
+	size_t have = 0, head_len = 0, body_len = 0;
+	const char *cl, *conn;
+	long code = 0;
+	bool close_after;
+
+	for (;;) {
+		ssize_t n;
+		char *end;
+
+		if (have + 4096 + 1 > c->rcap)
+			XGROW(c->rbuf, c->rcap, have + 4096 + 1);
+		n = read(c->fd, c->rbuf + have, c->rcap - have - 1);
+		if (n <= 0) {
+			snprintf(c->resp, sizeof(c->resp), "read: %s",
+				 n ? strerror(errno) : "connection closed");
+			raw_close(c);
+			return 0;
+		}
+		have += (size_t)n;
+		c->rbuf[have] = '\0';
+		if (!head_len) {
+			end = strstr(c->rbuf, "\r\n\r\n");
+			if (!end)
+				continue;
+			head_len = (size_t)(end - c->rbuf) + 4;
+			*end = '\0'; /* the head as one string */
+			if (sscanf(c->rbuf, "HTTP/1.%*d %ld", &code) != 1 ||
+			    raw_header(c->rbuf, "Transfer-Encoding")) {
+				snprintf(c->resp, sizeof(c->resp),
+					 "unexpected answer: %.200s", c->rbuf);
+				raw_close(c);
+				return 0;
+			}
+			cl = raw_header(c->rbuf, "Content-Length");
+			body_len = cl ? strtoul(cl, NULL, 10) : 0;
+			conn = raw_header(c->rbuf, "Connection");
+			close_after = conn && !strncasecmp(conn, "close", 5);
+			c->rbuf[head_len - 4] = '\r';
+		}
+		if (have >= head_len + body_len)
+			break;
+	}
+	c->resp_len = body_len < RESP_KEEP ? body_len : RESP_KEEP;
+	memcpy(c->resp, c->rbuf + head_len, c->resp_len);
+	c->resp[c->resp_len] = '\0';
+	if (close_after || have != head_len + body_len)
+		raw_close(c);
+	return code;
+}
+
+static long raw_request(struct client *c, const char *method,
+			const char *path, const char *ctype, const char *body)
+{
+	char head[1024];
+	size_t blen = body ? strlen(body) : 0, done = 0;
+	int n = snprintf(head, sizeof(head), "%s %s HTTP/1.1\r\nHost: %s\r\n"
+			 "User-Agent: dsbench\r\nAccept: application/json\r\n"
+			 "Content-Type: %s\r\nContent-Length: %zu\r\n\r\n",
+			 method, path, c->run->host, ctype, blen);
+	struct iovec iov[2] = { { head, (size_t)n }, { (void *)body, blen } };
+
+	c->resp_len = 0;
+	c->resp[0] = '\0';
+	if (c->fd < 0 && raw_connect(c) < 0) {
+		snprintf(c->resp, sizeof(c->resp), "connect: %s",
+			 strerror(errno));
+		return 0;
+	}
+	while (done < (size_t)n + blen) {
+		ssize_t w;
+
+		w = writev(c->fd, iov, 2);
+		if (w <= 0) {
+			snprintf(c->resp, sizeof(c->resp), "write: %s",
+				 strerror(errno));
+			raw_close(c);
+			return 0;
+		}
+		done += (size_t)w;
+		for (int i = 0; i < 2; i++) {
+			size_t t = (size_t)w < iov[i].iov_len ? (size_t)w
+							      : iov[i].iov_len;
+
+			iov[i].iov_base = (char *)iov[i].iov_base + t;
+			iov[i].iov_len -= t;
+			w -= (ssize_t)t;
+		}
+	}
+	return raw_response(c);
+}
+
+/*
  * One request on c's connection: method, path under the server URL, body
  * (may be NULL) of ctype. Returns the HTTP status, 0 on transport errors;
  * the response's first bytes are in c->resp.
@@ -387,6 +552,8 @@ static long request(struct client *c, const char *method, const char *path,
 	long code = 0;
 	CURLcode rc;
 
+	if (c->run->raw && !c->h)
+		return raw_request(c, method, path, ctype, body);
 	snprintf(url, sizeof(url), "%s%s", c->run->url, path);
 	snprintf(ct, sizeof(ct), "Content-Type: %s", ctype);
 	hdrs = curl_slist_append(hdrs, ct);
@@ -750,6 +917,11 @@ static int scenario(const struct opts *o, bool disk, int nwatch,
 	if (server_start(o, disk, &srv) < 0)
 		return -1;
 	r.url = srv.url;
+	if (!o->curl_clients && !strncmp(srv.url, "http://", 7)) {
+		snprintf(r.host, sizeof(r.host), "%.120s", srv.url + 7);
+		r.host[strcspn(r.host, "/")] = '\0';
+		r.raw = true;
+	}
 	setup.h = easy_new();
 	code = request(&setup, "POST", "/api/v1/namespaces",
 		       "application/json", "{\"apiVersion\":\"v1\",\"kind\":"
@@ -786,7 +958,8 @@ static int scenario(const struct opts *o, bool disk, int nwatch,
 	for (int i = 0; i < o->nclients; i++) {
 		cs[i].id = i;
 		cs[i].run = &r;
-		cs[i].h = easy_new();
+		cs[i].fd = -1;
+		cs[i].h = r.raw ? NULL : easy_new();
 		cs[i].lat_create = xcalloc((size_t)o->nobjects, 4);
 		cs[i].lat_patch = xcalloc((size_t)o->nobjects, 4);
 		if (pthread_create(&cs[i].tid, NULL, client_main, &cs[i]) != 0)
@@ -827,7 +1000,10 @@ static int scenario(const struct opts *o, bool disk, int nwatch,
 	res->load_cpu_s = cpu1 - cpu0;
 	res->client_cpu_s = self1 - self0;
 	for (int i = 0; i < o->nclients; i++) {
-		curl_easy_cleanup(cs[i].h);
+		if (cs[i].h)
+			curl_easy_cleanup(cs[i].h);
+		raw_close(&cs[i]);
+		free(cs[i].rbuf);
 		free(cs[i].lat_create);
 		free(cs[i].lat_patch);
 	}
@@ -931,8 +1107,9 @@ static void report(const struct opts *o, bool disk, int nwatch,
 
 	snprintf(ratio, sizeof(ratio), "%.2f", writes / AIM_WRITES);
 	snprintf(note, sizeof(note), "%d clients (threads, one keep-alive "
-		 "connection each) x %s ConfigMaps: all creates and merge "
+		 "connection each, %s) x %s ConfigMaps: all creates and merge "
 		 "patches / the two phases' wall time; %s", o->nclients,
+		 o->curl_clients ? "libcurl" : "raw HTTP/1.1 sockets",
 		 grouped((double)o->nobjects, a, sizeof(a)),
 		 o->repeat == 1 ? "one run" : "the run with the median rate "
 		 "of the repeats (full run: 3)");
@@ -1070,7 +1247,8 @@ static void usage(FILE *f)
 	fputs("usage: dsbench (--devserver PATH [--devserver-arg ARG]... | "
 	      "--server URL)\n"
 	      "         [--clients N] [--objects K] [--watchers 1,10]\n"
-	      "         [--storage memory,disk] [--repeat R]\n"
+	      "         [--storage memory,disk] [--repeat R]"
+	      " [--client raw|curl]\n"
 	      "QUICK=1 in the environment: the reduced run "
 	      "(fewer objects).\n", f);
 }
@@ -1131,6 +1309,10 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 				o->watchers[o->nwatchers++] = parse_int(t, 0);
 			}
 			free(copy);
+		} else if (!strcmp(a, "--client")) {
+			if (strcmp(v, "raw") && strcmp(v, "curl"))
+				die("--client is raw or curl");
+			o->curl_clients = !strcmp(v, "curl");
 		} else if (!strcmp(a, "--repeat")) {
 			o->repeat = parse_int(v, 1);
 		} else if (!strcmp(a, "--storage")) {

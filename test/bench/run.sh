@@ -74,6 +74,9 @@ fi
 #   name | timeout in s (full run) | timeout in s (QUICK=1) | command
 benches=(
 	"devserver|900|50|$build/dsbench --devserver $devserver"
+	# core-bench: flavors/sched in memory (drain of 46 workloads; Kueue's
+	# 1,000-ClusterQueue / 50,000-workload shape; QUICK=1: 100 / 5,000).
+	"core|300|20|$build/core-bench"
 )
 
 if [ -n "${BENCH_CMD:-}" ]; then

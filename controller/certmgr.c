@@ -1,0 +1,605 @@
+/*
+ * certmgr: the internal certificate manager's passes (certmgr.h). A
+ * pass is a chain of requests, one at a time:
+ *   GET secret -> [POST | merge PATCH secret] -> on_certs ->
+ *   for each target (mutating, validating, CRDs...): GET -> [JSON PATCH]
+ *   -> done (ready; next pass in check_interval_ms).
+ * Any failure ends the pass and schedules another after retry_ms; a 409
+ * or a failed "test" (another writer was first) schedules one at once.
+ * Owns: its copies of the options, the current certificates, the one
+ * request in flight, its timer and the Secret watch. Never logs at more
+ * than info for normal progress.
+ */
+#include "controller/certmgr.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/kube.h"
+#include "controller/kube_watch.h"
+#include "controller/log.h"
+#include "controller/loop.h"
+#include "controller/timers.h"
+#include "model/alloc.h"
+
+#define COMPONENT "certmgr"
+#define DEFAULT_RETRY_MS 5000
+#define SECRET_CHANGE_DELAY_MS 1000
+
+static const char *const default_crds[] = {
+	"clusterqueues.kueue.x-k8s.io",
+	"cohorts.kueue.x-k8s.io",
+	"localqueues.kueue.x-k8s.io",
+	"resourceflavors.kueue.x-k8s.io",
+	"workloadpriorityclasses.kueue.x-k8s.io",
+	"workloads.kueue.x-k8s.io",
+	NULL,
+};
+
+enum target_kind { T_MUTATING, T_VALIDATING, T_CRD };
+
+struct target {
+	enum target_kind kind;
+	char *name; /* owned */
+};
+
+struct certmgr {
+	struct kube *k;       /* borrowed */
+	struct loop *l;       /* borrowed */
+	char *ns, *secret, *service, *dns;
+	struct target *targets; /* owned */
+	size_t ntargets;
+	enum certs_key_type key_type;
+	int64_t interval_ms, retry_ms;
+	certmgr_certs_fn *on_certs;
+	void *ud;
+
+	struct certs cur;     /* in use (handed to on_certs) */
+	struct certs next;    /* this pass's */
+	char *secret_rv;      /* owned; the Secret's version read or written */
+	bool secret_exists;
+	char *ca_bundle;      /* owned; this pass's */
+	size_t ti;            /* target being injected */
+	struct kube_call *call;
+	bool running, again, ready;
+	struct timer timer;
+	struct kube_watch *watch;
+	struct certmgr_stats stats;
+};
+
+const char *const *certmgr_default_crds(void)
+{
+	return default_crds;
+}
+
+char *certmgr_webhook_config_name(const char *service, bool mutating)
+{
+	static const char suffix[] = "-webhook-service";
+	size_t n = strlen(service), sl = sizeof(suffix) - 1;
+	char *base, *out;
+
+	if (n > sl && !strcmp(service + n - sl, suffix))
+		base = xstrndup(service, n - sl);
+	else
+		base = xstrdup(service);
+	out = xasprintf("%s-%s-webhook-configuration", base,
+			mutating ? "mutating" : "validating");
+	free(base);
+	return out;
+}
+
+static bool same(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+static bool certs_equal(const struct certs *a, const struct certs *b)
+{
+	return same(a->ca_pem, b->ca_pem) &&
+	       same(a->ca_key_pem, b->ca_key_pem) &&
+	       same(a->cert_pem, b->cert_pem) && same(a->key_pem, b->key_pem);
+}
+
+static void pass_start(struct certmgr *cm);
+
+static void on_timer(void *ud, int64_t now_ms)
+{
+	(void)now_ms;
+	pass_start(ud);
+}
+
+static void pass_end(struct certmgr *cm, bool ok, int64_t delay_ms)
+{
+	cm->running = false;
+	certs_release(&cm->next);
+	FREE_AND_NULL(cm->ca_bundle);
+	if (ok) {
+		cm->stats.passes++;
+		if (!cm->ready)
+			log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
+				"certificates and CA bundles in place");
+		cm->ready = true;
+	} else {
+		cm->stats.failures++;
+	}
+	if (cm->again) {
+		cm->again = false;
+		delay_ms = 0;
+	}
+	loop_timer_arm(cm->l, &cm->timer, delay_ms);
+}
+
+static void fail(struct certmgr *cm, const char *what,
+		 const struct kube_reply *r)
+{
+	bool conflict = r && r->code == 409;
+
+	log_msg(conflict ? LOG_INFO : LOG_WARN, COMPONENT, cm->ns, cm->secret,
+		"%s: %s%s", what, r ? r->message : "failed",
+		conflict ? " (retrying)" : "");
+	pass_end(cm, false, conflict ? 0 : cm->retry_ms);
+}
+
+static char *path_of(const char *group, const char *version,
+		     const char *resource, const char *ns, const char *name)
+{
+	struct kube_ref ref = { .group = group, .version = version,
+				.resource = resource, .ns = ns, .name = name };
+
+	return kube_path(&ref);
+}
+
+static void submit(struct certmgr *cm, enum kube_verb verb, char *path_take,
+		   const json_t *body, kube_done_take_fn *done)
+{
+	struct kube_req req = { .verb = verb, .path = path_take,
+				.body = body, .done = done, .ud = cm };
+
+	cm->call = kube_submit(cm->k, &req);
+	free(path_take);
+}
+
+/* ---- injection ---- */
+
+static void inject_next(struct certmgr *cm);
+
+static char *target_path(const struct certmgr *cm, const struct target *t)
+{
+	(void)cm;
+	switch (t->kind) {
+	case T_MUTATING:
+		return path_of("admissionregistration.k8s.io", "v1",
+			       "mutatingwebhookconfigurations", NULL, t->name);
+	case T_VALIDATING:
+		return path_of("admissionregistration.k8s.io", "v1",
+			       "validatingwebhookconfigurations", NULL,
+			       t->name);
+	case T_CRD:
+		break;
+	}
+	return path_of("apiextensions.k8s.io", "v1",
+		       "customresourcedefinitions", NULL, t->name);
+}
+
+static void add_op(json_t *ops, const char *op, const char *path,
+		   json_t *value_take)
+{
+	json_array_append_new(ops, json_pack("{s:s, s:s, s:o}", "op", op,
+					     "path", path, "value",
+					     value_take));
+}
+
+/* The JSON patch putting the bundle into obj, or NULL when nothing needs
+ * to change. */
+static json_t *inject_patch(const struct certmgr *cm, const struct target *t,
+			    const json_t *obj)
+{
+	json_t *ops = json_array();
+
+	if (t->kind == T_CRD) {
+		const json_t *conv = json_object_get(
+			json_object_get(obj, "spec"), "conversion");
+		const json_t *cc = json_object_get(
+			json_object_get(conv, "webhook"), "clientConfig");
+		const char *strategy = json_string_value(
+			json_object_get(conv, "strategy"));
+
+		if (!same(strategy, "Webhook") || !json_is_object(cc) ||
+		    same(json_string_value(json_object_get(cc, "caBundle")),
+			 cm->ca_bundle)) {
+			json_decref(ops);
+			return NULL;
+		}
+		add_op(ops, "test", "/spec/conversion/strategy",
+		       json_string("Webhook"));
+		add_op(ops, "add", "/spec/conversion/webhook/clientConfig/"
+		       "caBundle", json_string(cm->ca_bundle));
+	} else {
+		const json_t *hooks = json_object_get(obj, "webhooks"), *h;
+		size_t i;
+
+		json_array_foreach(hooks, i, h) {
+			const json_t *cc = json_object_get(h, "clientConfig");
+			const char *name = json_string_value(
+				json_object_get(h, "name"));
+			char p[96];
+
+			if (!name || same(json_string_value(
+				json_object_get(cc, "caBundle")),
+				cm->ca_bundle))
+				continue;
+			snprintf(p, sizeof(p), "/webhooks/%zu/name", i);
+			add_op(ops, "test", p, json_string(name));
+			snprintf(p, sizeof(p), "/webhooks/%zu/clientConfig", i);
+			if (!json_is_object(cc)) {
+				add_op(ops, "add", p, json_pack("{s:s}",
+					"caBundle", cm->ca_bundle));
+				continue;
+			}
+			snprintf(p, sizeof(p),
+				 "/webhooks/%zu/clientConfig/caBundle", i);
+			add_op(ops, "add", p, json_string(cm->ca_bundle));
+		}
+	}
+	if (!json_array_size(ops)) {
+		json_decref(ops);
+		return NULL;
+	}
+	return ops;
+}
+
+static void patched(void *ud, const struct kube_reply *r, json_t *body)
+{
+	struct certmgr *cm = ud;
+	const struct target *t = &cm->targets[cm->ti];
+
+	cm->call = NULL;
+	json_decref(body);
+	if (r->outcome != KUBE_OK) {
+		/* 404: deleted meanwhile; 409/422: a test failed, the object
+		 * moved on: read it again */
+		if (r->code == 404) {
+			cm->ti++;
+			inject_next(cm);
+			return;
+		}
+		if (r->code == 409 || r->code == 422) {
+			log_msg(LOG_INFO, COMPONENT, NULL, t->name,
+				"caBundle patch refused, re-reading: %s",
+				r->message);
+			inject_next(cm);
+			return;
+		}
+		fail(cm, "caBundle patch", r);
+		return;
+	}
+	cm->stats.injections++;
+	log_msg(LOG_INFO, COMPONENT, NULL, t->name, "CA bundle injected");
+	cm->ti++;
+	inject_next(cm);
+}
+
+static void target_read(void *ud, const struct kube_reply *r, json_t *body)
+{
+	struct certmgr *cm = ud;
+	const struct target *t = &cm->targets[cm->ti];
+	json_t *ops;
+
+	cm->call = NULL;
+	if (r->outcome != KUBE_OK) {
+		json_decref(body);
+		if (r->code == 404) {
+			if (t->kind != T_CRD)
+				log_msg(LOG_WARN, COMPONENT, NULL, t->name,
+					"webhook configuration not found; "
+					"no CA bundle injected");
+			cm->ti++;
+			inject_next(cm);
+			return;
+		}
+		fail(cm, "reading a caBundle target", r);
+		return;
+	}
+	ops = inject_patch(cm, t, body);
+	json_decref(body);
+	if (!ops) {
+		cm->ti++;
+		inject_next(cm);
+		return;
+	}
+	submit(cm, KUBE_PATCH_JSON, target_path(cm, t), ops, patched);
+	json_decref(ops);
+}
+
+static void inject_next(struct certmgr *cm)
+{
+	if (cm->ti >= cm->ntargets) {
+		pass_end(cm, true, cm->interval_ms);
+		return;
+	}
+	submit(cm, KUBE_GET, target_path(cm, &cm->targets[cm->ti]), NULL,
+	       target_read);
+}
+
+/* ---- the Secret ---- */
+
+/* The certificates of this pass are in the Secret: use them. */
+static void certs_in_place(struct certmgr *cm)
+{
+	if (!certs_equal(&cm->cur, &cm->next)) {
+		if (cm->on_certs(cm->ud, &cm->next) < 0) {
+			fail(cm, "using the certificates", NULL);
+			return;
+		}
+		cm->stats.handed++;
+		certs_release(&cm->cur);
+		cm->cur = cm->next;
+		memset(&cm->next, 0, sizeof(cm->next));
+	}
+	cm->ca_bundle = certs_ca_bundle(&cm->cur);
+	if (!cm->ca_bundle) {
+		fail(cm, "no CA certificate", NULL);
+		return;
+	}
+	cm->ti = 0;
+	inject_next(cm);
+}
+
+static void set_rv(struct certmgr *cm, const json_t *obj)
+{
+	const char *rv = json_string_value(json_object_get(
+		json_object_get(obj, "metadata"), "resourceVersion"));
+
+	free(cm->secret_rv);
+	cm->secret_rv = rv ? xstrdup(rv) : NULL;
+}
+
+static void secret_written(void *ud, const struct kube_reply *r,
+			   json_t *body)
+{
+	struct certmgr *cm = ud;
+
+	cm->call = NULL;
+	if (r->outcome != KUBE_OK) {
+		json_decref(body);
+		fail(cm, "writing the Secret", r);
+		return;
+	}
+	set_rv(cm, body);
+	json_decref(body);
+	cm->stats.secret_writes++;
+	log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
+		"certificates written");
+	certs_in_place(cm);
+}
+
+static void write_secret(struct certmgr *cm)
+{
+	json_t *data = certs_to_secret_data(&cm->next), *body;
+
+	if (cm->secret_exists) {
+		body = json_pack("{s:{s:s?}, s:o}", "metadata",
+				 "resourceVersion", cm->secret_rv, "data",
+				 data);
+		submit(cm, KUBE_PATCH_MERGE,
+		       path_of("", "v1", "secrets", cm->ns, cm->secret), body,
+		       secret_written);
+	} else {
+		body = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s}}, s:s, "
+				 "s:o}", "apiVersion", "v1", "kind", "Secret",
+				 "metadata", "name", cm->secret, "namespace",
+				 cm->ns, "labels", "app.kubernetes.io/"
+				 "managed-by", "cueue", "type",
+				 "kubernetes.io/tls", "data", data);
+		submit(cm, KUBE_POST,
+		       path_of("", "v1", "secrets", cm->ns, NULL), body,
+		       secret_written);
+	}
+	json_decref(body);
+}
+
+static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
+{
+	struct certmgr *cm = ud;
+	struct err why = { "" };
+	struct certs_opts co = { .service = cm->service,
+				 .namespace = cm->ns,
+				 .key_type = cm->key_type,
+				 .now_s = loop_wall_ms(cm->l) / 1000 };
+	enum certs_verdict v = CERTS_RENEW_ALL;
+
+	cm->call = NULL;
+	if (r->outcome != KUBE_OK && r->code != 404) {
+		json_decref(body);
+		fail(cm, "reading the Secret", r);
+		return;
+	}
+	cm->secret_exists = r->outcome == KUBE_OK;
+	FREE_AND_NULL(cm->secret_rv);
+	if (cm->secret_exists) {
+		set_rv(cm, body);
+		if (certs_from_secret_data(json_object_get(body, "data"),
+					   &cm->next, &why) == 0)
+			v = certs_check(&cm->next, cm->dns, co.now_s, 0, &why);
+	} else {
+		snprintf(why.msg, sizeof(why.msg), "no Secret");
+	}
+	json_decref(body);
+	if (v == CERTS_OK) {
+		certs_in_place(cm);
+		return;
+	}
+	if (v == CERTS_RENEW_SERVING &&
+	    certs_renew_serving(&co, &cm->next, &why) == 0) {
+		cm->stats.renewed++;
+		log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
+			"serving certificate renewed");
+	} else {
+		struct err gerr = { "" };
+
+		if (certs_generate(&co, &cm->next, &gerr) < 0) {
+			log_msg(LOG_ERROR, COMPONENT, cm->ns, cm->secret,
+				"generating certificates: %s", gerr.msg);
+			pass_end(cm, false, cm->retry_ms);
+			return;
+		}
+		cm->stats.generated++;
+		log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
+			"new CA and serving certificate (%s)", why.msg);
+	}
+	write_secret(cm);
+}
+
+static void pass_start(struct certmgr *cm)
+{
+	if (cm->running) {
+		cm->again = true;
+		return;
+	}
+	loop_timer_cancel(cm->l, &cm->timer);
+	cm->running = true;
+	submit(cm, KUBE_GET, path_of("", "v1", "secrets", cm->ns, cm->secret),
+	       NULL, secret_read);
+}
+
+/* ---- the Secret watch: a change someone else made triggers a pass ---- */
+
+static void secret_changed(struct certmgr *cm, const json_t *obj)
+{
+	const char *rv = json_string_value(json_object_get(
+		json_object_get(obj, "metadata"), "resourceVersion"));
+
+	if (obj && rv && same(rv, cm->secret_rv))
+		return; /* our own write, or what the pass read */
+	if (cm->running)
+		cm->again = true;
+	else
+		loop_timer_arm(cm->l, &cm->timer, SECRET_CHANGE_DELAY_MS);
+}
+
+static void w_event(void *ud, enum kube_event_type type, json_t *obj)
+{
+	struct certmgr *cm = ud;
+
+	secret_changed(cm, type == KUBE_DELETED ? NULL : obj);
+	json_decref(obj);
+}
+
+static void w_replace(void *ud, json_t *items, bool initial)
+{
+	struct certmgr *cm = ud;
+
+	if (!initial)
+		secret_changed(cm, json_array_get(items, 0));
+	json_decref(items);
+}
+
+static void w_error(void *ud, const char *message)
+{
+	struct certmgr *cm = ud;
+
+	log_msg(LOG_DEBUG, COMPONENT, cm->ns, cm->secret, "watch: %s",
+		message);
+}
+
+static const struct kube_watch_ops watch_ops = {
+	.event = w_event,
+	.replace = w_replace,
+	.error = w_error,
+};
+
+/* ---- construction ---- */
+
+static void add_target(struct certmgr *cm, enum target_kind kind,
+		       char *name_take)
+{
+	cm->targets = xrealloc(cm->targets,
+			       (cm->ntargets + 1) * sizeof(*cm->targets));
+	cm->targets[cm->ntargets].kind = kind;
+	cm->targets[cm->ntargets].name = name_take;
+	cm->ntargets++;
+}
+
+struct certmgr *certmgr_new(struct kube *k, const struct certmgr_opts *o)
+{
+	struct certmgr *cm = xcalloc(1, sizeof(*cm));
+	const char *const *crds = o->crds ? o->crds : default_crds;
+
+	cm->k = k;
+	cm->l = kube_loop(k);
+	cm->ns = xstrdup(o->namespace);
+	cm->secret = xstrdup(o->secret_name);
+	cm->service = xstrdup(o->service_name);
+	cm->dns = xasprintf("%s.%s.svc", o->service_name, o->namespace);
+	add_target(cm, T_MUTATING, o->mutating_name
+		   ? xstrdup(o->mutating_name)
+		   : certmgr_webhook_config_name(o->service_name, true));
+	add_target(cm, T_VALIDATING, o->validating_name
+		   ? xstrdup(o->validating_name)
+		   : certmgr_webhook_config_name(o->service_name, false));
+	for (size_t i = 0; crds[i]; i++)
+		add_target(cm, T_CRD, xstrdup(crds[i]));
+	cm->key_type = o->key_type;
+	cm->interval_ms = o->check_interval_ms ? o->check_interval_ms
+			  : CERTS_CHECK_INTERVAL_S * 1000;
+	cm->retry_ms = o->retry_ms ? o->retry_ms : DEFAULT_RETRY_MS;
+	cm->on_certs = o->on_certs;
+	cm->ud = o->ud;
+	timers_setup(&cm->timer, on_timer, cm);
+	if (!o->no_watch) {
+		char *path = path_of("", "v1", "secrets", cm->ns, NULL);
+		char *sel = xasprintf("metadata.name=%s", cm->secret);
+		struct kube_watch_opts wo = { .path = path,
+					      .field_selector = sel,
+					      .ops = &watch_ops, .ud = cm };
+
+		cm->watch = kube_watch_new(k, &wo);
+		free(sel);
+		free(path);
+	}
+	pass_start(cm);
+	return cm;
+}
+
+void certmgr_free(struct certmgr *cm)
+{
+	if (!cm)
+		return;
+	kube_watch_free(cm->watch);
+	if (cm->call)
+		kube_cancel(cm->k, cm->call);
+	loop_timer_cancel(cm->l, &cm->timer);
+	certs_release(&cm->cur);
+	certs_release(&cm->next);
+	for (size_t i = 0; i < cm->ntargets; i++)
+		free(cm->targets[i].name);
+	free(cm->targets);
+	free(cm->secret_rv);
+	free(cm->ca_bundle);
+	free(cm->ns);
+	free(cm->secret);
+	free(cm->service);
+	free(cm->dns);
+	free(cm);
+}
+
+bool certmgr_ready(const struct certmgr *cm)
+{
+	return cm && cm->ready;
+}
+
+const struct certs *certmgr_certs(const struct certmgr *cm)
+{
+	return cm && cm->cur.cert_pem ? &cm->cur : NULL;
+}
+
+void certmgr_check_now(struct certmgr *cm)
+{
+	pass_start(cm);
+}
+
+const struct certmgr_stats *certmgr_stats(const struct certmgr *cm)
+{
+	return &cm->stats;
+}

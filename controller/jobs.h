@@ -1,0 +1,76 @@
+/*
+ * jobs: the batch/v1 Job integration (kueue-api.md §12), as Kueue's
+ * jobframework reconciler and job controller behave in v0.14. It owns
+ * an informer on batch/v1 jobs, the decoded Job cache, a small record
+ * of every Workload a Job controls (fed by the manager's workload
+ * observer, manager.h), and every write the integration makes:
+ *
+ *  - the Workload of a managed Job (queue-name label, or
+ *    manageJobsWithoutQueueName), built by model/jobwl.h and POSTed;
+ *  - on admission, one merge patch of the Job (resourceVersion
+ *    precondition): spec.suspend=false, the flavors' nodeLabels into the
+ *    template's nodeSelector, their tolerations appended, the podset
+ *    label, parallelism = the admitted count under partial admission;
+ *  - on eviction or a run without admission, Kueue's three-step stop:
+ *    suspend (+ the transient stopping annotation), clear
+ *    status.startTime, restore the template from the Workload;
+ *  - on Complete/Failed, Finished=True on the Workload (the manager
+ *    then releases its quota); the resource-in-use finalizer of
+ *    finished, deleted or orphaned Workloads is removed, and orphans
+ *    (their Job gone) are deleted;
+ *  - core/v1 Events on Jobs (CreatedWorkload, Started, Stopped,
+ *    FinishedWorkload), fire and forget.
+ * Nothing is written before both the Job informer and the manager have
+ * synced, so a restart creates no duplicate Workload.
+ *
+ * Lifetimes: created after the manager on the same kube client; free it
+ * before the manager. Threads: the loop thread only.
+ */
+#ifndef CONTROLLER_JOBS_H
+#define CONTROLLER_JOBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kube;
+struct manager;
+struct jobs;
+
+struct jobs_opts {
+	bool manage_without_queue_name; /* manageJobsWithoutQueueName */
+	bool no_partial_admission;      /* PartialAdmission gate off */
+	const char *const *label_keys_to_copy; /* borrowed; copied */
+	size_t nlabel_keys_to_copy;
+	unsigned page_size;             /* informer list pages; 0: 500 */
+	int64_t retry_ms;               /* after a failed write; 0: 1000 */
+};
+
+struct jobs_stats {
+	uint64_t created;      /* Workloads created (201) */
+	uint64_t started;      /* Jobs unsuspended */
+	uint64_t stopped;      /* Jobs suspended */
+	uint64_t finished;     /* Workloads marked Finished */
+	uint64_t finalizers;   /* finalizers removed */
+	uint64_t deleted;      /* orphaned Workloads deleted */
+	uint64_t conflicts;    /* 409 answers */
+	uint64_t failures;     /* other failed writes */
+	uint64_t events;       /* Events posted */
+};
+
+/* Returns a new reconciler on k and m (both borrowed; they must outlive
+ * it); its informer starts at once. o may be NULL (defaults). */
+struct jobs *jobs_new(struct kube *k, struct manager *m,
+		      const struct jobs_opts *o);
+/* Stops the informer, cancels every write, detaches from the manager.
+ * NULL-safe. */
+void jobs_free(struct jobs *j);
+
+/* True once the Job informer has synced. */
+bool jobs_synced(const struct jobs *j);
+/* True when no write (events excepted) is in flight or due. */
+bool jobs_idle(const struct jobs *j);
+/* Borrowed; valid until jobs_free. */
+const struct jobs_stats *jobs_stats(const struct jobs *j);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * manager: the controller's reconcilers around the scheduling core
+ * (issue 4). It owns the informers of every kind the manager watches,
+ * the decoded object caches, the scheduling state (flavors/sched.h) and
+ * every write the manager makes:
+ *
+ *  - informers (kube_watch.h) on kueue.x-k8s.io/v1beta2 resourceflavors,
+ *    cohorts, clusterqueues, localqueues, workloadpriorityclasses,
+ *    workloads and core/v1 namespaces; each object is decoded once
+ *    (model/codec.h), validated (model/validate.h) and kept by name or
+ *    namespace/name, and fed to sched once every informer has synced, in
+ *    the order flavors, cohorts, ClusterQueues, namespaces, LocalQueues,
+ *    workloads (so a restart rebuilds admitted usage before anything is
+ *    scheduled);
+ *  - workload -> LocalQueue -> ClusterQueue resolution, with Kueue's
+ *    Inadmissible conditions when a link is missing, stopped or inactive;
+ *  - the scheduling cycle in the loop's before-sleep step when something
+ *    changed (and on sched's backoff wakeup), and the writes of its
+ *    decisions: admissions as merge patches of workload /status with a
+ *    resourceVersion precondition (assume, then confirm or forget), and
+ *    QuotaReserved=False only when it differs from what the object shows;
+ *  - finalizers of ClusterQueues and ResourceFlavors, and the coalesced
+ *    status of ClusterQueues and LocalQueues (status.h).
+ *
+ * Only merge patches are written, never whole objects: the codec's full
+ * encoders drop fields cueue does not model.
+ *
+ * Lifetimes: created on a kube client (whose loop it installs its
+ * before-sleep hook on); free the manager before the client and the loop.
+ * Threads: the loop thread only.
+ */
+#ifndef CONTROLLER_MANAGER_H
+#define CONTROLLER_MANAGER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct kube;
+struct kueue_metrics;
+struct manager;
+
+/* A test seam: runs right before an admission write is submitted. */
+typedef void manager_hook_fn(void *ud, const char *ns, const char *name);
+
+struct manager_opts {
+	bool ignore_undeclared;     /* quotaCheckStrategy IgnoreUndeclared */
+	bool no_partial_admission;  /* PartialAdmission feature gate off */
+	int64_t status_interval_ms; /* per CQ/LQ status write; 0: 100 ms */
+	unsigned max_wl_writes;     /* workload writes in flight; 0: 128 */
+	unsigned page_size;         /* informer list pages; 0: 500 */
+	manager_hook_fn *before_admit_write; /* tests; may be NULL */
+	void *hook_ud;              /* borrowed */
+	struct kueue_metrics *metrics; /* borrowed; NULL: no metrics
+					  (controller/kueue_metrics.h) */
+};
+
+struct manager_stats {
+	uint64_t cycles;          /* scheduling cycles run */
+	uint64_t admit_writes;    /* admission patches sent */
+	uint64_t admitted;        /* of those, accepted */
+	uint64_t admit_conflicts; /* of those, 409 */
+	uint64_t admit_failures;  /* of those, other failures */
+	uint64_t pending_writes;  /* QuotaReserved=False patches sent */
+	uint64_t finalizer_writes; /* metadata.finalizers patches sent */
+	uint64_t status_writes;   /* CQ + LQ status patches sent */
+	uint64_t invalid;         /* object versions that failed to decode
+				     or validate */
+};
+
+/* Returns a new manager on k (borrowed; must outlive it); its informers
+ * start at once. o may be NULL (defaults). */
+struct manager *manager_new(struct kube *k, const struct manager_opts *o);
+/* Stops the informers, cancels every write, removes the hook. NULL-safe. */
+void manager_free(struct manager *m);
+
+/* True once every informer has synced and the caches were fed to sched. */
+bool manager_synced(const struct manager *m);
+/* True when no write of the manager is queued or in flight. */
+bool manager_idle(const struct manager *m);
+/* Borrowed; valid until manager_free. */
+const struct manager_stats *manager_stats(const struct manager *m);
+/* sched_check over the manager's scheduling state (tests). */
+bool manager_check(const struct manager *m);
+
+/*
+ * What the webhook's namespace view (webhook/nsview.h) is built from
+ * (controller/webhookview.h does it). The generation grows whenever a
+ * Namespace, a LocalQueue or a WorkloadPriorityClass is added, changed
+ * or removed, so a caller rebuilds only when it moved. The callbacks
+ * get borrowed strings valid during the call.
+ */
+struct strmap;
+uint64_t manager_nsview_gen(const struct manager *m);
+typedef void manager_ns_fn(void *ud, const char *ns,
+			   const struct strmap *labels);
+void manager_foreach_namespace(const struct manager *m, manager_ns_fn *fn,
+			       void *ud);
+/* Calls fn (labels NULL) for every namespace with a LocalQueue name. */
+void manager_foreach_lq_named(const struct manager *m, const char *name,
+			      manager_ns_fn *fn, void *ud);
+/* Whether a WorkloadPriorityClass name is cached. */
+bool manager_has_wpc(const struct manager *m, const char *name);
+
+/*
+ * For the Job integration (controller/jobs.h). The observer hears of
+ * every workload version the manager accepts (decoded and validated,
+ * before the manager trims it for its cache: owner references, labels,
+ * finalizers and raw templates are still there) and of every workload
+ * dropped (deleted, or gone on a resync); w is borrowed for the call.
+ * It runs from inside the informer callback, before the manager's own
+ * state reflects the change: the observer must only take note (never
+ * submit, never call back into the manager). One observer; fn NULL
+ * removes it. Never called from manager_free.
+ */
+struct workload;
+struct resource_flavor;
+enum manager_wl_event {
+	MANAGER_WL_UPSERT,
+	MANAGER_WL_DELETE,
+};
+typedef void manager_wl_observer_fn(void *ud, enum manager_wl_event ev,
+				    const struct workload *w);
+void manager_set_wl_observer(struct manager *m, manager_wl_observer_fn *fn,
+			     void *ud);
+/* The cached (trimmed) workload ns/name, or NULL; borrowed, valid until
+ * the loop next delivers an informer event. */
+const struct workload *manager_workload_peek(const struct manager *m,
+					     const char *ns,
+					     const char *name);
+/* The cached ResourceFlavor, or NULL; borrowed as above. */
+const struct resource_flavor *manager_flavor_peek(const struct manager *m,
+						  const char *name);
+/* A cached WorkloadPriorityClass's value: true and *value when found. */
+bool manager_wpc_value(const struct manager *m, const char *name,
+		       int32_t *value);
+/* Whether the LocalQueue ns/name is cached. */
+bool manager_has_local_queue(const struct manager *m, const char *ns,
+			     const char *name);
+
+#endif

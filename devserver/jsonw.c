@@ -1,0 +1,251 @@
+/*
+ * jsonw: jansson's JSON_COMPACT encoding, written faster (see jsonw.h).
+ *
+ * It owns nothing between calls. Every byte it writes by itself must be
+ * the byte jansson's dump.c writes: objects and arrays without spaces,
+ * keys in iteration (insertion) order, integers as "%lld", strings with
+ * \" \\ \b \f \n \r \t and \u00XX (upper-case hex) for the other control
+ * characters, everything else, '/' and DEL included, as is. Whatever it
+ * cannot match cheaply (reals, strings with bytes >= 0x80) it hands to
+ * jansson.
+ */
+#include "devserver/jsonw.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/alloc.h"
+
+struct out {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+static inline void put(struct out *o, const char *s, size_t n)
+{
+	if (o->cap - o->len < n) {
+		size_t need = o->len + n;
+
+		if (need < o->len)
+			BUG("jsonw: size overflow");
+		XGROW(o->p, o->cap, need);
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+static inline void put1(struct out *o, char c)
+{
+	if (o->cap == o->len)
+		XGROW(o->p, o->cap, o->len + 1);
+	o->p[o->len++] = c;
+}
+
+static int put_cb(const char *s, size_t n, void *data)
+{
+	put(data, s, n);
+	return 0;
+}
+
+/* jansson's own encoding of one scalar (JSON_ENCODE_ANY). */
+static int by_jansson(struct out *o, const json_t *v)
+{
+	return json_dump_callback(v, put_cb, o, JSON_COMPACT |
+				  JSON_ENCODE_ANY) == 0 ? 0 : -1;
+}
+
+/* Byte classes for strings: 0 as is, 1 escaped, 2 not ASCII. */
+static const unsigned char cls[256] = {
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* '"' */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, /* '\\' */
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+	2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2,
+};
+
+/* A string of n bytes in one pass; one with a byte >= 0x80 is redone by
+ * jansson (its UTF-8 check and its escapes). */
+static int put_string(struct out *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t start = o->len, run = 0;
+
+	put1(o, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = u[i];
+		char esc[6];
+		size_t el = 2;
+
+		if (!cls[c])
+			continue;
+		if (cls[c] == 2) {
+			json_t *tmp = json_stringn_nocheck(s, n);
+			int rc;
+
+			o->len = start;
+			if (!tmp)
+				return -1;
+			rc = by_jansson(o, tmp);
+			json_decref(tmp);
+			return rc;
+		}
+		put(o, s + run, i - run);
+		run = i + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"':
+			esc[1] = '"';
+			break;
+		case '\\':
+			esc[1] = '\\';
+			break;
+		case '\b':
+			esc[1] = 'b';
+			break;
+		case '\f':
+			esc[1] = 'f';
+			break;
+		case '\n':
+			esc[1] = 'n';
+			break;
+		case '\r':
+			esc[1] = 'r';
+			break;
+		case '\t':
+			esc[1] = 't';
+			break;
+		default:
+			esc[1] = 'u';
+			esc[2] = '0';
+			esc[3] = '0';
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			el = 6;
+			break;
+		}
+		put(o, esc, el);
+	}
+	put(o, s + run, n - run);
+	put1(o, '"');
+	return 0;
+}
+
+static void put_integer(struct out *o, json_int_t v)
+{
+	char buf[24];
+	size_t i = sizeof(buf);
+	/* two's complement magnitude, so INT64_MIN works too */
+	uint64_t m = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		buf[--i] = (char)('0' + m % 10);
+		m /= 10;
+	} while (m);
+	if (v < 0)
+		buf[--i] = '-';
+	put(o, buf + i, sizeof(buf) - i);
+}
+
+static int put_value(struct out *o, const json_t *j, int depth)
+{
+	if (!j || depth > JSONW_MAX_DEPTH)
+		return -1;
+	switch (json_typeof(j)) {
+	case JSON_OBJECT: {
+		void *it = json_object_iter((json_t *)j);
+		bool first = true;
+
+		put1(o, '{');
+		for (; it; it = json_object_iter_next((json_t *)j, it)) {
+			if (!first)
+				put1(o, ',');
+			first = false;
+			if (put_string(o, json_object_iter_key(it),
+				       json_object_iter_key_len(it)) != 0)
+				return -1;
+			put1(o, ':');
+			if (put_value(o, json_object_iter_value(it),
+				      depth + 1) != 0)
+				return -1;
+		}
+		put1(o, '}');
+		return 0;
+	}
+	case JSON_ARRAY: {
+		size_t n = json_array_size(j);
+
+		put1(o, '[');
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				put1(o, ',');
+			if (put_value(o, json_array_get(j, i), depth + 1) != 0)
+				return -1;
+		}
+		put1(o, ']');
+		return 0;
+	}
+	case JSON_STRING:
+		return put_string(o, json_string_value(j),
+				  json_string_length(j));
+	case JSON_INTEGER:
+		put_integer(o, json_integer_value(j));
+		return 0;
+	case JSON_REAL:
+		return by_jansson(o, j);
+	case JSON_TRUE:
+		put(o, "true", 4);
+		return 0;
+	case JSON_FALSE:
+		put(o, "false", 5);
+		return 0;
+	case JSON_NULL:
+		put(o, "null", 4);
+		return 0;
+	}
+	return -1;
+}
+
+int jsonw_append(const json_t *j, char **p, size_t *len, size_t *cap)
+{
+	struct out o = { *p, *len, *cap };
+	int rc = -1;
+
+	if (json_is_object(j) || json_is_array(j))
+		rc = put_value(&o, j, 0);
+	*p = o.p;
+	*cap = o.cap;
+	if (rc == 0)
+		*len = o.len;
+	return rc;
+}
+
+char *jsonw_dumps(const json_t *j, size_t *len)
+{
+	char *p = NULL;
+	size_t n = 0, cap = 0;
+
+	if (jsonw_append(j, &p, &n, &cap) != 0) {
+		free(p);
+		return NULL;
+	}
+	XGROW(p, cap, n + 1);
+	p[n] = '\0';
+	if (len)
+		*len = n;
+	return p;
+}

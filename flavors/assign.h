@@ -1,0 +1,215 @@
+/*
+ * assign: the flavor assigner (kueue-scheduler.md §2.3-2.4, Kueue's
+ * flavorassigner.go and podset_reducer.go) over precompiled, integer-only
+ * inputs.
+ *
+ * For each pod set and each resource group it walks the group's flavors
+ * in order, checks the flavor against the pod set (taints, node labels:
+ * model/placement.h, cached per flavor generation), asks the cohort tree
+ * whether the pod set's demand fits (tree_available / potential / borrow
+ * level), applies flavorFungibility (whenCanBorrow, whenCanPreempt,
+ * preference) and keeps the usage chosen for earlier pod sets. When the
+ * full counts do not fit and a pod set has minCount, it binary-searches
+ * the largest counts that fit (partial admission).
+ *
+ * Preemption seam: when a demand fits only after evicting something, the
+ * assigner asks an oracle (asg_oracle_fn). cueue has no preemption yet:
+ * asg_oracle_none always answers "no candidates", which yields Kueue's
+ * "insufficient unused quota ... N more needed" pending message.
+ *
+ * No strings are compared and nothing is allocated per call once the
+ * caller's scratch (struct asg_result) has grown; messages are built only
+ * on request (asg_message). Pure: no I/O, no globals; the tree is only
+ * read.
+ */
+#ifndef FLAVORS_ASSIGN_H
+#define FLAVORS_ASSIGN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flavors/tree.h"
+#include "model/objects.h"
+
+/* A ResourceFlavor as the assigner sees it (the caller's table, indexed
+ * by a dense flavor id). */
+struct asg_flavor {
+	const char *name;                /* borrowed; never NULL */
+	const struct resource_flavor *rf; /* borrowed; NULL when missing */
+	uint32_t gen;                    /* changes whenever rf changes; > 0 */
+};
+
+/* One resourceGroup of a compiled ClusterQueue. */
+struct asg_group {
+	int *res;     /* owned; resource ids in coveredResources order */
+	size_t nres;
+	int *flv;     /* owned; flavor ids in preference order */
+	size_t nflv;
+	int *fr;      /* owned; [nflv * nres] tree fr ids, row per flavor */
+};
+
+/* A ClusterQueue compiled at sched_cq_set time. */
+struct asg_cq {
+	int node;                       /* tree node of the CQ */
+	struct asg_group *groups;       /* owned */
+	size_t ngroups;
+	int16_t *group_of;              /* owned; resource id -> group, -1 */
+	size_t ngroup_of;               /* ids >= this are undeclared */
+	enum fungibility when_borrow;
+	enum fungibility when_preempt;
+	enum fungibility_preference pref;
+	/* borrowWithinCohort.policy != Never (fair sharing is not built) */
+	bool can_preempt_while_borrowing;
+};
+
+void asg_cq_release(struct asg_cq *c);
+
+/* One per-pod request: a dense resource id and milli-units. */
+struct asg_req {
+	int res;
+	int64_t milli; /* per pod, >= 0 */
+};
+
+/* A pod set of a pending workload, precompiled at sched_wl_set time. */
+struct asg_podset {
+	const struct pod_set *ps; /* borrowed (the workload's) */
+	int32_t count;            /* effective count (minus reclaimable) */
+	int32_t min_count;        /* == count when no minCount */
+	struct asg_req *req;      /* owned; sorted by resource name */
+	size_t nreq;
+	/* Flavor match cache, indexed by flavor id: valid when mstamp
+	 * equals the flavor's gen; mres is an enum asg_match. */
+	uint32_t *mstamp;         /* owned */
+	uint8_t *mres;            /* owned */
+	size_t nm;
+};
+
+void asg_podset_release(struct asg_podset *p);
+
+/* FlavorAssignmentMode, ordered so min() is the worst. */
+enum asg_mode {
+	ASG_NOFIT = 0,
+	ASG_PREEMPT,
+	ASG_FIT,
+};
+
+/* Kueue's PreemptionPossibility. */
+enum asg_preempt {
+	ASG_PP_NO_CANDIDATES = 0,
+	ASG_PP_PREEMPT,  /* victims in the same ClusterQueue */
+	ASG_PP_RECLAIM,  /* every victim in another ClusterQueue */
+};
+
+/* The preemption oracle: could evicting something make val of fr fit cq?
+ * Sets *borrow_after to the borrowing level after those evictions. */
+typedef enum asg_preempt asg_oracle_fn(void *ctx, const struct asg_cq *cq,
+				       int fr, int64_t val,
+				       int *borrow_after);
+
+/* Today's oracle: never any candidate (borrow_after 0), as Kueue answers
+ * when nothing may be preempted. */
+enum asg_preempt asg_oracle_none(void *ctx, const struct asg_cq *cq, int fr,
+				 int64_t val, int *borrow_after);
+
+struct asg_env {
+	const struct tree *t;
+	const struct asg_flavor *flavors; /* by flavor id */
+	size_t nflavors;
+	const char *const *res_names;     /* by resource id */
+	size_t nres;
+	int pods_res;                     /* id of "pods", or -1 */
+	asg_oracle_fn *oracle;            /* NULL: asg_oracle_none */
+	void *oracle_ctx;
+	bool ignore_undeclared;
+	bool partial_admission;
+};
+
+/* One assigned (pod set, resource): what status.admission records. */
+struct asg_cell {
+	int32_t ps;   /* pod set index */
+	int32_t res;  /* resource id */
+	int32_t flv;  /* flavor id */
+	int32_t fr;   /* tree fr id */
+	int64_t v;    /* per pod x count, milli-units */
+};
+
+/* A reason a pod set did not fit cleanly, kept as data until asked for
+ * as text (see asg_message for the wordings). */
+struct asg_reason {
+	int32_t ps;
+	uint8_t kind;  /* enum asg_reason_kind, private */
+	int32_t res;
+	int32_t flv;
+	int64_t a, b, c;
+};
+
+/*
+ * The outcome of one assignment; a reusable scratch owned by the caller
+ * (zero it once; asg_result_release frees it). Valid until the next
+ * asg_assign on it.
+ */
+struct asg_result {
+	enum asg_mode mode;       /* representative: worst over pod sets */
+	int borrowing;            /* §2.3 level: max over chosen flavors */
+	size_t nps;               /* pod sets assigned (stops at a failure) */
+	int32_t *count;           /* [nps] counts assigned (partial) */
+	int8_t *ps_mode;          /* [nps] enum asg_mode per pod set */
+	struct asg_cell *cells;   /* ordered by pod set */
+	size_t ncells;
+	struct fr_val *usage;     /* summed per fr, in first-use order */
+	size_t nusage;
+	struct asg_reason *reasons; /* grouped by pod set */
+	size_t nreasons;
+	/* private scratch */
+	size_t cap_ps, cap_cells, cap_usage, cap_reasons;
+	int32_t *counts_scratch;
+	size_t cap_counts;
+	struct asg_cell *best;
+	size_t cap_best;
+	struct asg_cell *cand;
+	size_t cap_cand;
+	struct asg_req *reqs;
+	size_t cap_reqs;
+	int32_t *group_flv;       /* per group: chosen flavor index, -1 */
+	size_t cap_group;
+	char *msgbuf;             /* asg_message's sentences */
+	size_t msgcap;
+	size_t *offs;
+	size_t cap_offs;
+};
+
+void asg_result_release(struct asg_result *r);
+
+/*
+ * Assigns flavors to every pod set of a workload for ClusterQueue cq
+ * (§2.3), then, when that is not a Fit and partial admission is on and a
+ * pod set has minCount below its count, searches reduced counts (§2.4)
+ * and keeps the first Fit. out holds the result (the full-count one when
+ * no reduction fits). ps match caches are filled as a side effect.
+ * Returns out->mode.
+ */
+enum asg_mode asg_assign(const struct asg_env *e, const struct asg_cq *cq,
+			 struct asg_podset *ps, size_t nps,
+			 struct asg_result *out);
+
+/* Assigns with the given counts only (no partial search). */
+enum asg_mode asg_assign_counts(const struct asg_env *e,
+				const struct asg_cq *cq,
+				struct asg_podset *ps, size_t nps,
+				const int32_t *counts, struct asg_result *out);
+
+/*
+ * Kueue's Assignment.Message(): for each pod set that is not a clean fit,
+ * "couldn't assign flavors to pod set <name>: <reasons sorted, joined
+ * by ", ">", pod sets joined by "; ". Returns a new string ("" when
+ * everything fits). r's scratch holds the sentences meanwhile.
+ */
+char *asg_message(const struct asg_env *e, const struct asg_podset *ps,
+		  struct asg_result *r);
+
+/* Whether pod set p may be placed on flavor f (cached; see above). */
+bool asg_flavor_matches(const struct asg_env *e, struct asg_podset *p,
+			int flv);
+
+#endif

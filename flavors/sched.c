@@ -1,0 +1,1710 @@
+/*
+ * sched: the scheduling core's state and cycle (see sched.h). This file
+ * holds the inputs (flavors, cohorts, ClusterQueues, namespaces,
+ * workloads), the requeue events they cause (kueue-scheduler.md §1.4) and
+ * sched_cycle (§2); sched_status.c answers the status questions.
+ *
+ * DESIGN
+ * Everything that needs strings is resolved at _set time: names become
+ * dense ids (hash indexes in struct nidx), a ClusterQueue's resource
+ * groups become tree fr ids (struct asg_cq), a pending workload's pod sets
+ * become per-pod (resource id, milli) pairs (struct asg_podset). A cycle
+ * then pops, assigns (flavors/assign.h) and admits on integers only,
+ * straight on the live tree: an admission is an assumption (usage added
+ * at once, state WS_ASSUMED) that the controller confirms or forgets.
+ * Per-round reservations for workloads that would need preemption go
+ * through the tree's undo log and are reverted when the round ends, which
+ * is what Kueue gets from throwing its per-cycle snapshot away.
+ *
+ * Preemption seam: the assigner asks env.oracle (asg_oracle_none today:
+ * "no candidates"), so a head that would need preemption is reported
+ * with Kueue's "insufficient unused quota ... N more needed" and, unless
+ * reclaimWithinCohort is Any, reserves its share for the round.
+ *
+ * Decisions the spec leaves open (documented in the report and here):
+ *  - One decision per workload per sched_cycle call: when a later round
+ *    decides again (skipped, then retried), its outcome replaces the
+ *    earlier entry in out.
+ *  - A pending decision equal to the last one reported for that workload
+ *    is not emitted again when no input changed in between (a StrictFIFO
+ *    head that stays blocked is not re-reported every cycle); after any
+ *    input it is reported on its next pop, even if unchanged.
+ *  - Active=False reasons beyond Kueue's: "Invalid" (the object failed
+ *    validation; message "Can't admit new workloads: <why>.") and
+ *    "CohortCycle" ("Can't admit new workloads: references cohort <c>,
+ *    which is part of a cycle."). Admission checks are not supported, so
+ *    a CQ naming any is AdmissionCheckNotFound.
+ */
+#include "flavors/sched.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flavors/sched_int.h"
+#include "model/alloc.h"
+#include "model/podreq.h"
+#include "model/resources.h"
+#include "model/selector.h"
+
+#define MSG_NS_MISMATCH "Workload namespace doesn't match ClusterQueue selector"
+#define MSG_NO_LONGER_FITS \
+	"Workload no longer fits after processing another workload"
+#define REASON_PENDING "Pending"
+
+/* ---- name index ---- */
+
+static uint32_t hash_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static int32_t nidx_find(const struct nidx *x, const char *name)
+{
+	size_t mask, i;
+
+	if (!x->nslot)
+		return -1;
+	mask = x->nslot - 1;
+	for (i = hash_str(name) & mask;; i = (i + 1) & mask) {
+		int32_t id = x->slot[i];
+
+		if (id < 0)
+			return -1;
+		if (!strcmp(x->key[id], name))
+			return id;
+	}
+}
+
+static void nidx_put(struct nidx *x, int32_t id)
+{
+	size_t mask = x->nslot - 1, i;
+
+	for (i = hash_str(x->key[id]) & mask; x->slot[i] >= 0;
+	     i = (i + 1) & mask)
+		;
+	x->slot[i] = id;
+}
+
+/* Adds name (copied); returns its new id. name must be absent. */
+static int32_t nidx_add(struct nidx *x, const char *name)
+{
+	int32_t id = (int32_t)x->n;
+
+	if (x->n == x->cap)
+		XGROW(x->key, x->cap, x->n + 1);
+	x->key[x->n++] = xstrdup(name);
+	if (x->n * 2 >= x->nslot) {
+		size_t n = x->nslot ? x->nslot * 2 : 16;
+
+		free(x->slot);
+		x->slot = xmalloc(n * sizeof(*x->slot));
+		for (size_t i = 0; i < n; i++)
+			x->slot[i] = -1;
+		x->nslot = n;
+		for (size_t i = 0; i < x->n; i++)
+			nidx_put(x, (int32_t)i);
+	} else {
+		nidx_put(x, id);
+	}
+	return id;
+}
+
+static void nidx_release(struct nidx *x)
+{
+	for (size_t i = 0; i < x->n; i++)
+		free(x->key[i]);
+	free(x->key);
+	free(x->slot);
+	memset(x, 0, sizeof(*x));
+}
+
+/* ---- dirty sets ---- */
+
+static void dirty_cq(struct sched *s, int32_t id)
+{
+	if (id < 0 || s->cqs[id].dirty)
+		return;
+	s->cqs[id].dirty = true;
+	if (s->ndirty_cq == s->capdirty_cq)
+		XGROW(s->dirty_cq, s->capdirty_cq, s->ndirty_cq + 1);
+	s->dirty_cq[s->ndirty_cq++] = id;
+}
+
+static void dirty_lq(struct sched *s, int32_t id)
+{
+	if (id < 0 || s->lqs[id].dirty)
+		return;
+	s->lqs[id].dirty = true;
+	if (s->ndirty_lq == s->capdirty_lq)
+		XGROW(s->dirty_lq, s->capdirty_lq, s->ndirty_lq + 1);
+	s->dirty_lq[s->ndirty_lq++] = id;
+}
+
+/* ---- interning ---- */
+
+static uint32_t next_gen(struct sched *s)
+{
+	if (++s->gen == 0)
+		s->gen = 1;
+	return s->gen;
+}
+
+static int32_t flavor_get(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->flv_idx, name);
+
+	if (id >= 0)
+		return id;
+	id = nidx_add(&s->flv_idx, name);
+	if (s->nflv == s->capflv)
+		XGROW(s->flv, s->capflv, s->nflv + 1);
+	s->flv[s->nflv++] = (struct asg_flavor){
+		.name = s->flv_idx.key[id], .rf = NULL, .gen = next_gen(s) };
+	return id;
+}
+
+static int32_t res_get(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->res_idx, name);
+
+	if (id >= 0)
+		return id;
+	id = nidx_add(&s->res_idx, name);
+	if (!strcmp(name, "pods"))
+		s->pods_res = id;
+	return id;
+}
+
+static int32_t ns_get(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->ns_idx, name);
+
+	if (id >= 0)
+		return id;
+	id = nidx_add(&s->ns_idx, name);
+	if (s->nns == s->capns)
+		XGROW(s->ns, s->capns, s->nns + 1);
+	memset(&s->ns[id], 0, sizeof(s->ns[id]));
+	s->ns[id].name = s->ns_idx.key[id];
+	s->ns[id].gen = next_gen(s);
+	s->nns++;
+	return id;
+}
+
+static int32_t lq_get(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->lq_idx, name);
+
+	if (id >= 0)
+		return id;
+	id = nidx_add(&s->lq_idx, name);
+	if (s->nlq == s->caplq)
+		XGROW(s->lqs, s->caplq, s->nlq + 1);
+	memset(&s->lqs[id], 0, sizeof(s->lqs[id]));
+	s->lqs[id].name = s->lq_idx.key[id];
+	s->lqs[id].cq = -1;
+	s->nlq++;
+	return id;
+}
+
+static int32_t cohort_get(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->coh_idx, name);
+
+	if (id >= 0)
+		return id;
+	id = nidx_add(&s->coh_idx, name);
+	if (s->ncoh == s->capcoh)
+		XGROW(s->coh, s->capcoh, s->ncoh + 1);
+	s->coh[id] = (struct scohort){ s->coh_idx.key[id], NULL };
+	s->ncoh++;
+	return id;
+}
+
+static void map_node(struct sched *s, int node, int32_t cq)
+{
+	if ((size_t)node >= s->ncq_of_node) {
+		size_t n = (size_t)node * 2 + 16;
+
+		s->cq_of_node = xrealloc(s->cq_of_node,
+					 n * sizeof(*s->cq_of_node));
+		for (size_t i = s->ncq_of_node; i < n; i++)
+			s->cq_of_node[i] = -1;
+		s->ncq_of_node = n;
+	}
+	s->cq_of_node[node] = cq;
+}
+
+/* The ClusterQueue record of name, created (absent, with a tree node)
+ * when unknown: workloads may hold quota in a queue not seen yet. */
+static int32_t cq_get(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->cq_idx, name);
+	struct scq *c;
+
+	if (id >= 0)
+		return id;
+	id = nidx_add(&s->cq_idx, name);
+	if (s->ncq == s->capcq)
+		XGROW(s->cqs, s->capcq, s->ncq + 1);
+	c = &s->cqs[id];
+	memset(c, 0, sizeof(*c));
+	c->name = s->cq_idx.key[id];
+	c->node = tree_node(s->t, NODE_CQ, name);
+	c->c.node = c->node;
+	queue_init(&c->q, QS_BEST_EFFORT_FIFO);
+	map_node(s, c->node, id);
+	s->ncq++;
+	return id;
+}
+
+int32_t sched_find_cq(const struct sched *s, const char *name)
+{
+	return nidx_find(&s->cq_idx, name);
+}
+
+int32_t sched_find_lq(const struct sched *s, const char *name)
+{
+	return nidx_find(&s->lq_idx, name);
+}
+
+int32_t sched_find_wl(const struct sched *s, const char *key)
+{
+	return nidx_find(&s->wl_idx, key);
+}
+
+void sched_asg_env(const struct sched *s, struct asg_env *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->t = s->t;
+	e->flavors = s->flv;
+	e->nflavors = s->nflv;
+	e->res_names = (const char *const *)s->res_idx.key;
+	e->nres = s->res_idx.n;
+	e->pods_res = s->pods_res;
+	e->oracle = asg_oracle_none;
+	e->ignore_undeclared = s->o.ignore_undeclared;
+	e->partial_admission = s->o.partial_admission;
+}
+
+/* ---- lifecycle ---- */
+
+void sched_opts_default(struct sched_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->partial_admission = true;
+}
+
+struct sched *sched_new(const struct sched_opts *o)
+{
+	struct sched *s = xcalloc(1, sizeof(*s));
+
+	if (o)
+		s->o = *o;
+	else
+		sched_opts_default(&s->o);
+	s->t = tree_new();
+	s->pods_res = -1;
+	return s;
+}
+
+static void wl_free(struct swl *r)
+{
+	for (size_t i = 0; i < r->nps; i++)
+		asg_podset_release(&r->ps[i]);
+	free(r->ps);
+	free(r->usage);
+	free(r);
+}
+
+void sched_free(struct sched *s)
+{
+	if (!s)
+		return;
+	/* Queues first: they unlink items that live in the records. */
+	for (size_t i = 0; i < s->ncq; i++)
+		queue_release(&s->cqs[i].q);
+	for (size_t i = 0; i < s->nwl; i++)
+		wl_free(s->wls[i]);
+	free(s->wls);
+	for (size_t i = 0; i < s->ncq; i++) {
+		struct scq *c = &s->cqs[i];
+
+		asg_cq_release(&c->c);
+		free(c->flavors);
+		free(c->invalid);
+		free(c->message);
+		free(c->adm_usage);
+	}
+	free(s->cqs);
+	for (size_t i = 0; i < s->nlq; i++) {
+		free(s->lqs[i].res_usage);
+		free(s->lqs[i].adm_usage);
+	}
+	free(s->lqs);
+	for (size_t i = 0; i < s->nns; i++)
+		strmap_release(&s->ns[i].labels);
+	free(s->ns);
+	free(s->coh);
+	free(s->flv);
+	nidx_release(&s->flv_idx);
+	nidx_release(&s->res_idx);
+	nidx_release(&s->coh_idx);
+	nidx_release(&s->cq_idx);
+	nidx_release(&s->lq_idx);
+	nidx_release(&s->ns_idx);
+	nidx_release(&s->wl_idx);
+	free(s->cq_of_node);
+	free(s->dirty_cq);
+	free(s->dirty_lq);
+	for (size_t i = 0; i < s->nent; i++) {
+		free(s->ent[i].message);
+		free(s->ent[i].asg);
+	}
+	free(s->ent);
+	asg_result_release(&s->res_scratch);
+	tree_undo_release(&s->undo);
+	free(s->stack);
+	free(s->mark);
+	tree_free(s->t);
+	free(s);
+}
+
+/* ---- namespace selector ---- */
+
+static bool ns_ok(struct sched *s, struct swl *r, const struct scq *c)
+{
+	const struct sns *n = &s->ns[r->ns];
+
+	if (!c->cq || c->invalid || !c->cq->has_ns_selector)
+		return false;
+	if (r->sel_cq_gen == c->gen && r->sel_ns_gen == n->gen)
+		return r->sel_ok;
+	r->sel_ok = label_selector_matches(&c->cq->ns_selector, &n->labels);
+	r->sel_cq_gen = c->gen;
+	r->sel_ns_gen = n->gen;
+	return r->sel_ok;
+}
+
+/* ---- requeue events (§1.4) ---- */
+
+struct keep_ctx {
+	struct sched *s;
+	const struct scq *c;
+};
+
+static bool keep_ns(void *ctx, const struct qitem *it)
+{
+	struct keep_ctx *k = ctx;
+
+	return ns_ok(k->s, SWL_OF(it), k->c);
+}
+
+static void requeue_cq(struct sched *s, int32_t id)
+{
+	struct scq *c = &s->cqs[id];
+	struct keep_ctx k = { s, c };
+
+	if (queue_requeue_parked(&c->q, s->now, keep_ns, &k))
+		dirty_cq(s, id);
+}
+
+/* Every ClusterQueue below node (a DFS over tree children). */
+static void requeue_below(struct sched *s, int node)
+{
+	size_t sp = 0;
+
+	if (s->capstack < 16)
+		XGROW(s->stack, s->capstack, 16);
+	s->stack[sp++] = node;
+	while (sp) {
+		int n = s->stack[--sp];
+		size_t nc;
+
+		if (tree_node_kind(s->t, n) == NODE_CQ) {
+			if ((size_t)n < s->ncq_of_node && s->cq_of_node[n] >= 0)
+				requeue_cq(s, s->cq_of_node[n]);
+			continue;
+		}
+		nc = tree_children(s->t, n, NULL, 0);
+		if (sp + nc > s->capstack)
+			XGROW(s->stack, s->capstack, sp + nc);
+		tree_children(s->t, n, s->stack + sp, nc);
+		sp += nc;
+	}
+}
+
+/* A requeue event for the whole cohort tree of node (a CQ or cohort);
+ * ignored while that tree has a cycle, as Kueue does. */
+static void requeue_tree_of_node(struct sched *s, int node)
+{
+	int root;
+
+	if (node < 0)
+		return;
+	if (tree_in_cycle(s->t, node)) {
+		if (tree_node_kind(s->t, node) == NODE_CQ &&
+		    s->cq_of_node[node] >= 0)
+			requeue_cq(s, s->cq_of_node[node]);
+		return;
+	}
+	root = tree_root(s->t, node);
+	requeue_below(s, root < 0 ? node : root);
+}
+
+static void requeue_tree(struct sched *s, int32_t cq)
+{
+	requeue_tree_of_node(s, s->cqs[cq].node);
+}
+
+/* ---- ClusterQueue Active condition (kueue-api.md §3.5) ---- */
+
+static void join_names(char **buf, size_t *len, size_t *cap,
+		       const char *name)
+{
+	size_t n = strlen(name);
+
+	XGROW(*buf, *cap, *len + n + 2);
+	if (*len)
+		(*buf)[(*len)++] = ',';
+	memcpy(*buf + *len, name, n);
+	*len += n;
+	(*buf)[*len] = '\0';
+}
+
+static void cq_update_active(struct sched *s, int32_t id)
+{
+	struct scq *c = &s->cqs[id];
+	const struct cluster_queue *cq = c->cq;
+	const char *reason = NULL;
+	char *msg = NULL, *causes = NULL;
+	bool active = false;
+
+	if (!c->exists) {
+		reason = NULL;
+	} else if (cq->meta.deletion_ms) {
+		reason = "Terminating";
+		msg = xstrdup("Can't admit new workloads; clusterQueue is "
+			      "terminating");
+	} else if (c->invalid) {
+		reason = "Invalid";
+		msg = xasprintf("Can't admit new workloads: %s.", c->invalid);
+	} else {
+		char *miss = NULL, *acs = NULL;
+		size_t mlen = 0, mcap = 0, alen = 0, acap = 0;
+		const char *rs[4];
+		size_t nrs = 0;
+
+		for (size_t i = 0; i < c->nflavors; i++) {
+			const struct asg_flavor *f = &s->flv[c->flavors[i]];
+
+			if (!f->rf)
+				join_names(&miss, &mlen, &mcap, f->name);
+		}
+		for (size_t i = 0; i < cq->nadmission_checks; i++)
+			join_names(&acs, &alen, &acap,
+				   cq->admission_checks[i]);
+		for (size_t i = 0; i < cq->nac_rules; i++)
+			join_names(&acs, &alen, &acap, cq->ac_rules[i].name);
+		if (cq->stop != STOP_NONE) {
+			rs[nrs++] = "Stopped";
+			causes = xasprintf("is stopped");
+		}
+		if (miss) {
+			char *t = xasprintf("%s%sreferences missing "
+					    "ResourceFlavor(s): %s",
+					    causes ? causes : "",
+					    causes ? ", " : "", miss);
+			rs[nrs++] = "FlavorNotFound";
+			free(causes);
+			causes = t;
+		}
+		if (acs) {
+			char *t = xasprintf("%s%sreferences missing "
+					    "AdmissionCheck(s): %s",
+					    causes ? causes : "",
+					    causes ? ", " : "", acs);
+			rs[nrs++] = "AdmissionCheckNotFound";
+			free(causes);
+			causes = t;
+		}
+		if (tree_in_cycle(s->t, c->node)) {
+			char *t = xasprintf("%s%sreferences cohort %s, which "
+					    "is part of a cycle",
+					    causes ? causes : "",
+					    causes ? ", " : "",
+					    cq->cohort ? cq->cohort : "");
+			rs[nrs++] = "CohortCycle";
+			free(causes);
+			causes = t;
+		}
+		free(miss);
+		free(acs);
+		if (nrs) {
+			reason = rs[0];
+			msg = xasprintf("Can't admit new workloads: %s.",
+					causes);
+		} else {
+			active = true;
+			reason = "Ready";
+			msg = xstrdup("Can admit new workloads");
+		}
+		free(causes);
+	}
+	if (c->active != active || c->reason != reason ||
+	    (!msg) != (!c->message) ||
+	    (msg && strcmp(msg, c->message))) {
+		c->active = active;
+		c->reason = reason;
+		free(c->message);
+		c->message = msg;
+		dirty_cq(s, id);
+	} else {
+		free(msg);
+	}
+}
+
+static void update_all_active(struct sched *s)
+{
+	for (size_t i = 0; i < s->ncq; i++)
+		cq_update_active(s, (int32_t)i);
+}
+
+/* ---- ResourceFlavors ---- */
+
+static void flavor_changed(struct sched *s, int32_t fid)
+{
+	s->flv[fid].gen = next_gen(s);
+	s->state++;
+	for (size_t i = 0; i < s->ncq; i++) {
+		struct scq *c = &s->cqs[i];
+
+		for (size_t j = 0; j < c->nflavors; j++) {
+			if (c->flavors[j] != fid)
+				continue;
+			cq_update_active(s, (int32_t)i);
+			requeue_tree(s, (int32_t)i);
+			break;
+		}
+	}
+}
+
+void sched_flavor_set(struct sched *s, const struct resource_flavor *rf)
+{
+	int32_t id = flavor_get(s, rf->meta.name);
+
+	s->flv[id].rf = rf;
+	flavor_changed(s, id);
+}
+
+void sched_flavor_remove(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->flv_idx, name);
+
+	if (id < 0)
+		return;
+	s->flv[id].rf = NULL;
+	flavor_changed(s, id);
+}
+
+/* ---- cohorts ---- */
+
+/* The tree node of cohort name; an object-less one is made implicit once
+ * linked (call after linking a child to it). */
+static void cohort_mark_implicit(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->coh_idx, name);
+	int node;
+
+	if (id >= 0 && s->coh[id].c)
+		return;
+	node = tree_node_find(s->t, NODE_COHORT, name);
+	if (node >= 0)
+		tree_node_remove(s->t, node);
+}
+
+static void set_quotas(struct sched *s, int node,
+		       const struct resource_group *g, size_t ng)
+{
+	tree_clear_quotas(s->t, node);
+	for (size_t i = 0; i < ng; i++) {
+		for (size_t j = 0; j < g[i].nflavors; j++) {
+			const struct flavor_quotas *fq = &g[i].flavors[j];
+
+			for (size_t k = 0; k < fq->nres; k++) {
+				const struct resource_quota *q = &fq->res[k];
+				int fr = tree_fr(s->t, fq->name, q->name);
+
+				tree_set_quota(s->t, node, fr,
+					       q->nominal < 0 ? 0 : q->nominal,
+					       q->has_borrowing
+						       ? q->borrowing
+						       : TREE_UNLIMITED,
+					       q->has_lending
+						       ? q->lending
+						       : TREE_UNLIMITED);
+			}
+		}
+	}
+}
+
+void sched_cohort_set(struct sched *s, const struct cohort *co)
+{
+	const char *name = co->meta.name;
+	int32_t id = cohort_get(s, name);
+	int node = tree_node(s->t, NODE_COHORT, name);
+
+	s->state++;
+	s->coh[id].c = co;
+	requeue_tree_of_node(s, node);
+	if (co->parent && *co->parent) {
+		tree_set_parent(s->t, node,
+				tree_node(s->t, NODE_COHORT, co->parent));
+		cohort_mark_implicit(s, co->parent);
+	} else {
+		tree_set_parent(s->t, node, -1);
+	}
+	set_quotas(s, node, co->groups, co->ngroups);
+	update_all_active(s);
+	requeue_tree_of_node(s, node);
+}
+
+void sched_cohort_remove(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->coh_idx, name);
+	int node = tree_node_find(s->t, NODE_COHORT, name);
+
+	s->state++;
+	if (id >= 0)
+		s->coh[id].c = NULL;
+	if (node < 0)
+		return;
+	requeue_tree_of_node(s, node);
+	tree_node_remove(s->t, node);
+	node = tree_node_find(s->t, NODE_COHORT, name);
+	update_all_active(s);
+	if (node >= 0)
+		requeue_tree_of_node(s, node);
+}
+
+/* ---- ClusterQueues ---- */
+
+static void add_flavor_ref(struct scq *c, int32_t f)
+{
+	for (size_t i = 0; i < c->nflavors; i++)
+		if (c->flavors[i] == f)
+			return;
+	c->flavors = xrealloc(c->flavors,
+			      (c->nflavors + 1) * sizeof(*c->flavors));
+	c->flavors[c->nflavors++] = f;
+}
+
+static void cq_compile(struct sched *s, struct scq *c)
+{
+	const struct cluster_queue *cq = c->cq;
+	struct asg_cq *a = &c->c;
+
+	a->groups = xcalloc(cq->ngroups ? cq->ngroups : 1, sizeof(*a->groups));
+	a->ngroups = cq->ngroups;
+	for (size_t g = 0; g < cq->ngroups; g++) {
+		const struct resource_group *rg = &cq->groups[g];
+		struct asg_group *ag = &a->groups[g];
+
+		ag->nres = rg->ncovered;
+		ag->res = xcalloc(ag->nres ? ag->nres : 1, sizeof(*ag->res));
+		for (size_t k = 0; k < rg->ncovered; k++)
+			ag->res[k] = res_get(s, rg->covered[k]);
+		ag->nflv = rg->nflavors;
+		ag->flv = xcalloc(ag->nflv ? ag->nflv : 1, sizeof(*ag->flv));
+		ag->fr = xcalloc(ag->nflv * ag->nres + 1, sizeof(*ag->fr));
+		for (size_t j = 0; j < rg->nflavors; j++) {
+			const struct flavor_quotas *fq = &rg->flavors[j];
+
+			ag->flv[j] = flavor_get(s, fq->name);
+			add_flavor_ref(c, ag->flv[j]);
+			for (size_t k = 0; k < ag->nres; k++)
+				ag->fr[j * ag->nres + k] =
+					tree_fr(s->t, fq->name,
+						rg->covered[k]);
+		}
+	}
+	a->ngroup_of = s->res_idx.n;
+	a->group_of = xmalloc((a->ngroup_of ? a->ngroup_of : 1) *
+			      sizeof(*a->group_of));
+	for (size_t i = 0; i < a->ngroup_of; i++)
+		a->group_of[i] = -1;
+	for (size_t g = 0; g < a->ngroups; g++)
+		for (size_t k = 0; k < a->groups[g].nres; k++)
+			if (a->group_of[a->groups[g].res[k]] < 0)
+				a->group_of[a->groups[g].res[k]] = (int16_t)g;
+	a->when_borrow = cq->when_can_borrow;
+	a->when_preempt = cq->when_can_preempt;
+	a->pref = cq->fung_preference;
+	a->can_preempt_while_borrowing = cq->borrow_policy != BWC_NEVER;
+}
+
+void sched_cq_set(struct sched *s, const struct cluster_queue *cq,
+		  const char *invalid)
+{
+	int32_t id = cq_get(s, cq->meta.name);
+	struct scq *c = &s->cqs[id];
+
+	s->state++;
+	requeue_tree(s, id); /* the old tree: its shape changes */
+	c->cq = cq;
+	c->exists = true;
+	free(c->invalid);
+	c->invalid = xstrdup_or_null(invalid);
+	c->gen = next_gen(s);
+	asg_cq_release(&c->c);
+	c->c.node = c->node;
+	free(c->flavors);
+	c->flavors = NULL;
+	c->nflavors = 0;
+	if (!invalid) {
+		cq_compile(s, c);
+		set_quotas(s, c->node, cq->groups, cq->ngroups);
+		if (cq->cohort && *cq->cohort) {
+			tree_set_parent(s->t, c->node,
+					tree_node(s->t, NODE_COHORT,
+						  cq->cohort));
+			cohort_mark_implicit(s, cq->cohort);
+		} else {
+			tree_set_parent(s->t, c->node, -1);
+		}
+		queue_set_strategy(&c->q, cq->strategy);
+	} else {
+		tree_clear_quotas(s->t, c->node);
+		tree_set_parent(s->t, c->node, -1);
+	}
+	/* A ClusterQueue is a leaf: joining or leaving a cohort cannot make
+	 * or break a cycle, so only its own Active condition can move. */
+	cq_update_active(s, id);
+	requeue_tree(s, id);
+	dirty_cq(s, id);
+}
+
+void sched_cq_remove(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->cq_idx, name);
+	struct scq *c;
+
+	if (id < 0)
+		return;
+	s->state++;
+	c = &s->cqs[id];
+	requeue_tree(s, id);
+	c->cq = NULL;
+	c->exists = false;
+	FREE_AND_NULL(c->invalid);
+	c->gen = next_gen(s);
+	asg_cq_release(&c->c);
+	c->c.node = c->node;
+	free(c->flavors);
+	c->flavors = NULL;
+	c->nflavors = 0;
+	tree_clear_quotas(s->t, c->node);
+	tree_set_parent(s->t, c->node, -1);
+	cq_update_active(s, id);
+	dirty_cq(s, id);
+}
+
+/* ---- namespaces ---- */
+
+void sched_namespace_set(struct sched *s, const char *name,
+			 const struct strmap *labels)
+{
+	int32_t id = ns_get(s, name);
+
+	s->state++;
+	if (labels)
+		strmap_copy(&s->ns[id].labels, labels);
+	else
+		strmap_release(&s->ns[id].labels);
+	s->ns[id].gen = next_gen(s);
+	for (size_t i = 0; i < s->ncq; i++)
+		requeue_cq(s, (int32_t)i);
+}
+
+void sched_namespace_remove(struct sched *s, const char *name)
+{
+	int32_t id = nidx_find(&s->ns_idx, name);
+
+	if (id < 0)
+		return;
+	s->state++;
+	strmap_release(&s->ns[id].labels);
+	s->ns[id].gen = next_gen(s);
+}
+
+/* ---- workloads: accounting ---- */
+
+static void grow_fr_array(int64_t **a, size_t *n, size_t need)
+{
+	if (need <= *n)
+		return;
+	*a = xrealloc(*a, need * sizeof(**a));
+	memset(*a + *n, 0, (need - *n) * sizeof(**a));
+	*n = need;
+}
+
+/* Adds (sign 1) or removes (-1) r's contribution to its LocalQueue's
+ * counts and usage and to its holding CQ's counts (not the tree). */
+static void account(struct sched *s, struct swl *r, int sign)
+{
+	bool holds = r->state == WS_HOLDING || r->state == WS_ASSUMED;
+	size_t nfr = tree_nfr(s->t);
+
+	if (r->lq >= 0) {
+		struct slq *l = &s->lqs[r->lq];
+
+		if (r->state == WS_PENDING)
+			l->pending += sign;
+		if (holds) {
+			l->reserving += sign;
+			if (r->admitted)
+				l->admitted += sign;
+			if (l->nusage < nfr) {
+				size_t n = l->nusage;
+
+				grow_fr_array(&l->res_usage, &n, nfr);
+				n = l->nusage;
+				grow_fr_array(&l->adm_usage, &n, nfr);
+				l->nusage = nfr;
+			}
+			for (size_t i = 0; i < r->nusage; i++) {
+				int fr = r->usage[i].fr;
+
+				l->res_usage[fr] += sign * r->usage[i].v;
+				if (r->admitted)
+					l->adm_usage[fr] +=
+						sign * r->usage[i].v;
+			}
+		}
+		dirty_lq(s, r->lq);
+	}
+	if (holds) {
+		struct scq *c = &s->cqs[r->hold_cq];
+
+		c->reserving += sign;
+		if (r->admitted) {
+			c->admitted += sign;
+			grow_fr_array(&c->adm_usage, &c->nadm, nfr);
+			for (size_t i = 0; i < r->nusage; i++)
+				c->adm_usage[r->usage[i].fr] +=
+					sign * r->usage[i].v;
+		}
+		dirty_cq(s, r->hold_cq);
+	}
+	if (r->state == WS_PENDING)
+		dirty_cq(s, r->cq);
+}
+
+static void tree_apply(struct sched *s, struct swl *r, bool add)
+{
+	int node = s->cqs[r->hold_cq].node;
+
+	for (size_t i = 0; i < r->nusage; i++) {
+		if (add)
+			tree_add_usage(s->t, node, r->usage[i].fr,
+				       r->usage[i].v);
+		else
+			tree_remove_usage(s->t, node, r->usage[i].fr,
+					  r->usage[i].v);
+	}
+}
+
+/* Drops r's quota (tree only) and fires the requeue event. */
+static void release_hold(struct sched *s, struct swl *r)
+{
+	tree_apply(s, r, false);
+	requeue_tree(s, r->hold_cq);
+	FREE_AND_NULL(r->usage);
+	r->nusage = 0;
+}
+
+static void add_fr(struct fr_val **u, size_t *n, int fr, int64_t v)
+{
+	for (size_t i = 0; i < *n; i++) {
+		if ((*u)[i].fr == fr) {
+			(*u)[i].v += v;
+			return;
+		}
+	}
+	*u = xrealloc(*u, (*n + 1) * sizeof(**u));
+	(*u)[(*n)++] = (struct fr_val){ fr, v };
+}
+
+/* The usage an admission reserves: resourceUsage per assigned flavor,
+ * scaled down by reclaimable pods. */
+static void admission_usage(struct sched *s, const struct workload *w,
+			    struct fr_val **out, size_t *n)
+{
+	const struct admission *a = &w->admission;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t i = 0; i < a->npsa; i++) {
+		const struct pod_set_assignment *p = &a->psa[i];
+		int32_t count = p->has_count ? p->count : 0, recl = 0;
+
+		if (!p->has_count)
+			for (size_t j = 0; j < w->npod_sets; j++)
+				if (p->name && w->pod_sets[j].name &&
+				    !strcmp(p->name, w->pod_sets[j].name))
+					count = w->pod_sets[j].count;
+		for (size_t j = 0; j < w->nreclaimable; j++)
+			if (p->name && w->reclaimable[j].name &&
+			    !strcmp(p->name, w->reclaimable[j].name))
+				recl = w->reclaimable[j].count;
+		for (size_t k = 0; k < p->usage.n; k++) {
+			const char *rn = p->usage.v[k].name;
+			const char *fl = strmap_get(&p->flavors, rn);
+			int64_t v = p->usage.v[k].milli;
+
+			if (!fl || v <= 0)
+				continue;
+			if (recl > 0 && count > 0)
+				v = recl >= count ? 0 : v / count *
+							(count - recl);
+			add_fr(out, n, tree_fr(s->t, fl, rn), v);
+		}
+	}
+}
+
+static bool same_usage(const struct fr_val *a, size_t na,
+		       const struct fr_val *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++) {
+		size_t j;
+
+		for (j = 0; j < nb; j++)
+			if (b[j].fr == a[i].fr)
+				break;
+		if (j == nb || b[j].v != a[i].v)
+			return false;
+	}
+	return true;
+}
+
+/* ---- workloads: compiled pod sets ---- */
+
+static int64_t queue_ts(const struct workload *w)
+{
+	const struct condition *ev = conditions_find(&w->conds, "Evicted");
+
+	if (ev && ev->status == COND_TRUE && ev->reason &&
+	    (!strcmp(ev->reason, "PodsReadyTimeout") ||
+	     !strcmp(ev->reason, "AdmissionCheck")))
+		return ev->last_transition_ms;
+	return w->meta.creation_ms;
+}
+
+static uint32_t mix(uint32_t h, uint64_t v)
+{
+	for (int i = 0; i < 8; i++) {
+		h ^= (uint32_t)(v & 0xff);
+		h *= 16777619u;
+		v >>= 8;
+	}
+	return h;
+}
+
+/* A signature of what makes a parked workload worth another look. */
+static uint32_t wl_sig(const struct workload *w, const struct swl *r)
+{
+	const char *types[2] = { "Evicted", "Requeued" };
+	uint32_t h = 2166136261u;
+
+	h = mix(h, (uint64_t)w->meta.generation);
+	h = mix(h, (uint64_t)(uint32_t)workload_priority(w));
+	for (int i = 0; i < 2; i++) {
+		const struct condition *c = conditions_find(&w->conds,
+							    types[i]);
+
+		h = mix(h, c ? (uint64_t)c->status + 1 : 0);
+		h = mix(h, c ? (uint64_t)c->last_transition_ms : 0);
+	}
+	for (size_t i = 0; i < r->nps; i++) {
+		h = mix(h, (uint64_t)r->ps[i].count);
+		h = mix(h, (uint64_t)r->ps[i].min_count);
+		for (size_t k = 0; k < r->ps[i].nreq; k++) {
+			h = mix(h, (uint64_t)r->ps[i].req[k].res);
+			h = mix(h, (uint64_t)r->ps[i].req[k].milli);
+		}
+	}
+	return h;
+}
+
+static void compile_podsets(struct sched *s, struct swl *r,
+			    const struct workload *w)
+{
+	for (size_t i = 0; i < r->nps; i++)
+		asg_podset_release(&r->ps[i]);
+	free(r->ps);
+	r->nps = w->npod_sets;
+	r->ps = xcalloc(r->nps ? r->nps : 1, sizeof(*r->ps));
+	for (size_t i = 0; i < r->nps; i++) {
+		const struct pod_set *p = &w->pod_sets[i];
+		struct asg_podset *a = &r->ps[i];
+		struct reslist rl = RESLIST_INIT;
+		struct err err;
+		int32_t recl = 0;
+
+		a->ps = p;
+		for (size_t j = 0; j < w->nreclaimable; j++)
+			if (p->name && w->reclaimable[j].name &&
+			    !strcmp(p->name, w->reclaimable[j].name))
+				recl = w->reclaimable[j].count;
+		a->count = p->count - recl < 0 ? 0 : p->count - recl;
+		a->min_count = p->has_min_count && p->min_count < a->count
+				       ? p->min_count
+				       : a->count;
+		if (pod_requests(&p->tmpl, &rl, &err) < 0) {
+			/* An overflowing request can never fit: keep it
+			 * as the largest value rather than dropping it. */
+			for (size_t k = 0; k < rl.n; k++)
+				rl.v[k].milli = INT64_MAX;
+		}
+		a->req = xcalloc(rl.n ? rl.n : 1, sizeof(*a->req));
+		a->nreq = rl.n;
+		for (size_t k = 0; k < rl.n; k++) {
+			a->req[k].res = res_get(s, rl.v[k].name);
+			a->req[k].milli = resource_units_milli(rl.v[k].name,
+							       rl.v[k].milli);
+		}
+		reslist_release(&rl);
+	}
+}
+
+/* ---- workloads: inputs ---- */
+
+/* Keeps s->nbackoff = the records whose qitem carries a backoff. */
+static void set_requeue_at(struct sched *s, struct swl *r, int64_t at)
+{
+	if (!r->qi.requeue_at_ms != !at)
+		s->nbackoff += at ? 1 : -1;
+	r->qi.requeue_at_ms = at;
+}
+
+static struct swl *wl_get(struct sched *s, const char *key)
+{
+	int32_t id = nidx_find(&s->wl_idx, key);
+	struct swl *r;
+
+	if (id >= 0)
+		return s->wls[id];
+	id = nidx_add(&s->wl_idx, key);
+	if (s->nwl == s->capwl)
+		XGROW(s->wls, s->capwl, s->nwl + 1);
+	r = xcalloc(1, sizeof(*r));
+	r->key = s->wl_idx.key[id];
+	r->id = id;
+	r->cq = -1;
+	r->lq = -1;
+	r->hold_cq = -1;
+	s->wls[s->nwl++] = r;
+	return r;
+}
+
+static bool wl_holds(const struct workload *w)
+{
+	return workload_has_quota_reservation(w) && w->has_admission &&
+	       !workload_is_finished(w) && w->active;
+}
+
+static void leave_queue(struct sched *s, struct swl *r)
+{
+	set_requeue_at(s, r, 0);
+	if (r->state != WS_PENDING)
+		return;
+	queue_remove(&s->cqs[r->cq].q, &r->qi);
+	dirty_cq(s, r->cq);
+	r->state = WS_NONE;
+}
+
+static void make_holding(struct sched *s, struct swl *r,
+			 const struct workload *w)
+{
+	struct fr_val *u;
+	size_t n;
+	int32_t cq;
+
+	admission_usage(s, w, &u, &n);
+	cq = cq_get(s, w->admission.cluster_queue ? w->admission.cluster_queue
+						  : "");
+	if ((r->state == WS_HOLDING || r->state == WS_ASSUMED) &&
+	    r->hold_cq == cq && same_usage(u, n, r->usage, r->nusage)) {
+		free(u);
+	} else {
+		if (r->state == WS_HOLDING || r->state == WS_ASSUMED)
+			release_hold(s, r);
+		r->hold_cq = cq;
+		r->usage = u;
+		r->nusage = n;
+		tree_apply(s, r, true);
+	}
+	r->state = WS_HOLDING;
+	r->admitted = workload_is_admitted(w);
+}
+
+static char *wl_key(const char *ns, const char *name)
+{
+	return xasprintf("%s/%s", ns ? ns : "", name ? name : "");
+}
+
+void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
+		  const char *lq)
+{
+	char *key = wl_key(w->meta.namespace, w->meta.name);
+	struct swl *r = wl_get(s, key);
+	bool holds = wl_holds(w);
+	bool gone = workload_is_finished(w) || !w->active;
+
+	free(key);
+	s->state++;
+	account(s, r, -1);
+	r->w = w;
+	r->ns = ns_get(s, w->meta.namespace ? w->meta.namespace : "");
+	r->lq = lq ? lq_get(s, lq) : -1;
+	if (r->state == WS_ASSUMED && !holds && !gone) {
+		/* A stale pending copy: the assumption stands. Re-point the
+		 * compiled pod sets at the new object. */
+		for (size_t i = 0; i < r->nps && i < w->npod_sets; i++)
+			r->ps[i].ps = &w->pod_sets[i];
+		account(s, r, 1);
+		return;
+	}
+	if (holds) {
+		leave_queue(s, r);
+		make_holding(s, r, w);
+		r->last_hash = 0;
+		r->last_reason = NULL;
+	} else if (gone || !cq) {
+		leave_queue(s, r);
+		if (r->state == WS_HOLDING || r->state == WS_ASSUMED)
+			release_hold(s, r);
+		r->state = WS_NONE;
+	} else {
+		int32_t c = cq_get(s, cq);
+		uint32_t sig;
+		bool changed;
+
+		if (r->state == WS_HOLDING || r->state == WS_ASSUMED) {
+			release_hold(s, r);
+			r->state = WS_NONE;
+		}
+		compile_podsets(s, r, w);
+		sig = wl_sig(w, r);
+		changed = sig != r->cond_sig || r->state != WS_PENDING ||
+			  r->cq != c;
+		if (sig != r->cond_sig && r->gen != w->meta.generation) {
+			r->last_hash = 0;
+			r->last_reason = NULL;
+		}
+		r->cond_sig = sig;
+		r->gen = w->meta.generation;
+		if (r->state == WS_PENDING && r->cq != c)
+			leave_queue(s, r);
+		r->qi.priority = workload_priority(w);
+		r->qi.ts_ms = queue_ts(w);
+		r->qi.uid = r->w->meta.uid ? r->w->meta.uid : r->key;
+		set_requeue_at(s, r, w->requeue_at_ms);
+		{
+			const struct condition *rq =
+				conditions_find(&w->conds, "Requeued");
+
+			r->qi.requeued_false = rq && rq->status == COND_FALSE;
+		}
+		r->cq = c;
+		queue_push(&s->cqs[c].q, &r->qi, changed, s->now);
+		r->state = WS_PENDING;
+		dirty_cq(s, c);
+	}
+	account(s, r, 1);
+}
+
+void sched_wl_remove(struct sched *s, const char *ns, const char *name)
+{
+	char *key = wl_key(ns, name);
+	int32_t id = nidx_find(&s->wl_idx, key);
+	struct swl *r;
+
+	free(key);
+	if (id < 0)
+		return;
+	s->state++;
+	r = s->wls[id];
+	account(s, r, -1);
+	leave_queue(s, r);
+	if (r->state == WS_HOLDING || r->state == WS_ASSUMED)
+		release_hold(s, r);
+	r->state = WS_NONE;
+	r->w = NULL;
+	r->lq = -1;
+	r->last_hash = 0;
+	r->last_reason = NULL;
+	for (size_t i = 0; i < r->nps; i++)
+		asg_podset_release(&r->ps[i]);
+	FREE_AND_NULL(r->ps);
+	r->nps = 0;
+}
+
+void sched_wl_forget(struct sched *s, const char *ns, const char *name)
+{
+	char *key = wl_key(ns, name);
+	int32_t id = nidx_find(&s->wl_idx, key);
+	struct swl *r;
+
+	free(key);
+	if (id < 0 || s->wls[id]->state != WS_ASSUMED)
+		return;
+	s->state++;
+	r = s->wls[id];
+	account(s, r, -1);
+	release_hold(s, r);
+	r->state = WS_NONE;
+	if (r->w && r->cq >= 0 && r->nps) {
+		queue_push(&s->cqs[r->cq].q, &r->qi, true, s->now);
+		r->state = WS_PENDING;
+		dirty_cq(s, r->cq);
+	}
+	account(s, r, 1);
+}
+
+/* ---- the cycle ---- */
+
+static struct sched_assignment *make_asg(int32_t cq,
+					 const struct asg_result *r)
+{
+	size_t sz = sizeof(struct sched_assignment) +
+		    r->ncells * sizeof(struct asg_cell) +
+		    r->nusage * sizeof(struct fr_val) +
+		    (r->nps + 1) * sizeof(size_t) + r->nps * sizeof(int32_t);
+	struct sched_assignment *a = xmalloc(sz);
+	char *p = (char *)(a + 1);
+	size_t c = 0;
+
+	a->cq = cq;
+	a->nps = r->nps;
+	a->ncells = r->ncells;
+	a->nusage = r->nusage;
+	a->cells = (struct asg_cell *)(void *)p;
+	p += r->ncells * sizeof(struct asg_cell);
+	a->usage = (struct fr_val *)(void *)p;
+	p += r->nusage * sizeof(struct fr_val);
+	a->first = (size_t *)(void *)p;
+	p += (r->nps + 1) * sizeof(size_t);
+	a->count = (int32_t *)(void *)p;
+	if (r->ncells)
+		memcpy(a->cells, r->cells, r->ncells * sizeof(*a->cells));
+	if (r->nusage)
+		memcpy(a->usage, r->usage, r->nusage * sizeof(*a->usage));
+	for (size_t i = 0; i < r->nps; i++) {
+		a->count[i] = r->count[i];
+		a->first[i] = c;
+		while (c < r->ncells && r->cells[c].ps == (int32_t)i)
+			c++;
+	}
+	a->first[r->nps] = c;
+	return a;
+}
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+	const struct sentry *a = pa, *b = pb;
+	int c;
+
+	if (a->borrowing != b->borrowing)
+		return a->borrowing < b->borrowing ? -1 : 1;
+	if (a->priority != b->priority)
+		return a->priority > b->priority ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	c = strcmp(a->uid, b->uid);
+	return c < 0 ? -1 : c > 0;
+}
+
+static struct sched_decision *decision_slot(struct sched_decisions *out,
+					    struct swl *r, uint64_t call)
+{
+	struct sched_decision *d;
+
+	if (r->dec_call == call && r->dec_idx < out->n) {
+		d = &out->v[r->dec_idx];
+		free(d->message);
+		free(d->asg);
+		memset(d, 0, sizeof(*d));
+		return d;
+	}
+	if (out->n == out->cap)
+		XGROW(out->v, out->cap, out->n + 1);
+	r->dec_call = call;
+	r->dec_idx = out->n;
+	d = &out->v[out->n++];
+	memset(d, 0, sizeof(*d));
+	return d;
+}
+
+/* 64-bit FNV-1a of a message; never 0 (0 = nothing reported). */
+static uint64_t msg_hash(const char *m)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *m; m++) {
+		h ^= (unsigned char)*m;
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+/* Emits (or replaces this call's) pending decision; takes msg. */
+static void emit_pending(struct sched *s, struct sched_decisions *out,
+			 struct swl *r, const struct scq *c,
+			 const char *reason, char *msg)
+{
+	struct sched_decision *d;
+
+	/* Nothing changed since the same report: a StrictFIFO head popped
+	 * again, say. Not repeated (see the file comment). */
+	uint64_t h = msg_hash(msg);
+
+	if (r->dec_call != s->calls && r->last_state == s->state &&
+	    r->last_reason == reason && r->last_hash == h) {
+		free(msg);
+		return;
+	}
+	r->last_hash = h;
+	r->last_reason = reason;
+	r->last_state = s->state;
+	d = decision_slot(out, r, s->calls);
+	d->kind = DEC_PENDING;
+	d->wl = r->w;
+	d->cq = c->name;
+	d->reason = reason;
+	d->message = msg;
+}
+
+/* Kueue's resourcesToReserve for a head that would need preemption but
+ * has no candidates: hold what it could get so lower-priority work of
+ * the cohort cannot take it this round. */
+static void reserve(struct sched *s, const struct scq *c,
+		    const struct sentry *e)
+{
+	const struct sched_assignment *a = e->asg;
+
+	for (size_t i = 0; i < a->nusage; i++) {
+		int fr = a->usage[i].fr;
+		int64_t v = a->usage[i].v;
+		int64_t nom = tree_nominal(s->t, c->node, fr);
+		int64_t use = tree_usage(s->t, c->node, fr);
+		int64_t r;
+		struct fr_val fv;
+
+		if (e->borrowing > 0) {
+			int64_t bl = tree_borrowing_limit(s->t, c->node, fr);
+
+			r = bl == TREE_UNLIMITED ? v
+			    : nom + bl - use < v  ? nom + bl - use
+						  : v;
+		} else {
+			r = nom - use < v ? nom - use : v;
+		}
+		if (r <= 0)
+			continue;
+		fv = (struct fr_val){ fr, r };
+		tree_add_usage_undo(s->t, c->node, &fv, 1, &s->undo);
+	}
+}
+
+/* An admit: usage into the live tree now (assume). Takes e->asg. */
+static void admit(struct sched *s, struct sched_decisions *out,
+		  struct sentry *e)
+{
+	struct swl *r = s->wls[e->wl];
+	struct scq *c = &s->cqs[e->cq];
+	struct sched_decision *d;
+
+	account(s, r, -1);
+	queue_remove(&c->q, &r->qi);
+	set_requeue_at(s, r, 0);
+	r->state = WS_ASSUMED;
+	r->hold_cq = e->cq;
+	r->admitted = false;
+	free(r->usage);
+	r->nusage = e->asg->nusage;
+	r->usage = xmalloc((r->nusage ? r->nusage : 1) * sizeof(*r->usage));
+	memcpy(r->usage, e->asg->usage, r->nusage * sizeof(*r->usage));
+	tree_apply(s, r, true);
+	account(s, r, 1);
+	r->last_hash = 0;
+	r->last_reason = NULL;
+	d = decision_slot(out, r, s->calls);
+	d->kind = DEC_ADMIT;
+	d->wl = r->w;
+	d->cq = c->name;
+	d->borrowing = e->borrowing;
+	d->asg = e->asg;
+	e->asg = NULL;
+}
+
+/* Nominate (§2.2) one popped head into entry e. */
+static void nominate(struct sched *s, const struct asg_env *env,
+		     struct sentry *e)
+{
+	struct swl *r = s->wls[e->wl];
+	struct scq *c = &s->cqs[e->cq];
+	struct asg_result *res = &s->res_scratch;
+
+	e->priority = r->qi.priority;
+	e->ts = r->qi.ts_ms;
+	e->uid = r->qi.uid;
+	e->borrowing = 0;
+	e->asg = NULL;
+	e->message = NULL;
+	e->reason = NULL;
+	if (!ns_ok(s, r, c)) {
+		e->mode = ASG_NOFIT;
+		e->why = RQ_NAMESPACE_MISMATCH;
+		e->reason = REASON_PENDING;
+		e->message = xstrdup(MSG_NS_MISMATCH);
+		return;
+	}
+	e->mode = asg_assign(env, &c->c, r->ps, r->nps, res);
+	e->borrowing = res->borrowing;
+	if (e->mode != ASG_NOFIT)
+		e->asg = make_asg(e->cq, res);
+	if (e->mode != ASG_FIT) {
+		e->why = e->mode == ASG_NOFIT ? RQ_NO_FIT
+					      : RQ_PREEMPTION_NO_CANDIDATES;
+		e->reason = REASON_PENDING;
+		e->message = asg_message(env, r->ps, res);
+	}
+}
+
+/* One Kueue cycle (§2.1): returns admissions; *npopped the heads,
+ * *nparked those that went to the parked set (BestEffortFIFO NoFit). */
+static size_t round_run(struct sched *s, struct sched_decisions *out,
+			int64_t now, size_t *npopped, size_t *nparked)
+{
+	struct asg_env env;
+	size_t nadm = 0;
+
+	sched_asg_env(s, &env);
+	s->cycle++;
+	s->nent = 0;
+	/* 1. Heads: one per active ClusterQueue. */
+	for (size_t i = 0; i < s->ncq; i++) {
+		struct scq *c = &s->cqs[i];
+		struct qitem *it;
+		struct sentry *e;
+
+		if (!c->active || !queue_len_active(&c->q))
+			continue;
+		it = queue_pop(&c->q, s->cycle);
+		if (!it)
+			continue;
+		if (s->nent == s->capent)
+			XGROW(s->ent, s->capent, s->nent + 1);
+		e = &s->ent[s->nent++];
+		memset(e, 0, sizeof(*e));
+		e->wl = SWL_OF(it)->id;
+		e->cq = (int32_t)i;
+		/* 2. Nominate: namespace, flavor assignment. */
+		nominate(s, &env, e);
+	}
+	*npopped = s->nent;
+	if (!s->nent)
+		return 0;
+	/* 3. Classical entry order (§2.5). */
+	qsort(s->ent, s->nent, sizeof(*s->ent), cmp_entry);
+	/* 4. Process each entry with in-cycle reservation (§2.6). */
+	for (size_t i = 0; i < s->nent; i++) {
+		struct sentry *e = &s->ent[i];
+		struct scq *c = &s->cqs[e->cq];
+		struct swl *r = s->wls[e->wl];
+
+		if (e->mode == ASG_PREEMPT) {
+			if (c->cq->reclaim != RWC_ANY)
+				reserve(s, c, e);
+		} else if (e->mode == ASG_FIT &&
+			   !tree_fits(s->t, c->node, e->asg->usage,
+				      e->asg->nusage)) {
+			e->why = RQ_FAILED_AFTER_NOMINATION;
+			e->reason = REASON_PENDING;
+			e->message = xstrdup(MSG_NO_LONGER_FITS);
+		} else if (e->mode == ASG_FIT) {
+			admit(s, out, e);
+			nadm++;
+			continue;
+		}
+		/* 5. Not admitted: back to the queue, report once. */
+		queue_requeue(&c->q, &r->qi, e->why, now);
+		if (r->qi.place == QPLACE_PARKED)
+			(*nparked)++;
+		dirty_cq(s, e->cq);
+		if (r->lq >= 0)
+			dirty_lq(s, r->lq);
+		emit_pending(s, out, r, c, e->reason, e->message);
+		e->message = NULL;
+		FREE_AND_NULL(e->asg);
+	}
+	s->nent = 0;
+	/* 6. Drop this round's reservations (Kueue drops its snapshot). */
+	tree_undo(s->t, &s->undo);
+	return nadm;
+}
+
+size_t sched_cycle(struct sched *s, int64_t now_ms,
+		   struct sched_decisions *out)
+{
+	size_t total = 0;
+
+	s->calls++;
+	sched_tick(s, now_ms);
+	for (unsigned round = 0;
+	     !s->o.max_rounds || round < s->o.max_rounds; round++) {
+		size_t npopped = 0, nparked = 0, n;
+
+		/* Go on while a round admits or parks a head: a parked head
+		 * uncovers the next one (BestEffortFIFO), so one call tries
+		 * every pending workload once. Each workload parks at most
+		 * once per call, so this ends; a StrictFIFO head that stays
+		 * blocked neither admits nor parks, and stops it. */
+		n = round_run(s, out, now_ms, &npopped, &nparked);
+		total += n;
+		if (!npopped || (!n && !nparked))
+			break;
+	}
+	return total;
+}
+
+void sched_decision_admission(const struct sched *s,
+			      const struct sched_decision *d,
+			      struct admission *out)
+{
+	const struct sched_assignment *a = d->asg;
+	const struct workload *w = d->wl;
+
+	admission_release(out);
+	if (!a)
+		return;
+	out->cluster_queue = xstrdup(s->cqs[a->cq].name);
+	out->npsa = a->nps;
+	out->psa = xcalloc(a->nps ? a->nps : 1, sizeof(*out->psa));
+	for (size_t i = 0; i < a->nps; i++) {
+		struct pod_set_assignment *p = &out->psa[i];
+		const char *name = i < w->npod_sets && w->pod_sets[i].name
+					   ? w->pod_sets[i].name
+					   : DEFAULT_PODSET_NAME;
+
+		p->name = xstrdup(name);
+		strmap_init(&p->flavors);
+		reslist_init(&p->usage);
+		for (size_t k = a->first[i]; k < a->first[i + 1]; k++) {
+			const struct asg_cell *c = &a->cells[k];
+			const char *rn = s->res_idx.key[c->res];
+
+			strmap_set(&p->flavors, rn, s->flv[c->flv].name);
+			reslist_set(&p->usage, rn, c->v);
+		}
+		p->has_count = true;
+		p->count = a->count[i];
+	}
+}
+
+void sched_decisions_clear(struct sched_decisions *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->v[i].message);
+		free(d->v[i].asg);
+	}
+	d->n = 0;
+}
+
+void sched_decisions_release(struct sched_decisions *d)
+{
+	sched_decisions_clear(d);
+	free(d->v);
+	d->v = NULL;
+	d->cap = 0;
+}
+
+bool sched_has_work(const struct sched *s)
+{
+	for (size_t i = 0; i < s->ncq; i++)
+		if (s->cqs[i].active && queue_len_active(&s->cqs[i].q))
+			return true;
+	return false;
+}
+
+int64_t sched_next_wakeup(const struct sched *s)
+{
+	int64_t best = 0;
+
+	if (!s->nbackoff)
+		return 0;
+	/* Like queue_next_backoff, but a workload held by Requeued=False
+	 * waits for its condition, not for the clock: a timer for it would
+	 * fire forever. */
+	for (size_t i = 0; i < s->ncq; i++) {
+		const struct qitem *it;
+
+		for (it = s->cqs[i].q.parked; it; it = it->park_next) {
+			if (!it->requeue_at_ms || it->requeued_false)
+				continue;
+			if (!best || it->requeue_at_ms < best)
+				best = it->requeue_at_ms;
+		}
+	}
+	return best;
+}
+
+struct tick_ctx {
+	struct sched *s;
+	int64_t now;
+	size_t moved;
+};
+
+static bool keep_expired(void *ctx, const struct qitem *it)
+{
+	struct tick_ctx *k = ctx;
+	struct swl *r = SWL_OF(it);
+
+	if (!it->requeue_at_ms || k->now < it->requeue_at_ms)
+		return false;
+	set_requeue_at(k->s, r, 0); /* will move: the backoff is over */
+	k->moved++;
+	return true;
+}
+
+void sched_tick(struct sched *s, int64_t now_ms)
+{
+	if (now_ms > s->now)
+		s->now = now_ms;
+	if (!s->nbackoff)
+		return; /* nothing waits for the clock: skip the walk */
+	for (size_t i = 0; i < s->ncq; i++) {
+		struct scq *c = &s->cqs[i];
+		struct tick_ctx k = { s, now_ms, 0 };
+		uint64_t rc = c->q.requeue_cycle;
+
+		if (!queue_len_parked(&c->q) || !queue_next_backoff(&c->q))
+			continue;
+		queue_requeue_parked(&c->q, now_ms, keep_expired, &k);
+		c->q.requeue_cycle = rc; /* expiry is not a requeue event */
+		if (k.moved) {
+			s->state++;
+			dirty_cq(s, (int32_t)i);
+		}
+	}
+}

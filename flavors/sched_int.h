@@ -1,0 +1,205 @@
+/*
+ * sched_int: the private state of flavors/sched, shared by sched.c (inputs
+ * and the cycle) and sched_status.c (what status writers read). Nothing
+ * outside these two files may include it.
+ *
+ * Records live in growable arrays indexed by dense ids (flavor, resource,
+ * ClusterQueue, LocalQueue, namespace, workload); names map to ids through
+ * one open-addressing hash index per kind (struct nidx). Ids are never
+ * reused, so a record of something removed stays as a tombstone (exists
+ * false); that keeps every id stable for the caches that hold them.
+ */
+#ifndef FLAVORS_SCHED_INT_H
+#define FLAVORS_SCHED_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "flavors/assign.h"
+#include "flavors/queue.h"
+#include "flavors/sched.h"
+#include "flavors/tree.h"
+
+/* name -> id over an array of names (the ids' records). */
+struct nidx {
+	int32_t *slot;  /* owned; -1 empty */
+	size_t nslot;   /* power of two; > 2 * n */
+	char **key;     /* owned names by id */
+	size_t n, cap;
+};
+
+enum wl_state {
+	WS_NONE = 0, /* known, neither queued nor holding quota */
+	WS_PENDING,  /* in a ClusterQueue's queue */
+	WS_HOLDING,  /* holds quota, confirmed by its status */
+	WS_ASSUMED,  /* admitted by a cycle, write in flight */
+};
+
+struct swl {
+	const char *key;            /* "namespace/name" (wl_idx's) */
+	int32_t id;                 /* index in sched.wls */
+	const struct workload *w;   /* borrowed; NULL once removed */
+	enum wl_state state;
+	int32_t ns;                 /* namespace id */
+	int32_t cq;                 /* queue's CQ id when WS_PENDING */
+	int32_t lq;                 /* LocalQueue id or -1 */
+	struct qitem qi;            /* embedded queue link */
+	/* pending: compiled pod sets */
+	struct asg_podset *ps;      /* owned */
+	size_t nps;
+	int64_t gen;                /* metadata.generation last compiled */
+	uint32_t cond_sig;          /* Evicted/Requeued signature */
+	/* namespace selector cache: valid for (cq_gen, ns_gen) */
+	uint32_t sel_cq_gen, sel_ns_gen;
+	bool sel_ok;
+	/* holding quota */
+	int32_t hold_cq;            /* CQ id whose tree node holds usage */
+	bool admitted;              /* Admitted=True (flavorsUsage) */
+	struct fr_val *usage;       /* owned; what was added to the tree */
+	size_t nusage;
+	/* reporting */
+	uint64_t dec_call;          /* sched_cycle call of its decision */
+	size_t dec_idx;             /* index of that decision in out */
+	const char *last_reason;    /* static; last pending reported */
+	uint64_t last_hash;         /* its message's hash; 0 = none */
+	uint64_t last_state;        /* sched.state when last reported */
+	bool in_entries;            /* popped this round */
+};
+
+struct scq {
+	const char *name;                 /* cq_idx's */
+	const struct cluster_queue *cq;   /* borrowed; NULL when absent */
+	bool exists;
+	char *invalid;                    /* owned or NULL */
+	int node;                         /* tree node (always alive) */
+	uint32_t gen;                     /* changes on every set */
+	struct asg_cq c;                  /* compiled groups */
+	struct cq_queue q;
+	int32_t *flavors;                 /* owned; flavor ids referenced */
+	size_t nflavors;
+	/* Active condition */
+	bool active;
+	const char *reason;               /* static */
+	char *message;                    /* owned */
+	/* counts */
+	int32_t reserving, admitted;
+	int64_t *adm_usage;               /* owned; by fr, admitted only */
+	size_t nadm;
+	bool dirty;
+};
+
+struct slq {
+	const char *name;  /* lq_idx's "namespace/name" */
+	int32_t pending, reserving, admitted;
+	int64_t *res_usage; /* owned; by fr, reserving (incl. assumed) */
+	int64_t *adm_usage; /* owned; by fr, admitted only */
+	size_t nusage;
+	int32_t cq;        /* last CQ id seen for it, -1 */
+	bool dirty;
+};
+
+struct sns {
+	const char *name;     /* ns_idx's */
+	struct strmap labels; /* owned copy */
+	uint32_t gen;
+};
+
+struct scohort {
+	const char *name;          /* coh_idx's */
+	const struct cohort *c;    /* borrowed; NULL when no object */
+};
+
+/* One popped head in a round. */
+struct sentry {
+	int32_t wl, cq;
+	int borrowing;
+	int32_t priority;
+	int64_t ts;
+	const char *uid;
+	enum asg_mode mode;
+	enum requeue_reason why;
+	const char *reason;        /* pending: static reason, or NULL */
+	char *message;             /* pending: owned message */
+	struct sched_assignment *asg; /* admit: owned until emitted */
+};
+
+/* The compact assignment of an admit decision (one allocation). */
+struct sched_assignment {
+	int32_t cq;
+	size_t nps;
+	int32_t *count;         /* [nps] */
+	size_t *first;          /* [nps + 1] cell ranges */
+	struct asg_cell *cells; /* [ncells] */
+	size_t ncells;
+	struct fr_val *usage;   /* [nusage] */
+	size_t nusage;
+};
+
+struct sched {
+	struct sched_opts o;
+	struct tree *t;
+	uint32_t gen;               /* generation counter for caches */
+	uint64_t cycle;             /* queue cycles (rounds) */
+	uint64_t calls;             /* sched_cycle calls */
+	uint64_t state;             /* bumped by every input */
+	int64_t now;                /* last now_ms seen (cycle, tick) */
+	size_t nbackoff;            /* records with qi.requeue_at_ms != 0 */
+
+	struct asg_flavor *flv;     /* by flavor id; names flv_idx's */
+	size_t nflv, capflv;
+	struct nidx flv_idx;
+
+	struct nidx res_idx;        /* resource names; key[] by id */
+	int pods_res;
+
+	struct scohort *coh;
+	size_t ncoh, capcoh;
+	struct nidx coh_idx;
+
+	struct scq *cqs;
+	size_t ncq, capcq;
+	struct nidx cq_idx;
+	int32_t *cq_of_node;        /* tree node id -> CQ id, -1 */
+	size_t ncq_of_node;
+
+	struct slq *lqs;
+	size_t nlq, caplq;
+	struct nidx lq_idx;
+
+	struct sns *ns;
+	size_t nns, capns;
+	struct nidx ns_idx;
+
+	struct swl **wls;           /* owned records (stable: queues
+				       link their qitems) */
+	size_t nwl, capwl;
+	struct nidx wl_idx;
+
+	/* dirty lists (ids), each entry once while its flag is set */
+	int32_t *dirty_cq;
+	size_t ndirty_cq, capdirty_cq;
+	int32_t *dirty_lq;
+	size_t ndirty_lq, capdirty_lq;
+
+	/* cycle scratch */
+	struct sentry *ent;
+	size_t nent, capent;
+	struct asg_result res_scratch;
+	struct tree_undo undo;
+	int32_t *stack;
+	size_t capstack;
+	int32_t *mark;              /* CQ ids, for requeue walks */
+	size_t nmark, capmark;
+};
+
+#define SWL_OF(it) ((struct swl *)(void *)((char *)(it) - \
+					   offsetof(struct swl, qi)))
+
+/* sched.c helpers used by sched_status.c */
+int32_t sched_find_cq(const struct sched *s, const char *name);
+int32_t sched_find_lq(const struct sched *s, const char *name);
+int32_t sched_find_wl(const struct sched *s, const char *key);
+void sched_asg_env(const struct sched *s, struct asg_env *e);
+
+#endif

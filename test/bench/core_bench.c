@@ -1,0 +1,422 @@
+/*
+ * core_bench: the scheduling core (flavors/sched.h) in memory, no I/O.
+ * Built by the Makefile as build/<cfg>/core-bench (libcore only) and run
+ * by test/bench/run.sh; prints ROW lines (see run.sh for the protocol).
+ *
+ *  1. Drain: 46 pending workloads over 8 ClusterQueues in 2 cohorts
+ *     (flavors on-demand / spot with a taint, GPU flavors a100 / t4 with
+ *     labels, mixed sizes and priorities, some borrowing), cycled until
+ *     sched_has_work is false; repeated on fresh state. Figure: CPU
+ *     microseconds per decision (CLOCK_PROCESS_CPUTIME_ID around the
+ *     sched_cycle calls only). Checks every workload got admitted.
+ *  2. Scale: Kueue's large-scale performance shape (kueue-scheduler.md
+ *     §8.4): 1,000 ClusterQueues in 10 cohorts (nominal 20 cpu, borrowing
+ *     limit 100), 50 workloads each (35 x 1 cpu prio 50, 11 x 5 cpu prio
+ *     100, 4 x 20 cpu prio 200) = 50,000 pending. Figures: CPU time of
+ *     the first sched_cycle (admits what fits), of a steady-state cycle
+ *     (every head popped, none fits), and of the cycle after a workload
+ *     of each cohort finished; plus sched_wl_set cost per workload.
+ *
+ * QUICK=1: fewer repetitions and 100 ClusterQueues (5,000 workloads).
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "flavors/sched.h"
+#include "model/alloc.h"
+#include "model/objects.h"
+
+static double cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* ---- object builders ---- */
+
+static struct resource_flavor *mk_flavor(const char *name, const char *lk,
+					 const char *lv, const char *taint)
+{
+	struct resource_flavor *rf = xcalloc(1, sizeof(*rf));
+
+	rf->meta.name = xstrdup(name);
+	if (lk)
+		strmap_set(&rf->node_labels, lk, lv);
+	if (taint) {
+		rf->taints = xcalloc(1, sizeof(*rf->taints));
+		rf->ntaints = 1;
+		rf->taints[0].key = xstrdup(taint);
+		rf->taints[0].value = xstrdup("true");
+		rf->taints[0].effect = EFFECT_NO_SCHEDULE;
+	}
+	return rf;
+}
+
+struct fq {
+	const char *flavor;
+	int64_t nominal[3]; /* milli-units per covered resource */
+	int64_t borrow;     /* < 0: nil */
+};
+
+static void add_group(struct cluster_queue *cq, const char *const *res,
+		      size_t nres, const struct fq *fqs, size_t nf)
+{
+	struct resource_group *g;
+
+	cq->groups = xrealloc(cq->groups, (cq->ngroups + 1) * sizeof(*g));
+	g = &cq->groups[cq->ngroups++];
+	memset(g, 0, sizeof(*g));
+	g->covered = xcalloc(nres, sizeof(char *));
+	g->ncovered = nres;
+	for (size_t i = 0; i < nres; i++)
+		g->covered[i] = xstrdup(res[i]);
+	g->flavors = xcalloc(nf, sizeof(*g->flavors));
+	g->nflavors = nf;
+	for (size_t j = 0; j < nf; j++) {
+		struct flavor_quotas *f = &g->flavors[j];
+
+		f->name = xstrdup(fqs[j].flavor);
+		f->res = xcalloc(nres, sizeof(*f->res));
+		f->nres = nres;
+		for (size_t i = 0; i < nres; i++) {
+			f->res[i].name = xstrdup(res[i]);
+			f->res[i].nominal = fqs[j].nominal[i];
+			if (fqs[j].borrow >= 0) {
+				f->res[i].has_borrowing = true;
+				f->res[i].borrowing = fqs[j].borrow;
+			}
+		}
+	}
+}
+
+static struct cluster_queue *mk_cq(const char *name, const char *cohort)
+{
+	struct cluster_queue *cq = xcalloc(1, sizeof(*cq));
+
+	cq->meta.name = xstrdup(name);
+	cq->cohort = xstrdup_or_null(cohort);
+	cq->has_ns_selector = true;
+	cq->when_can_preempt = FUNG_TRY_NEXT_FLAVOR;
+	return cq;
+}
+
+static struct workload *mk_wl(const char *name, int prio, int64_t ts,
+			      int32_t count, int64_t cpu_m, int64_t mem,
+			      int64_t gpu, const char *gpu_label, bool spot)
+{
+	struct workload *w = xcalloc(1, sizeof(*w));
+	struct pod_set *ps;
+	struct container_res *c;
+	char uid[64];
+
+	w->meta.namespace = xstrdup("bench");
+	w->meta.name = xstrdup(name);
+	snprintf(uid, sizeof(uid), "uid-%s", name);
+	w->meta.uid = xstrdup(uid);
+	w->meta.creation_ms = ts;
+	w->meta.generation = 1;
+	w->has_priority = true;
+	w->priority = prio;
+	w->active = true;
+	w->pod_sets = xcalloc(1, sizeof(*ps));
+	w->npod_sets = 1;
+	ps = &w->pod_sets[0];
+	ps->name = xstrdup("main");
+	ps->count = count;
+	node_affinity_init(&ps->tmpl.affinity);
+	ps->tmpl.containers = xcalloc(1, sizeof(*c));
+	ps->tmpl.ncontainers = 1;
+	c = &ps->tmpl.containers[0];
+	c->name = xstrdup("c");
+	reslist_set(&c->requests, "cpu", cpu_m);
+	if (mem)
+		reslist_set(&c->requests, "memory", mem);
+	if (gpu)
+		reslist_set(&c->requests, "nvidia.com/gpu", gpu);
+	if (gpu_label)
+		strmap_set(&ps->tmpl.node_selector, "gpu", gpu_label);
+	if (spot) {
+		ps->tmpl.tols = xcalloc(1, sizeof(*ps->tmpl.tols));
+		ps->tmpl.ntols = 1;
+		ps->tmpl.tols[0].key = xstrdup("spot");
+		ps->tmpl.tols[0].value = xstrdup("true");
+		ps->tmpl.tols[0].effect = EFFECT_NO_SCHEDULE;
+	}
+	return w;
+}
+
+/* ---- 1. drain ---- */
+
+#define GI (1024LL * 1024 * 1024 * 1000) /* 1Gi in milli-units */
+
+struct drain {
+	struct resource_flavor *rf[4];
+	struct cluster_queue *cq[8];
+	struct workload *wl[46];
+	char cqname[8][24];
+};
+
+static void drain_build(struct drain *d)
+{
+	static const char *const cm[2] = { "cpu", "memory" };
+	static const char *const gp[1] = { "nvidia.com/gpu" };
+
+	d->rf[0] = mk_flavor("on-demand", NULL, NULL, NULL);
+	d->rf[1] = mk_flavor("spot", NULL, NULL, "spot");
+	d->rf[2] = mk_flavor("a100", "gpu", "a100", NULL);
+	d->rf[3] = mk_flavor("t4", "gpu", "t4", NULL);
+	for (int i = 0; i < 8; i++) {
+		struct fq cpu[2] = {
+			{ "on-demand", { 40000, 160 * GI }, -1 },
+			{ "spot", { 16000, 64 * GI }, -1 },
+		};
+		struct fq gpu[2] = {
+			{ "a100", { 4000 }, -1 },
+			{ "t4", { 8000 }, -1 },
+		};
+
+		snprintf(d->cqname[i], sizeof(d->cqname[i]), "team-%d", i);
+		d->cq[i] = mk_cq(d->cqname[i], i < 4 ? "research" : "prod");
+		/* Two queues per cohort lend most of their on-demand. */
+		if (i % 4 >= 2)
+			cpu[0].nominal[0] = 10000;
+		add_group(d->cq[i], cm, 2, cpu, 2);
+		if (i % 2 == 0)
+			add_group(d->cq[i], gp, 1, gpu, 2);
+	}
+	for (int k = 0; k < 46; k++) {
+		int cq = k % 8;
+		bool gpu = cq % 2 == 0 && k % 3 == 0;
+		char name[32];
+
+		snprintf(name, sizeof(name), "wl-%02d", k);
+		d->wl[k] = mk_wl(name, (k * 7) % 3 * 100, 1000 + k,
+				 1 + k % 4, 500 + (k % 5) * 500,
+				 (1 + k % 3) * GI / 2, gpu ? 1000 : 0,
+				 gpu ? (k % 2 ? "t4" : "a100") : NULL,
+				 k % 5 == 0);
+	}
+}
+
+static void drain_free(struct drain *d)
+{
+	for (int i = 0; i < 4; i++) {
+		resource_flavor_release(d->rf[i]);
+		free(d->rf[i]);
+	}
+	for (int i = 0; i < 8; i++) {
+		cluster_queue_release(d->cq[i]);
+		free(d->cq[i]);
+	}
+	for (int i = 0; i < 46; i++) {
+		workload_release(d->wl[i]);
+		free(d->wl[i]);
+	}
+}
+
+static int bench_drain(int reps)
+{
+	struct drain d;
+	struct sched_decisions out = { 0 };
+	double total_us = 0;
+	size_t decisions = 0, admitted = 0, pending = 0;
+	int ok = 0;
+
+	drain_build(&d);
+	for (int r = 0; r < reps; r++) {
+		struct sched *s = sched_new(NULL);
+		size_t adm = 0;
+		double t0;
+		int64_t now = 5000;
+
+		for (int i = 0; i < 4; i++)
+			sched_flavor_set(s, d.rf[i]);
+		for (int i = 0; i < 8; i++)
+			sched_cq_set(s, d.cq[i], NULL);
+		for (int k = 0; k < 46; k++)
+			sched_wl_set(s, d.wl[k], d.cqname[k % 8], "bench/lq");
+		t0 = cpu_us();
+		while (sched_has_work(s)) {
+			adm += sched_cycle(s, now++, &out);
+			decisions += out.n;
+			for (size_t i = 0; i < out.n; i++)
+				if (out.v[i].kind == DEC_PENDING) {
+					pending++;
+					if (getenv("CORE_BENCH_DEBUG") && !r)
+						fprintf(stderr, "%s: %s\n",
+							out.v[i].wl->meta.name,
+							out.v[i].message);
+				}
+			sched_decisions_clear(&out);
+		}
+		total_us += cpu_us() - t0;
+		admitted += adm;
+		if (adm != 46) {
+			fprintf(stderr, "core-bench: drain admitted %zu of 46\n",
+				adm);
+			ok = 1;
+		}
+		if (!sched_check(s)) {
+			fprintf(stderr, "core-bench: sched_check failed\n");
+			ok = 1;
+		}
+		sched_free(s);
+	}
+	sched_decisions_release(&out);
+	drain_free(&d);
+	{
+		double per = total_us / (double)decisions;
+
+		printf("ROW\tcore: drain 46 workloads over 8 ClusterQueues, 2 "
+		       "cohorts\t%.2f\tCPU µs per decision\tKueue: 48–61 "
+		       "µs\t%.3f\tsched_cycle until sched_has_work is false, "
+		       "%d repetitions on fresh state; %zu decisions (%zu "
+		       "admit, %zu pending); CPU time of the cycles only\n",
+		       per, per / 48.0, reps, decisions, admitted, pending);
+	}
+	return ok;
+}
+
+/* ---- 2. scale ---- */
+
+static int bench_scale(int ncq, int ncohort)
+{
+	static const char *const c1[1] = { "cpu" };
+	struct resource_flavor *rf = mk_flavor("rf", NULL, NULL, NULL);
+	struct cluster_queue **cqs = xcalloc((size_t)ncq, sizeof(*cqs));
+	size_t nwl = (size_t)ncq * 50;
+	struct workload **wls = xcalloc(nwl, sizeof(*wls));
+	char (*names)[24] = xcalloc((size_t)ncq, sizeof(*names));
+	struct sched *s = sched_new(NULL);
+	struct sched_decisions out = { 0 };
+	double t0, set_us, first_us, steady_us = 0, after_us;
+	size_t first_adm, first_dec, steady_dec = 0, after_adm, after_dec;
+	int nsteady = 0, ok = 0;
+	size_t k = 0;
+
+	sched_flavor_set(s, rf);
+	for (int i = 0; i < ncq; i++) {
+		struct fq q = { "rf", { 20000 }, 100000 };
+		char cohort[16];
+
+		snprintf(names[i], sizeof(names[i]), "cq-%04d", i);
+		snprintf(cohort, sizeof(cohort), "cohort-%d", i % ncohort);
+		cqs[i] = mk_cq(names[i], cohort);
+		cqs[i]->reclaim = RWC_ANY;
+		cqs[i]->within_cq = WCQ_LOWER_PRIORITY;
+		add_group(cqs[i], c1, 1, &q, 1);
+		sched_cq_set(s, cqs[i], NULL);
+	}
+	for (int i = 0; i < ncq; i++) {
+		for (int j = 0; j < 50; j++, k++) {
+			char name[32];
+			int prio = j < 35 ? 50 : j < 46 ? 100 : 200;
+			int64_t cpu = j < 35 ? 1000 : j < 46 ? 5000 : 20000;
+
+			snprintf(name, sizeof(name), "w-%04d-%02d", i, j);
+			wls[k] = mk_wl(name, prio, 1000 + j, 1, cpu, 0, 0,
+				       NULL, false);
+		}
+	}
+	t0 = cpu_us();
+	for (size_t w = 0; w < nwl; w++)
+		sched_wl_set(s, wls[w], names[w / 50], "bench/lq");
+	set_us = cpu_us() - t0;
+
+	/* The first cycle: admits what fits. */
+	t0 = cpu_us();
+	first_adm = sched_cycle(s, 10000, &out);
+	first_us = cpu_us() - t0;
+	first_dec = out.n;
+	sched_decisions_clear(&out);
+	if (!sched_check(s)) {
+		fprintf(stderr, "core-bench: sched_check failed\n");
+		ok = 1;
+	}
+	/* Steady state: each cycle pops one head per ClusterQueue, none
+	 * fits (the cohorts are full), all are parked. */
+	while (sched_has_work(s) && nsteady < 20) {
+		size_t n;
+
+		t0 = cpu_us();
+		n = sched_cycle(s, 10001 + nsteady, &out);
+		steady_us += cpu_us() - t0;
+		steady_dec += out.n;
+		sched_decisions_clear(&out);
+		nsteady++;
+		if (n)
+			fprintf(stderr, "core-bench: steady cycle admitted "
+				"%zu\n", n);
+	}
+	/* Quota freed: one admitted workload per cohort finishes; the
+	 * events requeue every parked workload of its cohort tree. */
+	for (int c = 0; c < ncohort; c++)
+		sched_wl_remove(s, "bench", wls[(size_t)c * 50 + 46]->meta.name);
+	t0 = cpu_us();
+	after_adm = sched_cycle(s, 20000, &out);
+	after_us = cpu_us() - t0;
+	after_dec = out.n;
+	sched_decisions_clear(&out);
+	if (!sched_check(s)) {
+		fprintf(stderr, "core-bench: sched_check failed\n");
+		ok = 1;
+	}
+
+	printf("ROW\tcore: %d ClusterQueues / %d cohorts / %zu workloads: "
+	       "first cycle\t%.1f\tCPU ms\t—\t—\tone sched_cycle on %zu pending "
+	       "workloads (Kueue large-scale shape, §8.4): %zu admitted, %zu "
+	       "decisions, %.2f µs per decision\n",
+	       ncq, ncohort, nwl, first_us / 1e3, nwl, first_adm, first_dec,
+	       first_us / (double)first_dec);
+	printf("ROW\tcore: %d ClusterQueues / %d cohorts / %zu workloads: "
+	       "steady-state cycle\t%.2f\tCPU ms\t—\t—\tmean of %d cycles "
+	       "after the first, each popping one head per ClusterQueue that "
+	       "no longer fits (%.2f µs per decision)\n",
+	       ncq, ncohort, nwl, nsteady ? steady_us / nsteady / 1e3 : 0.0,
+	       nsteady,
+	       steady_dec ? steady_us / (double)steady_dec : 0.0);
+	printf("ROW\tcore: %d ClusterQueues / %d cohorts / %zu workloads: "
+	       "cycle after quota freed\t%.2f\tCPU ms\t—\t—\tone admitted "
+	       "workload per cohort removed, then one sched_cycle: %zu "
+	       "admitted, %zu decisions\n",
+	       ncq, ncohort, nwl, after_us / 1e3, after_adm, after_dec);
+	printf("ROW\tcore: sched_wl_set of a pending workload\t%.2f\tCPU "
+	       "µs\t—\t—\t%zu workloads queued into %d ClusterQueues "
+	       "(compiles per-pod requests)\n",
+	       set_us / (double)nwl, nwl, ncq);
+
+	sched_decisions_release(&out);
+	sched_free(s);
+	for (size_t w = 0; w < nwl; w++) {
+		workload_release(wls[w]);
+		free(wls[w]);
+	}
+	for (int i = 0; i < ncq; i++) {
+		cluster_queue_release(cqs[i]);
+		free(cqs[i]);
+	}
+	resource_flavor_release(rf);
+	free(rf);
+	free(wls);
+	free(cqs);
+	free(names);
+	return ok;
+}
+
+int main(void)
+{
+	const char *q = getenv("QUICK");
+	bool quick = q && !strcmp(q, "1");
+	int rc = 0;
+
+	fprintf(stderr, "core-bench: drain\n");
+	rc |= bench_drain(quick ? 300 : 5000);
+	fprintf(stderr, "core-bench: scale\n");
+	rc |= bench_scale(quick ? 100 : 1000, 10);
+	return rc;
+}

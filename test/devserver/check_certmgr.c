@@ -1,0 +1,464 @@
+/*
+ * Suite "certmgr": controller/certmgr.h, the internal certificate
+ * management of kueue-api.md §15.2, against the in-process devserver
+ * (plain HTTP, the CRDs of manifests/crds, manifests/00-namespace.yaml
+ * and manifests/webhooks.yaml preloaded):
+ *  - a missing Secret is created (kubernetes.io/tls, four keys), its CA
+ *    injected into every webhook of both configurations, and the PEMs
+ *    handed over once;
+ *  - a restart reuses the Secret: nothing generated, nothing written;
+ *  - a serving certificate inside the 90-day window is renewed with the
+ *    CA kept (caBundles untouched); an expiring CA means a new CA and
+ *    the bundles rewritten;
+ *  - a CRD using Webhook conversion gets the bundle in
+ *    spec.conversion.webhook.clientConfig.caBundle, the others are left
+ *    alone;
+ *  - deleting the Secret (the watch) brings a new one;
+ *  - an existing, empty Secret (as manifests/manager.yaml creates it) is
+ *    filled by a merge patch.
+ * Keys are ECDSA P-256 (certs.h) so generation costs microseconds.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controller/certmgr.h"
+#include "controller/kube.h"
+#include "controller/kubeconfig.h"
+#include "controller/log.h"
+#include "controller/loop.h"
+#include "devserver/api.h"
+#include "devserver/http.h"
+#include "model/alloc.h"
+#include "suites.h"
+#include "test/support/support.h"
+#include "webhook/certs.h"
+
+#define NS "cueue-system"
+#define SVC "cueue-webhook-service"
+#define SECRET "cueue-webhook-server-cert"
+#define MWC "cueue-mutating-webhook-configuration"
+#define VWC "cueue-validating-webhook-configuration"
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static struct {
+	struct api *api;
+	struct http_server *http;
+	struct loop *l;
+	struct kube *k;
+	struct certmgr *cm;
+	int handed;
+	char *last_cert;
+} S;
+
+static void preload(const char *rel)
+{
+	struct err err = { "" };
+	char *p = t_src_path(rel);
+
+	ck_assert_msg(api_preload(S.api, p, &err) == 0, "preload %s: %s", rel,
+		      err.msg);
+	free(p);
+}
+
+static void setup(void)
+{
+	struct err err = { "" };
+	struct api_opts ao = { .bookmark_ms = 300, .watch_history = 10000 };
+	struct http_opts ho = { .addr = "127.0.0.1",
+				.max_body = (size_t)3 << 20 };
+	struct kubeconfig kc = KUBECONFIG_INIT;
+	struct kube_opts ko = { .qps = -1 };
+
+	memset(&S, 0, sizeof(S));
+	log_set_level(getenv("CK_MANAGER_LOG") ? LOG_DEBUG : LOG_OFF);
+	S.api = api_new(&ao, &err);
+	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
+	preload("manifests/crds");
+	preload("manifests/00-namespace.yaml");
+	preload("manifests/webhooks.yaml");
+	S.http = http_server_start(&ho, api_serve, S.api, &err);
+	ck_assert_msg(S.http != NULL, "http: %s", err.msg);
+	S.l = loop_new(NULL, &err);
+	ck_assert_msg(S.l != NULL, "loop_new: %s", err.msg);
+	kc.server = xstrdup(http_server_url(S.http));
+	S.k = kube_new(S.l, &kc, &ko, &err);
+	ck_assert_msg(S.k != NULL, "kube_new: %s", err.msg);
+	kubeconfig_release(&kc);
+}
+
+static void teardown(void)
+{
+	certmgr_free(S.cm);
+	kube_free(S.k);
+	loop_free(S.l);
+	api_shutdown(S.api);
+	http_server_stop(S.http);
+	api_free(S.api);
+	free(S.last_cert);
+	memset(&S, 0, sizeof(S));
+}
+
+static int on_certs(void *ud, const struct certs *c)
+{
+	(void)ud;
+	ck_assert_ptr_nonnull(c->cert_pem);
+	ck_assert_ptr_nonnull(c->key_pem);
+	S.handed++;
+	free(S.last_cert);
+	S.last_cert = xstrdup(c->cert_pem);
+	return 0;
+}
+
+static void cm_start(void)
+{
+	struct certmgr_opts o = {
+		.namespace = NS,
+		.secret_name = SECRET,
+		.service_name = SVC,
+		.key_type = CERTS_EC_P256,
+		.retry_ms = 100,
+		.on_certs = on_certs,
+	};
+
+	S.cm = certmgr_new(S.k, &o);
+}
+
+static void cm_stop(void)
+{
+	certmgr_free(S.cm);
+	S.cm = NULL;
+}
+
+#define WAIT_FOR(cond, ms) do { \
+	int64_t end_ = mono_ms() + (ms); \
+	struct err e_ = { "" }; \
+	while (!(cond)) { \
+		ck_assert_msg(mono_ms() < end_, "timed out: " #cond); \
+		ck_assert_msg(loop_run_once(S.l, 20, &e_) == 0, "%s", \
+			      e_.msg); \
+	} \
+} while (0)
+
+static json_t *get(const char *group, const char *resource, const char *ns,
+		   const char *name)
+{
+	struct api_ref r = { .group = group, .version = "v1",
+			     .resource = resource, .ns = ns, .name = name };
+	struct api_status st = API_STATUS_INIT;
+	json_t *o = api_internal_get(S.api, &r, &st);
+
+	status_release(&st);
+	return o;
+}
+
+static json_t *get_secret(void)
+{
+	return get("", "secrets", NS, SECRET);
+}
+
+/* Every webhook of configuration name has caBundle ca (NULL: none). */
+static void assert_bundles(const char *resource, const char *name,
+			   const char *ca)
+{
+	json_t *o = get("admissionregistration.k8s.io", resource, NULL, name);
+	const json_t *hooks = json_object_get(o, "webhooks"), *h;
+	size_t i;
+
+	ck_assert_ptr_nonnull(o);
+	ck_assert_uint_gt(json_array_size(hooks), 1);
+	json_array_foreach(hooks, i, h) {
+		const char *b = json_string_value(json_object_get(
+			json_object_get(h, "clientConfig"), "caBundle"));
+
+		if (!ca)
+			ck_assert_ptr_null(b);
+		else
+			ck_assert_msg(b && !strcmp(b, ca), "%s %s[%zu]",
+				      name, resource, i);
+		/* the rest of the entry is untouched */
+		ck_assert_ptr_nonnull(json_object_get(json_object_get(
+			json_object_get(h, "clientConfig"), "service"),
+			"path"));
+	}
+	json_decref(o);
+}
+
+static char *secret_ca_bundle(void)
+{
+	json_t *s = get_secret();
+	struct certs c = CERTS_INIT;
+	struct err err = { "" };
+	char *b;
+
+	ck_assert_ptr_nonnull(s);
+	ck_assert_msg(certs_from_secret_data(json_object_get(s, "data"), &c,
+					     &err) == 0, "%s", err.msg);
+	b = certs_ca_bundle(&c);
+	certs_release(&c);
+	json_decref(s);
+	return b;
+}
+
+START_TEST(creates_secret_and_injects)
+{
+	json_t *s;
+	char *ca;
+	const struct certmgr_stats *st;
+
+	ck_assert_ptr_null(get_secret());
+	cm_start();
+	ck_assert(!certmgr_ready(S.cm));
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	st = certmgr_stats(S.cm);
+	ck_assert_uint_eq(st->generated, 1);
+	ck_assert_uint_eq(st->secret_writes, 1);
+	ck_assert_uint_eq(st->injections, 2);
+	ck_assert_int_eq(S.handed, 1);
+	s = get_secret();
+	ck_assert_ptr_nonnull(s);
+	ck_assert_str_eq(json_string_value(json_object_get(s, "type")),
+			 "kubernetes.io/tls");
+	ck_assert_uint_eq(json_object_size(json_object_get(s, "data")), 4);
+	json_decref(s);
+	ca = secret_ca_bundle();
+	assert_bundles("mutatingwebhookconfigurations", MWC, ca);
+	assert_bundles("validatingwebhookconfigurations", VWC, ca);
+	ck_assert_str_eq(certmgr_certs(S.cm)->cert_pem, S.last_cert);
+	/* valid for the Service's name */
+	ck_assert_int_eq(certs_check(certmgr_certs(S.cm), SVC "." NS ".svc",
+				     time(NULL), 0, NULL), CERTS_OK);
+	free(ca);
+}
+END_TEST
+
+START_TEST(restart_reuses_secret)
+{
+	char *cert, *rv;
+	json_t *s;
+	const struct certmgr_stats *st;
+
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	cert = xstrdup(S.last_cert);
+	s = get_secret();
+	rv = xstrdup(json_string_value(json_object_get(
+		json_object_get(s, "metadata"), "resourceVersion")));
+	json_decref(s);
+	cm_stop();
+
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	st = certmgr_stats(S.cm);
+	ck_assert_uint_eq(st->generated, 0);
+	ck_assert_uint_eq(st->renewed, 0);
+	ck_assert_uint_eq(st->secret_writes, 0);
+	ck_assert_uint_eq(st->injections, 0);
+	ck_assert_str_eq(S.last_cert, cert);
+	s = get_secret();
+	ck_assert_str_eq(json_string_value(json_object_get(
+		json_object_get(s, "metadata"), "resourceVersion")), rv);
+	json_decref(s);
+	free(cert);
+	free(rv);
+}
+END_TEST
+
+/* Puts certificates made at now - age_days (serving valid serving_days,
+ * CA ca_days) into the Secret. */
+static void plant_secret(int64_t age_days, int64_t serving_days,
+			 int64_t ca_days, struct certs *out)
+{
+	struct certs_opts co = {
+		.service = SVC, .namespace = NS, .key_type = CERTS_EC_P256,
+		.now_s = time(NULL) - age_days * 86400,
+		.serving_validity_s = serving_days * 86400,
+		.ca_validity_s = ca_days * 86400,
+	};
+	struct err err = { "" };
+	struct api_ref r = { .group = "", .version = "v1",
+			     .resource = "secrets", .ns = NS };
+	struct api_status st = API_STATUS_INIT;
+	json_t *obj;
+
+	ck_assert_msg(certs_generate(&co, out, &err) == 0, "%s", err.msg);
+	obj = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:o}", "apiVersion",
+			"v1", "kind", "Secret", "metadata", "name", SECRET,
+			"namespace", NS, "type", "kubernetes.io/tls", "data",
+			certs_to_secret_data(out));
+	ck_assert_msg(api_internal_create(S.api, &r, obj, NULL, &st) == 0,
+		      "%s", st.message);
+	status_release(&st);
+	json_decref(obj);
+}
+
+START_TEST(renews_serving_keeps_ca)
+{
+	struct certs old = CERTS_INIT;
+	char *ca;
+
+	/* serving certificate with 60 days left: inside the window */
+	plant_secret(305, 365, 3650, &old);
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->renewed, 1);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->generated, 0);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->secret_writes, 1);
+	ck_assert_str_ne(certmgr_certs(S.cm)->cert_pem, old.cert_pem);
+	ck_assert_str_eq(certmgr_certs(S.cm)->ca_pem, old.ca_pem);
+	ca = certs_ca_bundle(&old);
+	assert_bundles("mutatingwebhookconfigurations", MWC, ca);
+	free(ca);
+	ca = secret_ca_bundle();
+	assert_bundles("validatingwebhookconfigurations", VWC, ca);
+	free(ca);
+	certs_release(&old);
+}
+END_TEST
+
+START_TEST(expiring_ca_regenerates)
+{
+	struct certs old = CERTS_INIT;
+	char *ca;
+
+	plant_secret(1, 60, 80, &old);
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->generated, 1);
+	ck_assert_str_ne(certmgr_certs(S.cm)->ca_pem, old.ca_pem);
+	ca = secret_ca_bundle();
+	assert_bundles("mutatingwebhookconfigurations", MWC, ca);
+	assert_bundles("validatingwebhookconfigurations", VWC, ca);
+	free(ca);
+	certs_release(&old);
+}
+END_TEST
+
+START_TEST(crd_conversion_bundle)
+{
+	struct api_ref r = { .group = "apiextensions.k8s.io", .version = "v1",
+			     .resource = "customresourcedefinitions",
+			     .name = "cohorts.kueue.x-k8s.io" };
+	struct api_status st = API_STATUS_INIT;
+	json_t *p = t_json("{\"spec\":{\"conversion\":{\"strategy\":"
+			   "\"Webhook\",\"webhook\":{\"conversionReview"
+			   "Versions\":[\"v1\"],\"clientConfig\":{\"service\":"
+			   "{\"namespace\":\"" NS "\",\"name\":\"" SVC "\","
+			   "\"path\":\"/convert\"}}}}}}");
+	json_t *crd;
+	char *ca;
+
+	ck_assert_msg(api_internal_patch(S.api, &r, NULL, API_PATCH_MERGE, p,
+					 NULL, &st) == 0, "%s", st.message);
+	status_release(&st);
+	json_decref(p);
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->injections, 3);
+	ca = secret_ca_bundle();
+	crd = get("apiextensions.k8s.io", "customresourcedefinitions", NULL,
+		  "cohorts.kueue.x-k8s.io");
+	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
+		json_object_get(json_object_get(json_object_get(crd, "spec"),
+		"conversion"), "webhook"), "clientConfig"), "caBundle")), ca);
+	json_decref(crd);
+	/* a CRD without Webhook conversion is left alone */
+	crd = get("apiextensions.k8s.io", "customresourcedefinitions", NULL,
+		  "workloads.kueue.x-k8s.io");
+	ck_assert_ptr_null(json_object_get(json_object_get(json_object_get(
+		json_object_get(crd, "spec"), "conversion"), "webhook"),
+		"clientConfig"));
+	json_decref(crd);
+	free(ca);
+}
+END_TEST
+
+START_TEST(deleted_secret_comes_back)
+{
+	struct api_ref r = { .group = "", .version = "v1",
+			     .resource = "secrets", .ns = NS, .name = SECRET };
+	struct api_status st = API_STATUS_INIT;
+	json_t *s;
+
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	WAIT_FOR(certmgr_stats(S.cm)->passes >= 1, 5000);
+	ck_assert_msg(api_internal_delete(S.api, &r, NULL, NULL, &st) == 0,
+		      "%s", st.message);
+	status_release(&st);
+	WAIT_FOR((s = get_secret()) != NULL || 0, 10000);
+	json_decref(s);
+	WAIT_FOR(certmgr_stats(S.cm)->passes >= 2, 5000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->generated, 2);
+	ck_assert_int_eq(S.handed, 2);
+}
+END_TEST
+
+START_TEST(empty_secret_is_filled)
+{
+	struct api_ref r = { .group = "", .version = "v1",
+			     .resource = "secrets", .ns = NS };
+	struct api_status st = API_STATUS_INIT;
+	json_t *obj = t_json("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+			     "\"metadata\":{\"name\":\"" SECRET "\","
+			     "\"namespace\":\"" NS "\"}}");
+	char *ca;
+
+	ck_assert_msg(api_internal_create(S.api, &r, obj, NULL, &st) == 0,
+		      "%s", st.message);
+	status_release(&st);
+	json_decref(obj);
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->secret_writes, 1);
+	ca = secret_ca_bundle();
+	assert_bundles("mutatingwebhookconfigurations", MWC, ca);
+	free(ca);
+}
+END_TEST
+
+START_TEST(config_names)
+{
+	char *m = certmgr_webhook_config_name("kueue-webhook-service", true);
+	char *v = certmgr_webhook_config_name("cueue-webhook-service", false);
+	char *o = certmgr_webhook_config_name("other", true);
+
+	ck_assert_str_eq(m, "kueue-mutating-webhook-configuration");
+	ck_assert_str_eq(v, "cueue-validating-webhook-configuration");
+	ck_assert_str_eq(o, "other-mutating-webhook-configuration");
+	free(m);
+	free(v);
+	free(o);
+}
+END_TEST
+
+Suite *certmgr_suite(void)
+{
+	Suite *s = suite_create("certmgr");
+	TCase *tc = tcase_create("secret");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, creates_secret_and_injects);
+	tcase_add_test(tc, restart_reuses_secret);
+	tcase_add_test(tc, renews_serving_keeps_ca);
+	tcase_add_test(tc, expiring_ca_regenerates);
+	tcase_add_test(tc, crd_conversion_bundle);
+	tcase_add_test(tc, deleted_secret_comes_back);
+	tcase_add_test(tc, empty_secret_is_filled);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("names");
+	tcase_add_test(tc, config_names);
+	suite_add_tcase(s, tc);
+	return s;
+}

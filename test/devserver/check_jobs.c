@@ -1,0 +1,593 @@
+/*
+ * Suite "jobs": the batch/v1 Job integration (controller/jobs.h) with
+ * the manager in-process against the devserver in-process (v1beta2 CRDs
+ * preloaded, garbage collector and job runner running, a short
+ * --job-runtime), driven through the one event loop:
+ *  - a suspended labelled Job -> its Workload (name, owner, pod set,
+ *    priority from a WorkloadPriorityClass, labels, finalizer) ->
+ *    admitted -> the Job unsuspended with the flavor's nodeSelector,
+ *    tolerations and the podset label -> the runner completes it ->
+ *    Workload Finished/Succeeded, finalizer gone, quota released -> the
+ *    next pending Job admitted and run;
+ *  - a Job over the quota stays suspended with its Workload pending;
+ *  - partial admission (job-min-parallelism) sets parallelism;
+ *  - deleting a Job removes its Workload;
+ *  - a failing Job -> Finished/Failed;
+ *  - a running Job without a Workload is stopped first (Kueue's rule);
+ *  - a restart of manager + jobs creates no duplicate Workload and does
+ *    not unsuspend twice.
+ * Objects are written with the devserver's internal API.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controller/jobs.h"
+#include "controller/kube.h"
+#include "controller/kubeconfig.h"
+#include "controller/log.h"
+#include "controller/loop.h"
+#include "controller/manager.h"
+#include "devserver/api.h"
+#include "devserver/gc.h"
+#include "devserver/http.h"
+#include "devserver/jobrunner.h"
+#include "model/alloc.h"
+#include "model/jobwl.h"
+#include "suites.h"
+#include "test/support/support.h"
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the devserver, in-process ---- */
+
+static struct {
+	struct api *api;
+	struct http_server *http;
+	struct gc *gc;
+	struct jobrunner *runner;
+} S;
+
+static void srv_start(void)
+{
+	struct err err = { "" };
+	struct api_opts ao = { .bookmark_ms = 300, .watch_history = 10000,
+			       .job_runtime_ms = 300,
+			       .propagation_finalizers = true };
+	struct http_opts ho = { .addr = "127.0.0.1",
+				.max_body = (size_t)3 << 20 };
+	char *crds = t_src_path("manifests/crds");
+
+	memset(&S, 0, sizeof(S));
+	S.api = api_new(&ao, &err);
+	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
+	ck_assert_msg(api_preload(S.api, crds, &err) == 0, "preload: %s",
+		      err.msg);
+	free(crds);
+	S.gc = gc_start(S.api, &err);
+	ck_assert_msg(S.gc != NULL, "gc: %s", err.msg);
+	S.runner = jobrunner_start(S.api, &err);
+	ck_assert_msg(S.runner != NULL, "runner: %s", err.msg);
+	S.http = http_server_start(&ho, api_serve, S.api, &err);
+	ck_assert_msg(S.http != NULL, "http: %s", err.msg);
+}
+
+static void srv_stop(void)
+{
+	if (!S.api)
+		return;
+	api_shutdown(S.api);
+	http_server_stop(S.http);
+	jobrunner_stop(S.runner);
+	gc_stop(S.gc);
+	api_free(S.api);
+	memset(&S, 0, sizeof(S));
+}
+
+static struct api_ref ref_of(const char *resource, const char *ns,
+			     const char *name)
+{
+	struct api_ref r = { .group = "kueue.x-k8s.io", .version = "v1beta2",
+			     .resource = resource, .ns = ns, .name = name };
+
+	if (!strcmp(resource, "jobs")) {
+		r.group = "batch";
+		r.version = "v1";
+	} else if (!strcmp(resource, "events")) {
+		r.group = "";
+		r.version = "v1";
+	}
+	return r;
+}
+
+static void create(const char *resource, const char *ns, const char *text)
+{
+	struct api_ref r = ref_of(resource, ns, NULL);
+	struct api_status st = API_STATUS_INIT;
+	json_t *obj = t_json(text);
+
+	ck_assert_msg(api_internal_create(S.api, &r, obj, NULL, &st) == 0,
+		      "create %s: %s", resource, st.message);
+	status_release(&st);
+	json_decref(obj);
+}
+
+static json_t *get(const char *resource, const char *ns, const char *name)
+{
+	struct api_ref r = ref_of(resource, ns, name);
+	struct api_status st = API_STATUS_INIT;
+	json_t *obj = api_internal_get(S.api, &r, &st);
+
+	status_release(&st);
+	return obj;
+}
+
+static void del(const char *resource, const char *ns, const char *name)
+{
+	struct api_ref r = ref_of(resource, ns, name);
+	struct api_status st = API_STATUS_INIT;
+
+	ck_assert_msg(api_internal_delete(S.api, &r, NULL, NULL, &st) == 0,
+		      "delete %s/%s: %s", resource, name, st.message);
+	status_release(&st);
+}
+
+static const json_t *jpath(const json_t *j, const char *path)
+{
+	char buf[256], *save = NULL;
+	const json_t *cur = j;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *t = strtok_r(buf, ".", &save); t && cur;
+	     t = strtok_r(NULL, ".", &save)) {
+		if (json_is_array(cur))
+			cur = json_array_get(cur, strtoul(t, NULL, 10));
+		else
+			cur = json_object_get(cur, t);
+	}
+	return cur;
+}
+
+/* A value at a dotted path ("" when absent; integers and booleans
+ * printed); paths may not contain keys with dots: use jpath for those. */
+static const char *val(const char *resource, const char *ns,
+		       const char *name, const char *path)
+{
+	static char buf[1024];
+	json_t *obj = get(resource, ns, name);
+	const json_t *v = obj ? jpath(obj, path) : NULL;
+
+	if (json_is_string(v))
+		snprintf(buf, sizeof(buf), "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, sizeof(buf), "%lld",
+			 (long long)json_integer_value(v));
+	else if (json_is_boolean(v))
+		snprintf(buf, sizeof(buf), "%s",
+			 json_is_true(v) ? "true" : "false");
+	else
+		buf[0] = '\0';
+	json_decref(obj);
+	return buf;
+}
+
+static bool has_cond(const char *resource, const char *ns, const char *name,
+		     const char *type, const char *status, const char *reason)
+{
+	json_t *obj = get(resource, ns, name);
+	const json_t *conds = obj ? jpath(obj, "status.conditions") : NULL;
+	const json_t *c;
+	size_t i;
+	bool ok = false;
+
+	json_array_foreach(conds, i, c) {
+		if (strcmp(json_string_value(json_object_get(c, "type")), type))
+			continue;
+		ok = !strcmp(json_string_value(json_object_get(c, "status")),
+			     status) &&
+		     (!reason || !strcmp(json_string_value(
+				       json_object_get(c, "reason")), reason));
+	}
+	json_decref(obj);
+	return ok;
+}
+
+static bool exists(const char *resource, const char *ns, const char *name)
+{
+	json_t *obj = get(resource, ns, name);
+	bool ok = obj != NULL;
+
+	json_decref(obj);
+	return ok;
+}
+
+/* Number of objects of a namespaced resource. */
+static size_t count(const char *resource, const char *ns)
+{
+	struct api_ref r = ref_of(resource, ns, NULL);
+	struct api_status st = API_STATUS_INIT;
+	json_t *list = api_internal_get(S.api, &r, &st);
+	size_t n = json_array_size(json_object_get(list, "items"));
+
+	status_release(&st);
+	json_decref(list);
+	return n;
+}
+
+static const char *val_or(const json_t *v)
+{
+	return json_is_string(v) ? json_string_value(v) : "";
+}
+
+/* Whether an Event with this reason was recorded for object name. */
+static bool has_event(const char *ns, const char *name, const char *reason)
+{
+	struct api_ref r = ref_of("events", ns, NULL);
+	struct api_status st = API_STATUS_INIT;
+	json_t *list = api_internal_get(S.api, &r, &st);
+	const json_t *ev;
+	size_t i;
+	bool ok = false;
+
+	json_array_foreach(json_object_get(list, "items"), i, ev)
+		ok |= !strcmp(val_or(jpath(ev, "involvedObject.name")), name) &&
+		      !strcmp(val_or(jpath(ev, "reason")), reason);
+	status_release(&st);
+	json_decref(list);
+	return ok;
+}
+
+/* ---- manager + jobs under test ---- */
+
+static struct loop *L;
+static struct kube *K;
+static struct manager *M;
+static struct jobs *J;
+static struct jobs_opts JO;
+
+static void mgr_start(void)
+{
+	struct kubeconfig kc = KUBECONFIG_INIT;
+	struct kube_opts ko = { .qps = -1 };
+	struct manager_opts mo = { .status_interval_ms = 20 };
+	struct err err = { "" };
+
+	log_set_level(getenv("CK_MANAGER_LOG") ? LOG_DEBUG : LOG_OFF);
+	if (!L) {
+		L = loop_new(NULL, &err);
+		ck_assert_msg(L != NULL, "loop_new: %s", err.msg);
+	}
+	if (!K) {
+		kc.server = xstrdup(http_server_url(S.http));
+		K = kube_new(L, &kc, &ko, &err);
+		ck_assert_msg(K != NULL, "kube_new: %s", err.msg);
+		kubeconfig_release(&kc);
+	}
+	M = manager_new(K, &mo);
+	J = jobs_new(K, M, &JO);
+}
+
+static void mgr_stop(void)
+{
+	jobs_free(J);
+	J = NULL;
+	manager_free(M);
+	M = NULL;
+}
+
+static void setup(void)
+{
+	memset(&JO, 0, sizeof(JO));
+	JO.retry_ms = 100;
+	srv_start();
+}
+
+static void teardown(void)
+{
+	mgr_stop();
+	kube_free(K);
+	K = NULL;
+	loop_free(L);
+	L = NULL;
+	srv_stop();
+}
+
+#define WAIT_FOR(cond, ms) do { \
+	int64_t end_ = mono_ms() + (ms); \
+	struct err e_ = { "" }; \
+	while (!(cond)) { \
+		ck_assert_msg(mono_ms() < end_, "timed out: " #cond); \
+		ck_assert_msg(loop_run_once(L, 20, &e_) == 0, "%s", e_.msg); \
+	} \
+} while (0)
+
+static void spin(int64_t ms)
+{
+	int64_t end = mono_ms() + ms;
+	struct err e = { "" };
+
+	while (mono_ms() < end)
+		ck_assert_msg(loop_run_once(L, 20, &e) == 0, "%s", e.msg);
+}
+
+/* ---- fixtures ---- */
+
+static void mk_queues(const char *cpu)
+{
+	create("resourceflavors", NULL,
+	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+	       "\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"rf\"},"
+	       "\"spec\":{\"nodeLabels\":{\"pool\":\"a\"},"
+	       "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":"
+	       "\"Equal\",\"value\":\"a\",\"effect\":\"NoSchedule\"}]}}");
+	{
+		char *t = xasprintf(
+			"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+			"\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":"
+			"\"cq\"},\"spec\":{\"namespaceSelector\":{},"
+			"\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
+			"\"flavors\":[{\"name\":\"rf\",\"resources\":[{"
+			"\"name\":\"cpu\",\"nominalQuota\":\"%s\"}]}]}]}}",
+			cpu);
+
+		create("clusterqueues", NULL, t);
+		free(t);
+	}
+	create("localqueues", "default",
+	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+	       "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\","
+	       "\"namespace\":\"default\"},\"spec\":{\"clusterQueue\":"
+	       "\"cq\"}}");
+}
+
+/* A Job asking cpu per pod, parallelism n; extra is spliced into
+ * metadata (labels/annotations beyond the queue label). */
+static void mk_job(const char *name, const char *cpu, int n, bool suspend,
+		   const char *annotations, const char *labels)
+{
+	char *t = xasprintf(
+		"{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{"
+		"\"name\":\"%s\",\"namespace\":\"default\",\"labels\":{"
+		"\"kueue.x-k8s.io/queue-name\":\"lq\"%s%s},"
+		"\"annotations\":{%s}},\"spec\":{\"suspend\":%s,"
+		"\"parallelism\":%d,\"completions\":%d,\"template\":{"
+		"\"spec\":{\"restartPolicy\":\"Never\",\"nodeSelector\":{"
+		"\"disk\":\"ssd\"},\"containers\":[{\"name\":\"c\","
+		"\"image\":\"busybox\",\"resources\":{\"requests\":{"
+		"\"cpu\":\"%s\"}}}]}}}}",
+		name, labels ? "," : "", labels ? labels : "",
+		annotations ? annotations : "", suspend ? "true" : "false", n,
+		n, cpu);
+
+	create("jobs", "default", t);
+	free(t);
+}
+
+/* The Workload name of Job name (its uid read back). */
+static char *wl_of(const char *name)
+{
+	char *uid = xstrdup(val("jobs", "default", name, "metadata.uid"));
+	char *res = jobwl_workload_name("Job", "batch", name, uid);
+
+	free(uid);
+	return res;
+}
+
+static bool admitted(const char *wl)
+{
+	return has_cond("workloads", "default", wl, "Admitted", "True", NULL);
+}
+
+static bool job_suspended(const char *name)
+{
+	return !strcmp(val("jobs", "default", name, "spec.suspend"), "true");
+}
+
+static bool job_complete(const char *name)
+{
+	return has_cond("jobs", "default", name, "Complete", "True", NULL);
+}
+
+/* ---- tests ---- */
+
+START_TEST(lifecycle)
+{
+	char *wa, *wb;
+	json_t *wl, *job;
+	const json_t *o, *t;
+
+	create("workloadpriorityclasses", NULL,
+	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+	       "\"kind\":\"WorkloadPriorityClass\",\"metadata\":{\"name\":"
+	       "\"high\"},\"value\":1000}");
+	mk_queues("1");
+	mk_job("a", "1", 1, true, "\"cueue.dev/runtime\":\"400ms\"",
+	       "\"kueue.x-k8s.io/priority-class\":\"high\"");
+	mk_job("b", "1", 1, true, "\"cueue.dev/runtime\":\"200ms\"", NULL);
+	wa = wl_of("a");
+	wb = wl_of("b");
+	mgr_start();
+
+	/* the Workload of a, admitted; the Job unsuspended */
+	WAIT_FOR(exists("workloads", "default", wa), 10000);
+	WAIT_FOR(!job_suspended("a"), 10000);
+	wl = get("workloads", "default", wa);
+	ck_assert_ptr_nonnull(wl);
+	o = jpath(wl, "metadata.ownerReferences.0");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "Job");
+	ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "a");
+	ck_assert(json_is_true(json_object_get(o, "controller")));
+	ck_assert(json_is_true(json_object_get(o, "blockOwnerDeletion")));
+	ck_assert_str_eq(json_string_value(jpath(wl, "metadata.finalizers.0")),
+			 "kueue.x-k8s.io/resource-in-use");
+	ck_assert_str_eq(json_string_value(json_object_get(
+		jpath(wl, "metadata.labels"), "kueue.x-k8s.io/job-uid")),
+		val("jobs", "default", "a", "metadata.uid"));
+	ck_assert_str_eq(json_string_value(jpath(wl, "spec.queueName")), "lq");
+	ck_assert_int_eq(json_integer_value(jpath(wl, "spec.priority")), 1000);
+	ck_assert_str_eq(json_string_value(jpath(wl, "spec.podSets.0.name")),
+			 "main");
+	ck_assert_int_eq(json_integer_value(jpath(wl, "spec.podSets.0.count")),
+			 1);
+	json_decref(wl);
+	ck_assert(admitted(wa));
+	job = get("jobs", "default", "a");
+	t = jpath(job, "spec.template");
+	ck_assert_str_eq(json_string_value(jpath(t, "spec.nodeSelector.pool")),
+			 "a");
+	ck_assert_str_eq(json_string_value(jpath(t, "spec.nodeSelector.disk")),
+			 "ssd");
+	ck_assert_str_eq(json_string_value(jpath(t, "spec.tolerations.0.key")),
+			 "dedicated");
+	ck_assert_str_eq(json_string_value(json_object_get(
+		jpath(t, "metadata.labels"), "kueue.x-k8s.io/podset")), "main");
+	json_decref(job);
+
+	/* b waits: its Workload pending, the Job suspended */
+	WAIT_FOR(exists("workloads", "default", wb), 10000);
+	WAIT_FOR(has_cond("workloads", "default", wb, "QuotaReserved",
+			  "False", NULL), 10000);
+	ck_assert(job_suspended("b"));
+
+	/* a completes -> Finished, finalizer gone -> b admitted and run */
+	WAIT_FOR(has_cond("workloads", "default", wa, "Finished", "True",
+			  "Succeeded"), 10000);
+	WAIT_FOR(!strcmp(val("workloads", "default", wa,
+			     "metadata.finalizers.0"), ""), 10000);
+	WAIT_FOR(!job_suspended("b"), 10000);
+	WAIT_FOR(job_complete("b"), 10000);
+	WAIT_FOR(has_cond("workloads", "default", wb, "Finished", "True",
+			  "Succeeded"), 10000);
+	WAIT_FOR(has_event("default", "a", "CreatedWorkload") &&
+		 has_event("default", "a", "Started") &&
+		 has_event("default", "a", "FinishedWorkload"), 5000);
+	ck_assert_int_eq((int)count("workloads", "default"), 2);
+	ck_assert(manager_check(M));
+	free(wa);
+	free(wb);
+}
+END_TEST
+
+START_TEST(over_quota_and_partial)
+{
+	char *wbig, *wpart;
+
+	mk_queues("2");
+	mk_job("big", "1", 3, true, NULL, NULL);
+	mk_job("part", "1", 4, true,
+	       "\"kueue.x-k8s.io/job-min-parallelism\":\"1\","
+	       "\"cueue.dev/runtime\":\"1h\"", NULL);
+	wbig = wl_of("big");
+	wpart = wl_of("part");
+	mgr_start();
+	WAIT_FOR(exists("workloads", "default", wpart) &&
+		 !job_suspended("part"), 10000);
+	ck_assert_str_eq(val("jobs", "default", "part", "spec.parallelism"),
+			 "2");
+	ck_assert_str_eq(val("workloads", "default", wpart,
+			     "spec.podSets.0.minCount"), "1");
+	WAIT_FOR(exists("workloads", "default", wbig), 10000);
+	WAIT_FOR(has_cond("workloads", "default", wbig, "QuotaReserved",
+			  "False", NULL), 10000);
+	spin(300);
+	ck_assert(job_suspended("big"));
+	ck_assert(!admitted(wbig));
+	free(wbig);
+	free(wpart);
+}
+END_TEST
+
+START_TEST(delete_and_fail)
+{
+	char *wd, *wf;
+
+	mk_queues("4");
+	mk_job("d", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"", NULL);
+	mk_job("f", "1", 1, true, "\"cueue.dev/fail\":\"true\","
+	       "\"cueue.dev/runtime\":\"100ms\"", NULL);
+	wd = wl_of("d");
+	wf = wl_of("f");
+	mgr_start();
+	WAIT_FOR(exists("workloads", "default", wd) && !job_suspended("d"),
+		 10000);
+	del("jobs", "default", "d");
+	WAIT_FOR(!exists("workloads", "default", wd), 10000);
+
+	WAIT_FOR(has_cond("workloads", "default", wf, "Finished", "True",
+			  "Failed"), 10000);
+	free(wd);
+	free(wf);
+}
+END_TEST
+
+/* A Job created running without a Workload is stopped, then queued. */
+START_TEST(running_without_workload)
+{
+	char *w;
+
+	mk_queues("4");
+	mk_job("r", "1", 1, false, "\"cueue.dev/runtime\":\"1h\"", NULL);
+	w = wl_of("r");
+	mgr_start();
+	WAIT_FOR(has_event("default", "r", "Stopped"), 10000);
+	WAIT_FOR(exists("workloads", "default", w), 10000);
+	WAIT_FOR(admitted(w) && !job_suspended("r"), 10000);
+	free(w);
+}
+END_TEST
+
+START_TEST(restart)
+{
+	char *w1, *w2, *rv;
+	uint64_t started;
+
+	mk_queues("1");
+	mk_job("x", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"", NULL);
+	mk_job("y", "1", 1, true, NULL, NULL);
+	w1 = wl_of("x");
+	w2 = wl_of("y");
+	mgr_start();
+	WAIT_FOR(!job_suspended("x"), 10000);
+	WAIT_FOR(exists("workloads", "default", w2), 10000);
+	spin(300);
+	rv = xstrdup(val("jobs", "default", "x", "metadata.resourceVersion"));
+	mgr_stop();
+	mgr_start();
+	WAIT_FOR(jobs_synced(J) && manager_synced(M), 10000);
+	spin(800);
+	started = jobs_stats(J)->started + jobs_stats(J)->created +
+		  jobs_stats(J)->stopped;
+	ck_assert_int_eq((int)started, 0);
+	ck_assert_int_eq((int)count("workloads", "default"), 2);
+	ck_assert_str_eq(val("jobs", "default", "x",
+			     "metadata.resourceVersion"), rv);
+	ck_assert(job_suspended("y"));
+	free(rv);
+	free(w1);
+	free(w2);
+}
+END_TEST
+
+Suite *jobs_suite(void)
+{
+	Suite *s = suite_create("jobs");
+	TCase *tc = tcase_create("jobs");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, lifecycle);
+	tcase_add_test(tc, over_quota_and_partial);
+	tcase_add_test(tc, delete_and_fail);
+	tcase_add_test(tc, running_without_workload);
+	tcase_add_test(tc, restart);
+	suite_add_tcase(s, tc);
+	return s;
+}

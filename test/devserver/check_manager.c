@@ -1,0 +1,876 @@
+/*
+ * Suite "manager": the manager (controller/manager.h) in-process against
+ * the devserver in-process (plain HTTP on a free loopback port, the
+ * v1beta2 CRDs of manifests/crds preloaded), driven through the one
+ * event loop until a condition holds:
+ *  - admission: a ClusterQueue, flavor, LocalQueue and workloads created
+ *    through the API -> the first admitted with Kueue's admission and
+ *    conditions, the second pending with Kueue's message; ClusterQueue
+ *    and LocalQueue status counts and usage; finishing the first admits
+ *    the second;
+ *  - a missing flavor -> Active=False/FlavorNotFound, then recovery;
+ *    a missing LocalQueue -> Inadmissible, then recovery; stopped
+ *    LocalQueue and ClusterQueue -> Inadmissible and Active=False, then
+ *    admission once both run again; borrowing within a cohort;
+ *  - finalizers on ClusterQueue and ResourceFlavor and their removal on
+ *    delete once nothing uses them;
+ *  - a restart (free, recreate on the same server) rewrites nothing and
+ *    admits nothing twice;
+ *  - a 409 on an admission write (the workload changed between the
+ *    decision and the write) is retried on the fresh object;
+ *  - an invalid ClusterQueue shows inactive with the validation message;
+ *  - the hash table and the logfmt logger.
+ * Objects are written with the devserver's internal API (same semantics
+ * as HTTP), so only the manager talks HTTP.
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "controller/hmap.h"
+#include "controller/kube.h"
+#include "controller/kubeconfig.h"
+#include "controller/log.h"
+#include "controller/loop.h"
+#include "controller/manager.h"
+#include "devserver/api.h"
+#include "devserver/http.h"
+#include "model/alloc.h"
+#include "suites.h"
+#include "test/support/support.h"
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the devserver, in-process ---- */
+
+static struct {
+	struct api *api;
+	struct http_server *http;
+} S;
+
+static void srv_start(void)
+{
+	struct err err = { "" };
+	struct api_opts ao = { .bookmark_ms = 300, .watch_history = 10000 };
+	struct http_opts ho = { .addr = "127.0.0.1",
+				.max_body = (size_t)3 << 20 };
+	char *crds = t_src_path("manifests/crds");
+
+	memset(&S, 0, sizeof(S));
+	S.api = api_new(&ao, &err);
+	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
+	ck_assert_msg(api_preload(S.api, crds, &err) == 0, "preload: %s",
+		      err.msg);
+	free(crds);
+	S.http = http_server_start(&ho, api_serve, S.api, &err);
+	ck_assert_msg(S.http != NULL, "http: %s", err.msg);
+}
+
+static void srv_stop(void)
+{
+	if (!S.api)
+		return;
+	api_shutdown(S.api);
+	http_server_stop(S.http);
+	api_free(S.api);
+	memset(&S, 0, sizeof(S));
+}
+
+static struct api_ref ref_of(const char *resource, const char *ns,
+			     const char *name)
+{
+	struct api_ref r = { .group = "kueue.x-k8s.io", .version = "v1beta2",
+			     .resource = resource, .ns = ns, .name = name };
+
+	if (!strcmp(resource, "namespaces")) {
+		r.group = "";
+		r.version = "v1";
+	}
+	return r;
+}
+
+static void create(const char *resource, const char *ns, const char *text)
+{
+	struct api_ref r = ref_of(resource, ns, NULL);
+	struct api_status st = API_STATUS_INIT;
+	json_t *obj = t_json(text);
+
+	ck_assert_msg(api_internal_create(S.api, &r, obj, NULL, &st) == 0,
+		      "create %s: %s", resource, st.message);
+	status_release(&st);
+	json_decref(obj);
+}
+
+/* The object (new reference) or NULL when it does not exist. */
+static json_t *get(const char *resource, const char *ns, const char *name)
+{
+	struct api_ref r = ref_of(resource, ns, name);
+	struct api_status st = API_STATUS_INIT;
+	json_t *obj = api_internal_get(S.api, &r, &st);
+
+	status_release(&st);
+	return obj;
+}
+
+static void patch(const char *resource, const char *ns, const char *name,
+		  const char *sub, json_t *p)
+{
+	struct api_ref r = ref_of(resource, ns, name);
+	struct api_status st = API_STATUS_INIT;
+
+	ck_assert_msg(api_internal_patch(S.api, &r, sub, API_PATCH_MERGE, p,
+					 NULL, &st) == 0,
+		      "patch %s/%s: %s", resource, name, st.message);
+	status_release(&st);
+}
+
+static void del(const char *resource, const char *ns, const char *name)
+{
+	struct api_ref r = ref_of(resource, ns, name);
+	struct api_status st = API_STATUS_INIT;
+
+	ck_assert_msg(api_internal_delete(S.api, &r, NULL, NULL, &st) == 0,
+		      "delete %s/%s: %s", resource, name, st.message);
+	status_release(&st);
+}
+
+/* ---- reading objects ---- */
+
+static const json_t *jpath(const json_t *j, const char *path)
+{
+	char buf[256], *save = NULL;
+	const json_t *cur = j;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *t = strtok_r(buf, ".", &save); t && cur;
+	     t = strtok_r(NULL, ".", &save)) {
+		if (json_is_array(cur))
+			cur = json_array_get(cur, strtoul(t, NULL, 10));
+		else
+			cur = json_object_get(cur, t);
+	}
+	return cur;
+}
+
+static const json_t *cond_of(const json_t *obj, const char *type)
+{
+	const json_t *conds = jpath(obj, "status.conditions"), *c;
+	size_t i;
+
+	json_array_foreach(conds, i, c)
+		if (!strcmp(json_string_value(json_object_get(c, "type")),
+			    type))
+			return c;
+	return NULL;
+}
+
+/* Whether the object's condition type has status (and reason, message
+ * prefix when not NULL). */
+static bool has_cond(const char *resource, const char *ns, const char *name,
+		     const char *type, const char *status, const char *reason,
+		     const char *msg_prefix)
+{
+	json_t *obj = get(resource, ns, name);
+	const json_t *c = obj ? cond_of(obj, type) : NULL;
+	bool ok = c != NULL;
+
+	if (ok)
+		ok = !strcmp(json_string_value(json_object_get(c, "status")),
+			     status);
+	if (ok && reason)
+		ok = !strcmp(json_string_value(json_object_get(c, "reason")),
+			     reason);
+	if (ok && msg_prefix)
+		ok = !strncmp(json_string_value(json_object_get(c, "message")),
+			      msg_prefix, strlen(msg_prefix));
+	json_decref(obj);
+	return ok;
+}
+
+/* A string at a dotted path of an object, copied into a static buffer
+ * ("" when absent; integers printed). */
+static const char *val(const char *resource, const char *ns,
+		       const char *name, const char *path)
+{
+	static char buf[1024];
+	json_t *obj = get(resource, ns, name);
+	const json_t *v = obj ? jpath(obj, path) : NULL;
+
+	if (json_is_string(v))
+		snprintf(buf, sizeof(buf), "%s", json_string_value(v));
+	else if (json_is_integer(v))
+		snprintf(buf, sizeof(buf), "%lld",
+			 (long long)json_integer_value(v));
+	else
+		buf[0] = '\0';
+	json_decref(obj);
+	return buf;
+}
+
+static bool exists(const char *resource, const char *ns, const char *name)
+{
+	json_t *obj = get(resource, ns, name);
+	bool ok = obj != NULL;
+
+	json_decref(obj);
+	return ok;
+}
+
+static char *rv_of(const char *resource, const char *ns, const char *name)
+{
+	return xstrdup(val(resource, ns, name, "metadata.resourceVersion"));
+}
+
+/* ---- the manager under test ---- */
+
+static struct loop *L;
+static struct kube *K;
+static struct manager *M;
+static struct manager_opts MO;
+
+static void mgr_start(void)
+{
+	struct kubeconfig kc = KUBECONFIG_INIT;
+	struct kube_opts ko = { .qps = -1 };
+	struct err err = { "" };
+
+	log_set_level(getenv("CK_MANAGER_LOG") ? LOG_DEBUG : LOG_OFF);
+	if (!L) {
+		L = loop_new(NULL, &err);
+		ck_assert_msg(L != NULL, "loop_new: %s", err.msg);
+	}
+	if (!K) {
+		kc.server = xstrdup(http_server_url(S.http));
+		K = kube_new(L, &kc, &ko, &err);
+		ck_assert_msg(K != NULL, "kube_new: %s", err.msg);
+		kubeconfig_release(&kc);
+	}
+	M = manager_new(K, &MO);
+}
+
+static void mgr_stop(void)
+{
+	manager_free(M);
+	M = NULL;
+}
+
+static void setup(void)
+{
+	memset(&MO, 0, sizeof(MO));
+	MO.status_interval_ms = 20;
+	srv_start();
+}
+
+static void teardown(void)
+{
+	mgr_stop();
+	kube_free(K);
+	K = NULL;
+	loop_free(L);
+	L = NULL;
+	srv_stop();
+}
+
+#define WAIT_FOR(cond, ms) do { \
+	int64_t end_ = mono_ms() + (ms); \
+	struct err e_ = { "" }; \
+	while (!(cond)) { \
+		ck_assert_msg(mono_ms() < end_, "timed out: " #cond); \
+		ck_assert_msg(loop_run_once(L, 20, &e_) == 0, "%s", e_.msg); \
+	} \
+} while (0)
+
+static void spin(int64_t ms)
+{
+	int64_t end = mono_ms() + ms;
+	struct err e = { "" };
+
+	while (mono_ms() < end)
+		ck_assert_msg(loop_run_once(L, 20, &e) == 0, "%s", e.msg);
+}
+
+/* Runs until the manager is synced and has nothing queued or in flight
+ * for a while (informer events included). */
+static void settle(void)
+{
+	WAIT_FOR(manager_synced(M), 10000);
+	for (int quiet = 0; quiet < 10;) {
+		spin(30);
+		quiet = manager_idle(M) ? quiet + 1 : 0;
+	}
+	ck_assert(manager_check(M));
+}
+
+/* ---- fixtures ---- */
+
+static void mk_flavor(const char *name)
+{
+	char *t = xasprintf("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+			    "\"kind\":\"ResourceFlavor\",\"metadata\":"
+			    "{\"name\":\"%s\"}}", name);
+
+	create("resourceflavors", NULL, t);
+	free(t);
+}
+
+static void mk_cq(const char *name, const char *flavor, const char *cpu)
+{
+	char *t = xasprintf(
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		"\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"%s\"},"
+		"\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+		"\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"%s\","
+		"\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"%s\"}]}]"
+		"}]}}", name, flavor, cpu);
+
+	create("clusterqueues", NULL, t);
+	free(t);
+}
+
+static void mk_lq(const char *ns, const char *name, const char *cq)
+{
+	char *t = xasprintf(
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		"\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"%s\","
+		"\"namespace\":\"%s\"},\"spec\":{\"clusterQueue\":\"%s\"}}",
+		name, ns, cq);
+
+	create("localqueues", ns, t);
+	free(t);
+}
+
+static void mk_wl(const char *ns, const char *name, const char *lq,
+		  const char *cpu, int prio)
+{
+	char *t = xasprintf(
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		"\"kind\":\"Workload\",\"metadata\":{\"name\":\"%s\","
+		"\"namespace\":\"%s\"},\"spec\":{\"queueName\":\"%s\","
+		"\"priority\":%d,\"podSets\":[{\"name\":\"main\",\"count\":1,"
+		"\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
+		"\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+		"\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}}]}}",
+		name, ns, lq, prio, cpu);
+
+	create("workloads", ns, t);
+	free(t);
+}
+
+/* The standard setup: flavor "default", ClusterQueue "cq" with cpu
+ * quota, LocalQueue default/lq. */
+static void mk_queues(const char *cpu)
+{
+	mk_flavor("default");
+	mk_cq("cq", "default", cpu);
+	mk_lq("default", "lq", "cq");
+}
+
+static bool admitted(const char *ns, const char *name)
+{
+	return has_cond("workloads", ns, name, "QuotaReserved", "True",
+			"QuotaReserved", NULL) &&
+	       has_cond("workloads", ns, name, "Admitted", "True",
+			"Admitted", NULL);
+}
+
+/* Adds Finished=True to a workload's conditions (the job controller's
+ * job, done by hand). */
+static void finish(const char *ns, const char *name)
+{
+	json_t *obj = get("workloads", ns, name);
+	json_t *conds = json_deep_copy(jpath(obj, "status.conditions"));
+	json_t *p;
+
+	json_array_append_new(conds, json_pack(
+		"{s:s, s:s, s:s, s:s, s:s}", "type", "Finished", "status",
+		"True", "reason", "Succeeded", "message", "Job finished",
+		"lastTransitionTime", "2026-01-01T00:00:00Z"));
+	p = json_pack("{s:{s:o}}", "status", "conditions", conds);
+	patch("workloads", ns, name, "status", p);
+	json_decref(p);
+	json_decref(obj);
+}
+
+/* ---- tests ---- */
+
+START_TEST(admit_and_pending)
+{
+	json_t *wl, *cq;
+	const json_t *psa;
+
+	mk_queues("2");
+	mk_wl("default", "a", "lq", "1500m", 10);
+	mk_wl("default", "b", "lq", "1", 0);
+	mgr_start();
+	WAIT_FOR(admitted("default", "a"), 10000);
+	WAIT_FOR(has_cond("workloads", "default", "b", "QuotaReserved",
+			  "False", "Pending", NULL), 10000);
+	settle();
+
+	wl = get("workloads", "default", "a");
+	ck_assert_str_eq(json_string_value(jpath(wl, "status.admission."
+						   "clusterQueue")), "cq");
+	psa = jpath(wl, "status.admission.podSetAssignments.0");
+	ck_assert_str_eq(json_string_value(jpath(psa, "name")), "main");
+	ck_assert_str_eq(json_string_value(jpath(psa, "flavors.cpu")),
+			 "default");
+	ck_assert_str_eq(json_string_value(jpath(psa, "resourceUsage.cpu")),
+			 "1500m");
+	ck_assert_int_eq(json_integer_value(jpath(psa, "count")), 1);
+	ck_assert_str_eq(json_string_value(jpath(cond_of(wl, "QuotaReserved"),
+						 "message")),
+			 "Quota reserved in ClusterQueue cq");
+	ck_assert_str_eq(json_string_value(jpath(cond_of(wl, "Admitted"),
+						 "message")),
+			 "The workload is admitted");
+	json_decref(wl);
+
+	ck_assert_str_eq(val("workloads", "default", "b",
+			     "status.conditions.0.message"),
+			 "couldn't assign flavors to pod set main: "
+			 "insufficient unused quota for cpu in flavor "
+			 "default, 500m more needed");
+	ck_assert_str_eq(val("workloads", "default", "b", "status.admission"),
+			 "");
+
+	/* ClusterQueue status */
+	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
+			     "status.pendingWorkloads"), "1"), 5000);
+	cq = get("clusterqueues", NULL, "cq");
+	ck_assert_int_eq(json_integer_value(jpath(cq, "status."
+						  "reservingWorkloads")), 1);
+	ck_assert_int_eq(json_integer_value(jpath(cq, "status."
+						  "admittedWorkloads")), 1);
+	ck_assert_str_eq(json_string_value(jpath(cq, "status."
+		"flavorsReservation.0.resources.0.total")), "1500m");
+	ck_assert_str_eq(json_string_value(jpath(cq, "status."
+		"flavorsUsage.0.resources.0.total")), "1500m");
+	ck_assert_str_eq(json_string_value(jpath(cq, "status."
+		"flavorsUsage.0.resources.0.borrowed")), "0");
+	ck_assert_str_eq(json_string_value(jpath(cond_of(cq, "Active"),
+						 "reason")), "Ready");
+	ck_assert_str_eq(json_string_value(jpath(cond_of(cq, "Active"),
+						 "message")),
+			 "Can admit new workloads");
+	json_decref(cq);
+
+	/* LocalQueue status */
+	ck_assert(has_cond("localqueues", "default", "lq", "Active", "True",
+			   "Ready", "Can submit new workloads to localQueue"));
+	ck_assert_str_eq(val("localqueues", "default", "lq",
+			     "status.pendingWorkloads"), "1");
+	ck_assert_str_eq(val("localqueues", "default", "lq",
+			     "status.admittedWorkloads"), "1");
+	ck_assert_str_eq(val("localqueues", "default", "lq",
+			     "status.flavorsUsage.0.resources.0.total"),
+			 "1500m");
+
+	/* finishing a frees its quota: b is admitted */
+	finish("default", "a");
+	WAIT_FOR(admitted("default", "b"), 10000);
+	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
+			     "status.flavorsUsage.0.resources.0.total"), "1"),
+		 5000);
+	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
+			     "status.pendingWorkloads"), "0"), 5000);
+	settle();
+	ck_assert_str_eq(val("clusterqueues", NULL, "cq",
+			     "status.admittedWorkloads"), "1");
+	ck_assert_uint_eq(manager_stats(M)->admitted, 2);
+}
+END_TEST
+
+START_TEST(missing_flavor)
+{
+	mk_cq("cq", "gpu", "4");
+	mk_lq("default", "lq", "cq");
+	mk_wl("default", "a", "lq", "1", 0);
+	mgr_start();
+	WAIT_FOR(has_cond("clusterqueues", NULL, "cq", "Active", "False",
+			  "FlavorNotFound", NULL), 10000);
+	ck_assert_str_eq(val("clusterqueues", NULL, "cq",
+			     "status.conditions.0.message"),
+			 "Can't admit new workloads: references missing "
+			 "ResourceFlavor(s): gpu.");
+	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
+			  "False", "Inadmissible",
+			  "ClusterQueue cq is inactive"), 10000);
+	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "False",
+			  "ClusterQueueIsInactive", NULL), 10000);
+	mk_flavor("gpu");
+	WAIT_FOR(has_cond("clusterqueues", NULL, "cq", "Active", "True",
+			  "Ready", NULL), 10000);
+	WAIT_FOR(admitted("default", "a"), 10000);
+	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "True",
+			  "Ready", NULL), 10000);
+	settle();
+}
+END_TEST
+
+START_TEST(missing_localqueue)
+{
+	mk_flavor("default");
+	mk_cq("cq", "default", "4");
+	mk_wl("default", "a", "nolq", "1", 0);
+	mgr_start();
+	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
+			  "False", "Inadmissible",
+			  "LocalQueue nolq doesn't exist"), 10000);
+	settle();
+	/* the LocalQueue names a missing ClusterQueue first */
+	mk_lq("default", "nolq", "nocq");
+	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
+			  "False", "Inadmissible",
+			  "ClusterQueue nocq doesn't exist"), 10000);
+	WAIT_FOR(has_cond("localqueues", "default", "nolq", "Active",
+			  "False", "ClusterQueueDoesNotExist",
+			  "Can't submit new workloads to clusterQueue"),
+		 10000);
+	mk_cq("nocq", "default", "1");
+	WAIT_FOR(admitted("default", "a"), 10000);
+	ck_assert_str_eq(val("workloads", "default", "a",
+			     "status.admission.clusterQueue"), "nocq");
+	settle();
+}
+END_TEST
+
+START_TEST(finalizers)
+{
+	mk_queues("2");
+	mk_wl("default", "a", "lq", "1", 0);
+	mgr_start();
+	WAIT_FOR(admitted("default", "a"), 10000);
+	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
+			     "metadata.finalizers.0"),
+			 "kueue.x-k8s.io/resource-in-use"), 10000);
+	WAIT_FOR(!strcmp(val("resourceflavors", NULL, "default",
+			     "metadata.finalizers.0"),
+			 "kueue.x-k8s.io/resource-in-use"), 10000);
+	settle();
+
+	/* in use: both stay while deleting */
+	del("clusterqueues", NULL, "cq");
+	del("resourceflavors", NULL, "default");
+	WAIT_FOR(has_cond("clusterqueues", NULL, "cq", "Active", "False",
+			  "Terminating", NULL), 10000);
+	settle();
+	ck_assert(exists("clusterqueues", NULL, "cq"));
+	ck_assert(exists("resourceflavors", NULL, "default"));
+
+	/* the workload ends: the ClusterQueue goes, then the flavor */
+	finish("default", "a");
+	WAIT_FOR(!exists("clusterqueues", NULL, "cq"), 10000);
+	WAIT_FOR(!exists("resourceflavors", NULL, "default"), 10000);
+	settle();
+}
+END_TEST
+
+START_TEST(restart)
+{
+	char *rv_a, *rv_b, *rv_cq, *rv_lq;
+
+	mk_queues("2");
+	mk_wl("default", "a", "lq", "2", 10);
+	mk_wl("default", "b", "lq", "1", 0);
+	mgr_start();
+	WAIT_FOR(admitted("default", "a"), 10000);
+	WAIT_FOR(has_cond("workloads", "default", "b", "QuotaReserved",
+			  "False", "Pending", NULL), 10000);
+	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
+			     "status.pendingWorkloads"), "1"), 5000);
+	settle();
+	mgr_stop();
+	rv_a = rv_of("workloads", "default", "a");
+	rv_b = rv_of("workloads", "default", "b");
+	rv_cq = rv_of("clusterqueues", NULL, "cq");
+	rv_lq = rv_of("localqueues", "default", "lq");
+
+	/* a new manager finds everything as it should be */
+	mgr_start();
+	settle();
+	spin(300);
+	ck_assert_uint_eq(manager_stats(M)->admit_writes, 0);
+	ck_assert_uint_eq(manager_stats(M)->pending_writes, 0);
+	ck_assert_str_eq(val("workloads", "default", "a",
+			     "metadata.resourceVersion"), rv_a);
+	ck_assert_str_eq(val("workloads", "default", "b",
+			     "metadata.resourceVersion"), rv_b);
+	ck_assert_str_eq(val("clusterqueues", NULL, "cq",
+			     "metadata.resourceVersion"), rv_cq);
+	ck_assert_str_eq(val("localqueues", "default", "lq",
+			     "metadata.resourceVersion"), rv_lq);
+	ck_assert(admitted("default", "a"));
+	ck_assert(!admitted("default", "b"));
+
+	/* and still works: a new workload that fits nowhere stays pending,
+	 * finishing a admits b */
+	finish("default", "a");
+	WAIT_FOR(admitted("default", "b"), 10000);
+	settle();
+	ck_assert_uint_eq(manager_stats(M)->admitted, 1);
+	free(rv_a);
+	free(rv_b);
+	free(rv_cq);
+	free(rv_lq);
+}
+END_TEST
+
+/* The hook changes the workload on the server right before the first
+ * admission write, so the write's precondition fails. */
+static int hook_calls;
+
+static void touch_before_write(void *ud, const char *ns, const char *name)
+{
+	json_t *p;
+
+	(void)ud;
+	if (hook_calls++)
+		return;
+	p = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "touched",
+		      "yes");
+	patch("workloads", ns, name, NULL, p);
+	json_decref(p);
+}
+
+START_TEST(conflict_retry)
+{
+	mk_queues("1");
+	mk_wl("default", "a", "lq", "1", 10);
+	mk_wl("default", "b", "lq", "1", 0);
+	MO.before_admit_write = touch_before_write;
+	hook_calls = 0;
+	mgr_start();
+	WAIT_FOR(admitted("default", "a"), 10000);
+	settle();
+	spin(300);
+	ck_assert_uint_eq(manager_stats(M)->admit_conflicts, 1);
+	ck_assert_uint_eq(manager_stats(M)->admitted, 1);
+	ck_assert_str_eq(val("workloads", "default", "a",
+			     "metadata.labels.touched"), "yes");
+	/* nothing admitted twice: b waits */
+	ck_assert(!admitted("default", "b"));
+	ck_assert(has_cond("workloads", "default", "b", "QuotaReserved",
+			   "False", "Pending", NULL));
+	ck_assert_str_eq(val("clusterqueues", NULL, "cq",
+			     "status.reservingWorkloads"), "1");
+}
+END_TEST
+
+START_TEST(invalid_clusterqueue)
+{
+	/* the webhook rule "must match the name in coveredResources" is not
+	 * in the schema, so the server stores it */
+	mk_flavor("default");
+	create("clusterqueues", NULL,
+	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+	       "\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"bad\"},"
+	       "\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+	       "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+	       "\"default\",\"resources\":[{\"name\":\"memory\","
+	       "\"nominalQuota\":\"1\"}]}]}]}}");
+	mk_lq("default", "lq", "bad");
+	mk_wl("default", "a", "lq", "1", 0);
+	mgr_start();
+	WAIT_FOR(has_cond("clusterqueues", NULL, "bad", "Active", "False",
+			  NULL, NULL), 10000);
+	ck_assert_msg(strstr(val("clusterqueues", NULL, "bad",
+				 "status.conditions.0.message"),
+			     "coveredResources") != NULL, "%s",
+		      val("clusterqueues", NULL, "bad",
+			  "status.conditions.0.message"));
+	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
+			  "False", "Inadmissible",
+			  "ClusterQueue bad is inactive"), 10000);
+	settle();
+	ck_assert_uint_ge(manager_stats(M)->invalid, 1);
+}
+END_TEST
+
+/* ---- the manager's small pure helpers ---- */
+
+START_TEST(hmap_grow_delete)
+{
+	struct hmap m = HMAP_INIT;
+	char keys[5000][24];
+	const char *k;
+	size_t pos = 0, n = 0;
+	void *v;
+
+	for (int i = 0; i < 5000; i++) {
+		snprintf(keys[i], sizeof(keys[i]), "ns/wl-%d", i);
+		ck_assert_ptr_null(hmap_put(&m, keys[i], keys[i]));
+	}
+	ck_assert_uint_eq(hmap_count(&m), 5000);
+	for (int i = 0; i < 5000; i += 2)
+		ck_assert_ptr_eq(hmap_del(&m, keys[i]), keys[i]);
+	ck_assert_ptr_null(hmap_del(&m, "ns/wl-0"));
+	for (int i = 0; i < 5000; i++)
+		ck_assert_ptr_eq(hmap_get(&m, keys[i]),
+				 i % 2 ? keys[i] : NULL);
+	/* tombstones are reused and swept; replacing returns the old */
+	for (int i = 0; i < 5000; i += 2)
+		ck_assert_ptr_null(hmap_put(&m, keys[i], keys[i]));
+	ck_assert_ptr_eq(hmap_put(&m, keys[1], keys[3]), keys[1]);
+	ck_assert_ptr_eq(hmap_get(&m, "ns/wl-1"), keys[3]);
+	while ((v = hmap_next(&m, &pos, &k))) {
+		ck_assert_ptr_nonnull(k);
+		n++;
+		if (n % 3 == 0)
+			hmap_del(&m, k); /* removing the current entry */
+	}
+	ck_assert_uint_eq(n, 5000);
+	ck_assert_uint_eq(hmap_count(&m), 5000 - 5000 / 3);
+	hmap_release(&m);
+	ck_assert_ptr_null(hmap_get(&m, "x"));
+}
+END_TEST
+
+START_TEST(log_logfmt)
+{
+	FILE *f = tmpfile();
+	char line[512] = "";
+
+	ck_assert_int_eq(log_set_level_name("nope"), -1);
+	ck_assert_int_eq(log_set_level_name("warn"), 0);
+	log_set_stream(f);
+	log_msg(LOG_INFO, "scheduler", "ns", "a", "hidden");
+	log_msg(LOG_WARN, "scheduler", "ns", "a", "said \"%s\"", "x y");
+	log_set_stream(NULL);
+	rewind(f);
+	ck_assert_ptr_nonnull(fgets(line, sizeof(line), f));
+	ck_assert_ptr_nonnull(strstr(line, " level=warn component=scheduler "
+				     "object=ns/a msg=\"said \\\"x y\\\"\"\n"));
+	ck_assert_int_eq(strncmp(line, "time=", 5), 0);
+	ck_assert_ptr_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	log_set_level(LOG_INFO);
+}
+END_TEST
+
+START_TEST(cohort_borrowing)
+{
+	static const char cq_fmt[] =
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		"\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"%s\"},"
+		"\"spec\":{\"cohortName\":\"shared\",\"namespaceSelector\":{},"
+		"\"resourceGroups\":[{\"coveredResources\":[\"cpu\"],"
+		"\"flavors\":[{\"name\":\"default\",\"resources\":[{"
+		"\"name\":\"cpu\",\"nominalQuota\":\"%s\"}]}]}]}}";
+	char *t;
+
+	mk_flavor("default");
+	t = xasprintf(cq_fmt, "cq-a", "2");
+	create("clusterqueues", NULL, t);
+	free(t);
+	t = xasprintf(cq_fmt, "cq-b", "4");
+	create("clusterqueues", NULL, t);
+	free(t);
+	mk_lq("default", "lq-a", "cq-a");
+	mk_lq("default", "lq-b", "cq-b");
+	mk_wl("default", "a1", "lq-a", "5", 0);
+	mgr_start();
+	WAIT_FOR(admitted("default", "a1"), 10000);
+	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq-a",
+			     "status.flavorsReservation.0.resources.0.borrowed"),
+			 "3"), 10000);
+	ck_assert_str_eq(val("clusterqueues", NULL, "cq-a",
+			     "status.flavorsReservation.0.resources.0.total"),
+			 "5");
+	/* one cpu is left in the cohort */
+	mk_wl("default", "b1", "lq-b", "2", 0);
+	mk_wl("default", "b2", "lq-b", "1", 0);
+	WAIT_FOR(admitted("default", "b2"), 10000);
+	WAIT_FOR(has_cond("workloads", "default", "b1", "QuotaReserved",
+			  "False", "Pending",
+			  "couldn't assign flavors to pod set main: "), 10000);
+	settle();
+	ck_assert_str_eq(val("clusterqueues", NULL, "cq-b",
+			     "status.flavorsReservation.0.resources.0.borrowed"),
+			 "0");
+	/* a1 ends: b1 fits */
+	finish("default", "a1");
+	WAIT_FOR(admitted("default", "b1"), 10000);
+	settle();
+}
+END_TEST
+
+START_TEST(stopped_queues)
+{
+	json_t *p;
+
+	mk_flavor("default");
+	mk_cq("cq", "default", "4");
+	create("localqueues", "default",
+	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+	       "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\","
+	       "\"namespace\":\"default\"},\"spec\":{\"clusterQueue\":"
+	       "\"cq\",\"stopPolicy\":\"Hold\"}}");
+	mk_wl("default", "a", "lq", "1", 0);
+	mgr_start();
+	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
+			  "False", "Inadmissible", "LocalQueue lq is inactive"),
+		 10000);
+	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "False",
+			  "Stopped", "LocalQueue is stopped"), 10000);
+	settle();
+
+	/* the ClusterQueue stops too, then the LocalQueue resumes */
+	p = json_pack("{s:{s:s}}", "spec", "stopPolicy", "Hold");
+	patch("clusterqueues", NULL, "cq", NULL, p);
+	json_decref(p);
+	WAIT_FOR(has_cond("clusterqueues", NULL, "cq", "Active", "False",
+			  "Stopped", NULL), 10000);
+	p = json_pack("{s:{s:s}}", "spec", "stopPolicy", "None");
+	patch("localqueues", "default", "lq", NULL, p);
+	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
+			  "False", "Inadmissible",
+			  "ClusterQueue cq is inactive"), 10000);
+	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "False",
+			  "ClusterQueueIsInactive", NULL), 10000);
+	/* and the ClusterQueue resumes: admitted */
+	patch("clusterqueues", NULL, "cq", NULL, p);
+	json_decref(p);
+	WAIT_FOR(admitted("default", "a"), 10000);
+	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "True",
+			  "Ready", NULL), 10000);
+	settle();
+}
+END_TEST
+
+Suite *manager_suite(void)
+{
+	Suite *s = suite_create("manager");
+	TCase *tc = tcase_create("admission");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, admit_and_pending);
+	tcase_add_test(tc, missing_flavor);
+	tcase_add_test(tc, missing_localqueue);
+	tcase_add_test(tc, stopped_queues);
+	tcase_add_test(tc, cohort_borrowing);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("lifecycle");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, finalizers);
+	tcase_add_test(tc, restart);
+	tcase_add_test(tc, conflict_retry);
+	tcase_add_test(tc, invalid_clusterqueue);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("helpers");
+	tcase_add_test(tc, hmap_grow_delete);
+	tcase_add_test(tc, log_logfmt);
+	suite_add_tcase(s, tc);
+	return s;
+}

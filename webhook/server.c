@@ -1,0 +1,488 @@
+/*
+ * server: libmicrohttpd glue. One struct daemon_gen per running daemon
+ * (its MHD handle and the PEM copies it was started with); rotation
+ * swaps in a new one on the same listening socket (see server.h DESIGN).
+ *
+ * Per request, the access handler runs three times, as libmicrohttpd
+ * drives it: 1. headers in (route, method, type and length checks, any
+ * of which answers at once), 2. body pieces (accumulated up to the cap),
+ * 3. complete (call the route).
+ */
+#include "webhook/server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_THREADS 2u
+#define DEFAULT_TIMEOUT_S 30u
+#define DEFAULT_MAX_CONNECTIONS 512u
+#define ROTATE_DRAIN_MS 2000
+#define PRIO_TLS12 "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
+#define PRIO_TLS13 "NORMAL:-VERS-ALL:+VERS-TLS1.3"
+
+struct daemon_gen {
+	struct MHD_Daemon *d;
+	char *cert_pem; /* owned; kept while d runs */
+	char *key_pem;  /* owned */
+};
+
+struct server {
+	struct server_route *routes; /* owned copy; paths borrowed */
+	size_t nroutes;
+	int fd;                      /* the listening socket */
+	unsigned port;
+	size_t max_body;             /* > 0 */
+	unsigned threads;
+	unsigned timeout_s;
+	unsigned max_conns;
+	const char *prio;            /* static GnuTLS priority string */
+	struct daemon_gen cur;
+	unsigned generation;
+};
+
+/* Per-request state between the access-handler calls. */
+struct reqstate {
+	const struct server_route *route;
+	char *buf;          /* body so far, NUL-terminated */
+	size_t len;
+	size_t cap;
+	size_t dropped;     /* bytes discarded after crossing max_body */
+	bool too_large;
+};
+
+void server_resp_text(struct server_resp *resp, unsigned code,
+		      const char *text)
+{
+	free(resp->body);
+	resp->code = code;
+	resp->ctype = "text/plain; charset=utf-8";
+	resp->body = xasprintf("%s\n", text);
+	resp->len = strlen(resp->body);
+}
+
+static enum MHD_Result send_resp(struct MHD_Connection *c,
+				 struct server_resp *r, const char *allow)
+{
+	static char empty[1];
+	struct MHD_Response *mr;
+	enum MHD_Result ret;
+
+	mr = MHD_create_response_from_buffer(r->len, r->body ? r->body : empty,
+					     r->body ? MHD_RESPMEM_MUST_FREE
+						     : MHD_RESPMEM_PERSISTENT);
+	if (!mr) {
+		free(r->body);
+		r->body = NULL;
+		return MHD_NO;
+	}
+	r->body = NULL;
+	MHD_add_response_header(mr, "Content-Type",
+				r->ctype ? r->ctype
+					 : "text/plain; charset=utf-8");
+	if (allow)
+		MHD_add_response_header(mr, "Allow", allow);
+	ret = MHD_queue_response(c, r->code ? r->code : 500, mr);
+	MHD_destroy_response(mr);
+	return ret;
+}
+
+static enum MHD_Result answer_text(struct MHD_Connection *c, unsigned code,
+				   const char *text, const char *allow)
+{
+	struct server_resp r = { 0, NULL, NULL, 0 };
+
+	server_resp_text(&r, code, text);
+	return send_resp(c, &r, allow);
+}
+
+static const struct server_route *find_route(const struct server *s,
+					     const char *path)
+{
+	for (size_t i = 0; i < s->nroutes; i++)
+		if (!strcmp(s->routes[i].path, path))
+			return &s->routes[i];
+	return NULL;
+}
+
+/* application/json, optionally with parameters ("; charset=utf-8"). */
+static bool is_json_type(const char *ct)
+{
+	static const char want[] = "application/json";
+	size_t n = sizeof(want) - 1;
+
+	if (!ct || strncasecmp(ct, want, n))
+		return false;
+	return ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ';
+}
+
+/* Checks made as soon as the headers are in; answers and returns true
+ * when one fails. */
+static bool early_answer(struct server *s, struct MHD_Connection *c,
+			 const char *url, const char *method,
+			 struct reqstate *rs, enum MHD_Result *ret)
+{
+	const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     "Content-Length");
+	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     "Content-Type");
+
+	rs->route = find_route(s, url);
+	if (!rs->route) {
+		*ret = answer_text(c, 404, "404 page not found", NULL);
+		return true;
+	}
+	if (strcmp(method, "POST")) {
+		*ret = answer_text(c, 405, "method not allowed: use POST",
+				   "POST");
+		return true;
+	}
+	if (!is_json_type(ct)) {
+		char *m = xasprintf("contentType=%s, expected application/json",
+				    ct ? ct : "");
+
+		*ret = answer_text(c, 415, m, NULL);
+		free(m);
+		return true;
+	}
+	if (cl) {
+		char *end;
+		unsigned long long v;
+
+		errno = 0;
+		v = strtoull(cl, &end, 10);
+		if (errno == ERANGE || (end != cl && v > s->max_body)) {
+			char *m = xasprintf("request body too large: limit is "
+					    "%zu bytes", s->max_body);
+
+			*ret = answer_text(c, 413, m, NULL);
+			free(m);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Takes a piece of the body; false drops the connection (an unannounced
+ * body that went on far past the cap). */
+static bool take_body(const struct server *s, struct reqstate *rs,
+		      const char *upload, size_t n)
+{
+	if (!rs->too_large && n > s->max_body - rs->len) {
+		rs->too_large = true;
+		rs->dropped = rs->len;
+		FREE_AND_NULL(rs->buf);
+		rs->len = rs->cap = 0;
+	}
+	if (rs->too_large) {
+		rs->dropped += n;
+		return rs->dropped <= 2 * s->max_body;
+	}
+	XGROW(rs->buf, rs->cap, rs->len + n + 1);
+	memcpy(rs->buf + rs->len, upload, n);
+	rs->len += n;
+	rs->buf[rs->len] = '\0';
+	return true;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	struct server *s = cls;
+	struct reqstate *rs = *con_cls;
+	struct server_resp resp = { 0, NULL, NULL, 0 };
+	enum MHD_Result ret;
+
+	(void)version;
+	if (!rs) {
+		/* 1. the headers are in */
+		rs = xcalloc(1, sizeof(*rs));
+		*con_cls = rs;
+		if (early_answer(s, c, url, method, rs, &ret))
+			return ret;
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		/* 2. a piece of the body */
+		bool keep = take_body(s, rs, upload, *upload_size);
+
+		*upload_size = 0;
+		return keep ? MHD_YES : MHD_NO;
+	}
+	/* 3. complete */
+	if (rs->too_large) {
+		char *m = xasprintf("request body too large: limit is %zu "
+				    "bytes", s->max_body);
+
+		ret = answer_text(c, 413, m, NULL);
+		free(m);
+		return ret;
+	}
+	{
+		struct server_req req = {
+			.method = method, .path = url,
+			.body = rs->buf ? rs->buf : "", .len = rs->len,
+		};
+
+		rs->route->fn(rs->route->ctx, &req, &resp);
+	}
+	return send_resp(c, &resp, NULL);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct reqstate *rs = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (rs) {
+		free(rs->buf);
+		free(rs);
+		*con_cls = NULL;
+	}
+}
+
+/* Binds addr:port (every interface, IPv6 dual-stack where available,
+ * when addr is empty); returns the socket or -1 + err. */
+static int listen_on(const char *addr, unsigned port, unsigned *bound,
+		     struct err *err)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, one = 1, zero = 0;
+	bool any = !addr || !*addr;
+
+	memset(&ss, 0, sizeof(ss));
+	if (any || strchr(addr, ':')) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		if (any)
+			a->sin6_addr = in6addr_any;
+		else if (inet_pton(AF_INET6, addr, &a->sin6_addr) != 1)
+			return err_set(err, "webhook: bad bind address %s",
+				       addr);
+		len = sizeof(*a);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		if (inet_pton(AF_INET, addr, &a->sin_addr) != 1)
+			return err_set(err, "webhook: bad bind address %s",
+				       addr);
+		len = sizeof(*a);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 && any) {
+		/* no IPv6: every IPv4 interface */
+		struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+
+		memset(&ss, 0, sizeof(ss));
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		a->sin_addr.s_addr = htonl(INADDR_ANY);
+		len = sizeof(*a);
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	}
+	if (fd < 0)
+		return err_set(err, "webhook: socket: %s", strerror(errno));
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (ss.ss_family == AF_INET6 && any)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
+	if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0) {
+		err_set(err, "webhook: listen on %s:%u: %s",
+			any ? "*" : addr, port, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	len = sizeof(ss);
+	getsockname(fd, (struct sockaddr *)&ss, &len);
+	*bound = ntohs(ss.ss_family == AF_INET6
+		       ? ((struct sockaddr_in6 *)&ss)->sin6_port
+		       : ((struct sockaddr_in *)&ss)->sin_port);
+	return fd;
+}
+
+/* Starts a daemon serving fd (or no socket at all when fd < 0: a dry run
+ * that only proves GnuTLS accepts the PEM). */
+static struct MHD_Daemon *start_daemon(struct server *s, int fd,
+				       const char *cert, const char *key)
+{
+	unsigned flags = MHD_USE_TLS | MHD_USE_ITC;
+
+	if (fd < 0)
+		return MHD_start_daemon(flags | MHD_USE_NO_LISTEN_SOCKET, 0,
+					NULL, NULL, on_request, s,
+					MHD_OPTION_HTTPS_MEM_KEY, key,
+					MHD_OPTION_HTTPS_MEM_CERT, cert,
+					MHD_OPTION_HTTPS_PRIORITIES, s->prio,
+					MHD_OPTION_END);
+	flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_THREAD_POOL_SIZE, s->threads,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+				MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s,
+				MHD_OPTION_CONNECTION_LIMIT, s->max_conns,
+				MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+				(size_t)64 * 1024,
+				MHD_OPTION_HTTPS_MEM_KEY, key,
+				MHD_OPTION_HTTPS_MEM_CERT, cert,
+				MHD_OPTION_HTTPS_PRIORITIES, s->prio,
+				MHD_OPTION_END);
+}
+
+/* Does GnuTLS take this pair? (A daemon without a socket or threads.) */
+static bool pem_usable(struct server *s, const char *cert, const char *key)
+{
+	struct MHD_Daemon *d;
+
+	if (!cert || !key)
+		return false;
+	d = start_daemon(s, -1, cert, key);
+	if (!d)
+		return false;
+	MHD_stop_daemon(d);
+	return true;
+}
+
+struct server *server_start(const struct server_opts *o,
+			    const struct server_route *routes, size_t nroutes,
+			    struct err *err)
+{
+	struct server *s;
+
+	if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		err_set(err, "webhook: libmicrohttpd was built without TLS");
+		return NULL;
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->routes = xcalloc(nroutes ? nroutes : 1, sizeof(*s->routes));
+	memcpy(s->routes, routes, nroutes * sizeof(*routes));
+	s->nroutes = nroutes;
+	s->max_body = o->max_body ? o->max_body : SERVER_DEFAULT_MAX_BODY;
+	s->threads = o->threads ? o->threads : DEFAULT_THREADS;
+	s->timeout_s = o->timeout_s ? o->timeout_s : DEFAULT_TIMEOUT_S;
+	s->max_conns = o->max_connections ? o->max_connections
+					  : DEFAULT_MAX_CONNECTIONS;
+	s->prio = o->min_tls13 ? PRIO_TLS13 : PRIO_TLS12;
+	s->fd = -1;
+	if (!pem_usable(s, o->cert_pem, o->key_pem)) {
+		err_set(err, "webhook: the serving certificate or key is "
+			"unusable (not PEM, or they do not match)");
+		goto fail;
+	}
+	s->fd = listen_on(o->addr, o->port, &s->port, err);
+	if (s->fd < 0)
+		goto fail;
+	s->cur.cert_pem = xstrdup(o->cert_pem);
+	s->cur.key_pem = xstrdup(o->key_pem);
+	s->cur.d = start_daemon(s, s->fd, s->cur.cert_pem, s->cur.key_pem);
+	if (!s->cur.d) {
+		err_set(err, "webhook: cannot start the HTTPS daemon on port "
+			"%u", s->port);
+		close(s->fd);
+		goto fail;
+	}
+	s->generation = 1;
+	return s;
+fail:
+	free(s->cur.cert_pem);
+	free(s->cur.key_pem);
+	free(s->routes);
+	free(s);
+	return NULL;
+}
+
+static unsigned open_connections(struct MHD_Daemon *d)
+{
+	const union MHD_DaemonInfo *i =
+		MHD_get_daemon_info(d, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+
+	return i ? i->num_connections : 0;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	nanosleep(&ts, NULL);
+}
+
+int server_set_certificate(struct server *s, const char *cert_pem,
+			   const char *key_pem, struct err *err)
+{
+	struct daemon_gen old = s->cur, neu;
+	MHD_socket fd;
+
+	if (!pem_usable(s, cert_pem, key_pem))
+		return err_set(err, "webhook: the new certificate or key is "
+			       "unusable (not PEM, or they do not match)");
+	neu.cert_pem = xstrdup(cert_pem);
+	neu.key_pem = xstrdup(key_pem);
+	/* 1. the old daemon stops accepting; its connections carry on */
+	fd = MHD_quiesce_daemon(old.d);
+	if (fd == MHD_INVALID_SOCKET)
+		BUG("MHD_quiesce_daemon failed (MHD_USE_ITC missing?)");
+	/* 2. the new one takes over the listening socket */
+	neu.d = start_daemon(s, fd, neu.cert_pem, neu.key_pem);
+	if (!neu.d) {
+		/* cannot happen after the dry run; keep serving the old PEM
+		 * from a fresh daemon rather than go deaf */
+		free(neu.cert_pem);
+		free(neu.key_pem);
+		neu.cert_pem = xstrdup(old.cert_pem);
+		neu.key_pem = xstrdup(old.key_pem);
+		neu.d = start_daemon(s, fd, neu.cert_pem, neu.key_pem);
+		if (!neu.d)
+			BUG("cannot restart the webhook daemon");
+		err_set(err, "webhook: cannot start a daemon with the new "
+			"certificate; still serving the old one");
+	}
+	s->cur = neu;
+	s->generation++;
+	/* 3. let the old daemon's requests finish, then stop it */
+	for (int waited = 0; waited < ROTATE_DRAIN_MS &&
+	     open_connections(old.d) > 0; waited += 20)
+		sleep_ms(20);
+	MHD_stop_daemon(old.d);
+	free(old.cert_pem);
+	free(old.key_pem);
+	return strcmp(s->cur.cert_pem, cert_pem) ? -1 : 0;
+}
+
+unsigned server_port(const struct server *s)
+{
+	return s->port;
+}
+
+unsigned server_generation(const struct server *s)
+{
+	return s->generation;
+}
+
+void server_stop(struct server *s)
+{
+	if (!s)
+		return;
+	/* the daemon owns the listening socket and closes it */
+	MHD_stop_daemon(s->cur.d);
+	free(s->cur.cert_pem);
+	free(s->cur.key_pem);
+	free(s->routes);
+	free(s);
+}

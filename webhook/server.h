@@ -1,0 +1,113 @@
+/*
+ * server: the HTTPS front end of the webhook, on libmicrohttpd (GnuTLS
+ * underneath), with routes registered by exact path. Nothing above this
+ * module includes <microhttpd.h>.
+ *
+ * Every request is checked before its body is read, in this order:
+ * unknown path 404, method other than POST 405 (Allow: POST),
+ * Content-Type other than application/json 415, a declared body over
+ * max_body 413 (then the connection is closed unread). A body without a
+ * declared length that crosses max_body is dropped as it arrives and
+ * answered 413; one that goes on past twice the cap gets the connection
+ * closed. Answers are the route's, or a short text/plain error.
+ *
+ * TLS: 1.2 and 1.3 only (GnuTLS priorities "NORMAL:-VERS-ALL:+VERS-TLS1.3
+ * :+VERS-TLS1.2", or 1.3 alone with min_tls13), certificate and key as
+ * PEM text in memory.
+ *
+ * DESIGN: certificate rotation restarts the daemon. libmicrohttpd's
+ * per-handshake certificate callback hands out GnuTLS types (and so
+ * needs -lgnutls), whereas a restart needs nothing beyond what we link:
+ * server_set_certificate quiesces the running daemon (it stops
+ * accepting, its open connections carry on), starts a new daemon with
+ * the new PEM on the same listening socket, lets the old one finish its
+ * connections for up to ROTATE_DRAIN_MS and stops it. The port never
+ * closes; a connection in flight completes with the old certificate;
+ * idle keep-alive connections past the drain time are closed and the
+ * client reconnects (and then sees the new certificate). Rotation
+ * happens every few months, so this costs nothing that matters.
+ *
+ * Threads: libmicrohttpd's internal thread pool (opts.threads polling
+ * threads; a slow client holds a socket, never a thread) runs the
+ * route functions concurrently; they must be thread-safe. The server
+ * struct itself is touched only by its owner's thread: server_start,
+ * server_set_certificate and server_stop are called from one thread.
+ */
+#ifndef WEBHOOK_SERVER_H
+#define WEBHOOK_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "model/errors.h"
+
+#define SERVER_DEFAULT_MAX_BODY ((size_t)3 << 20) /* kube-apiserver's */
+
+/* A complete request; every pointer is borrowed for the call. */
+struct server_req {
+	const char *method;
+	const char *path;
+	const char *body; /* NUL-terminated; "" when none */
+	size_t len;
+};
+
+/* The answer a route fills; the server frees body. */
+struct server_resp {
+	unsigned code;     /* HTTP status; 0 means 500 */
+	const char *ctype; /* static Content-Type, or NULL (text/plain) */
+	char *body;        /* owned malloc'd text, or NULL */
+	size_t len;
+};
+
+/* Route function: runs on a server thread; must not block for long. */
+typedef void server_fn(void *ctx, const struct server_req *req,
+		       struct server_resp *resp);
+
+struct server_route {
+	const char *path; /* exact, e.g. "/validate-batch-v1-job" */
+	server_fn *fn;
+	void *ctx;        /* passed to fn; outlives the server */
+};
+
+struct server_opts {
+	const char *addr;      /* IP to bind; NULL or "" = every interface */
+	unsigned port;         /* 0: any free port */
+	const char *cert_pem;  /* required */
+	const char *key_pem;   /* required */
+	bool min_tls13;        /* refuse TLS 1.2 too */
+	size_t max_body;       /* 0: SERVER_DEFAULT_MAX_BODY */
+	unsigned threads;      /* polling threads; 0: 2 */
+	unsigned timeout_s;    /* idle connection timeout; 0: 30 */
+	unsigned max_connections; /* 0: 512 */
+};
+
+struct server;
+
+/*
+ * Binds, and starts serving routes (the array is copied; paths must be
+ * static or outlive the server). Returns new, or NULL + err (bad address,
+ * port in use, unusable certificate or key).
+ */
+struct server *server_start(const struct server_opts *o,
+			    const struct server_route *routes, size_t nroutes,
+			    struct err *err);
+
+/*
+ * Serves cert_pem/key_pem from now on (see DESIGN). On failure (a PEM
+ * GnuTLS refuses) the old daemon keeps serving and -1 + err is returned.
+ */
+int server_set_certificate(struct server *s, const char *cert_pem,
+			   const char *key_pem, struct err *err) MUST_CHECK;
+
+unsigned server_port(const struct server *s);
+/* How many daemons have served so far (1 + successful rotations). */
+unsigned server_generation(const struct server *s);
+/* Stops accepting, closes every connection, waits for the threads,
+ * frees. NULL is a no-op. */
+void server_stop(struct server *s);
+
+/* Helpers for route functions: set resp to code with a copy of text. */
+void server_resp_text(struct server_resp *resp, unsigned code,
+		      const char *text);
+
+#endif
