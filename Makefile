@@ -308,6 +308,17 @@ DSBENCH := $(BUILD)/dsbench
 all: $(DSBENCH)
 $(DSBENCH): $(BUILD)/test/bench/dsbench.o $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
+# scenario-bench: Kueue's scheduler performance scenarios (baseline,
+# large scale) end to end against a devcluster: generator, fake job
+# runner and recorder in one program (libcurl + jansson).
+SCENARIO_BENCH := $(BUILD)/scenario-bench
+ifneq ($(wildcard test/bench/scenario.c),)
+all: $(SCENARIO_BENCH)
+endif
+$(SCENARIO_BENCH): $(BUILD)/test/bench/scenario.o $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
+-include $(BUILD)/test/bench/scenario.d
+
 # core-bench: the scheduling core in memory (flavors/sched), no I/O.
 ifneq ($(wildcard test/bench/core_bench.c),)
 all: $(CORE_BENCH)
