@@ -97,6 +97,14 @@ struct wl_rec {
 	size_t nfinalizers;
 };
 
+/* A PriorityClass: what the Workload's priority needs of it. */
+struct pc_entry {
+	char *name;          /* owned; map key */
+	int32_t value;
+	bool global_default;
+	uint64_t seen;
+};
+
 struct event_call {
 	struct jobs *js;
 	struct kube_call *call;
@@ -111,6 +119,11 @@ struct jobs {
 	char **label_keys;        /* owned */
 	struct kube_watch *w;     /* owned */
 	bool synced;
+	struct kube_watch *pcw;   /* owned; scheduling.k8s.io/v1
+				     priorityclasses */
+	bool pc_synced;
+	struct hmap pcs;          /* name -> struct pc_entry */
+	uint64_t pc_gen;
 	uint64_t gen;             /* list generation */
 	struct hmap jobs, wls;
 	char **dirty;             /* owned keys: "j:ns/name" or "w:ns/name" */
@@ -172,6 +185,15 @@ static void mark(struct slot *s)
 	js->dirty[js->ndirty++] = xasprintf("%c:%s", s->is_wl ? 'w' : 'j',
 					    s->key);
 	arm_run(js);
+}
+
+/* Reconcile s again at the next retry tick (a failed write, a flavor
+ * or priority class not there yet). */
+static void want_retry(struct slot *s)
+{
+	s->retry = true;
+	if (!timers_is_armed(&s->js->retry))
+		loop_timer_arm(s->js->l, &s->js->retry, s->js->o.retry_ms);
 }
 
 static void mark_job(struct jobs *js, const char *key)
@@ -402,9 +424,7 @@ static void write_done(void *ud, const struct kube_reply *r, json_t *body)
 			slash ? slash + 1 : s->key, "%s failed: %ld %s",
 			kind_word(kind), r->code, r->message);
 		FREE_AND_NULL(s->hold_rv);
-		s->retry = true;
-		if (!timers_is_armed(&js->retry))
-			loop_timer_arm(js->l, &js->retry, js->o.retry_ms);
+		want_retry(s);
 	}
 	FREE_AND_NULL(s->event_reason);
 	FREE_AND_NULL(s->event_msg);
@@ -579,7 +599,7 @@ static void start_job(struct job_entry *e, const struct workload *wl)
 		if (permanent)
 			finish_wl(e, wl, "FailedToStart", err.msg);
 		else
-			e->s.retry = true;
+			want_retry(&e->s);
 		goto out;
 	}
 	p = json_pack("{s:{s:s}, s:{s:b, s:{s:{s:{s:s}}, s:{}}}}",
@@ -786,6 +806,40 @@ static bool wpc_lookup(void *ctx, const char *name, int32_t *value)
 	return manager_wpc_value(js->m, name, value);
 }
 
+static bool pc_lookup(void *ctx, const char *name, int32_t *value)
+{
+	struct jobs *js = ctx;
+	const struct pc_entry *p = hmap_get(&js->pcs, name);
+
+	if (!p)
+		return false;
+	*value = p->value;
+	return true;
+}
+
+/* The globalDefault PriorityClass; the lowest value when several. */
+static bool pc_global_default(void *ctx, const char **name, int32_t *value)
+{
+	struct jobs *js = ctx;
+	const struct pc_entry *best = NULL;
+	size_t pos = 0;
+	void *v;
+
+	while ((v = hmap_next(&js->pcs, &pos, NULL))) {
+		const struct pc_entry *p = v;
+
+		if (p->global_default && (!best || p->value < best->value ||
+					  (p->value == best->value &&
+					   strcmp(p->name, best->name) < 0)))
+			best = p;
+	}
+	if (!best)
+		return false;
+	*name = best->name;
+	*value = best->value;
+	return true;
+}
+
 static void create_wl(struct job_entry *e)
 {
 	struct jobs *js = e->s.js;
@@ -798,6 +852,8 @@ static void create_wl(struct job_entry *e)
 	json_t *body;
 
 	prio.wpc = wpc_lookup;
+	prio.pc = pc_lookup;
+	prio.global_default = pc_global_default;
 	prio.ctx = js;
 	wo.label_keys_to_copy = (const char *const *)js->label_keys;
 	wo.nlabel_keys_to_copy = js->o.nlabel_keys_to_copy;
@@ -807,7 +863,7 @@ static void create_wl(struct job_entry *e)
 				j->meta.name, "cannot build workload: %s",
 				err.msg);
 		set_str(&e->bad_rv, j->meta.resource_version);
-		e->s.retry = true;
+		want_retry(&e->s);
 		workload_release(&wl);
 		return;
 	}
@@ -850,8 +906,11 @@ static bool is_managed(const struct jobs *js, const struct job *j)
 		return false;
 	if (q && *q)
 		return true;
+	/* managedJobsNamespaceSelector's default: neither kube-system
+	 * nor Kueue's own namespace */
 	return js->o.manage_without_queue_name &&
-	       !str_eq(j->meta.namespace, "kube-system");
+	       !str_eq(j->meta.namespace, "kube-system") &&
+	       !str_eq(j->meta.namespace, "kueue-system");
 }
 
 /* The Job's Complete or Failed condition when True, or NULL. */
@@ -878,6 +937,8 @@ static bool held(struct slot *s, const char *rv)
 	return false;
 }
 
+static void mark_owned(struct jobs *js, const struct job *j);
+
 static void reconcile_job(struct jobs *js, struct job_entry *e)
 {
 	const struct job *j = e->j;
@@ -888,6 +949,10 @@ static void reconcile_job(struct jobs *js, struct job_entry *e)
 
 	if (e->s.call || !is_managed(js, j))
 		return;
+	if (j->meta.deletion_ms) {
+		mark_owned(js, j);
+		return;
+	}
 	wl = manager_workload_peek(js->m, j->meta.namespace, e->wl_name);
 	wk = mk_key(j->meta.namespace, e->wl_name);
 	rec = hmap_get(&js->wls, wk);
@@ -995,8 +1060,11 @@ static void reconcile_wl(struct jobs *js, struct wl_rec *r)
 	ns = xstrdup(r->s.key);
 	ns[slash ? (size_t)(slash - r->s.key) : 0] = '\0';
 	jk = mk_key(ns, r->owner);
-	owner = hmap_get(&js->jobs, jk);
-	orphan = !owner || !owner->j ||
+	owner = r->owner ? hmap_get(&js->jobs, jk) : NULL;
+	/* Kueue drops the finalizer once the Job is gone or going; the
+	 * Workload itself is deleted too (not only left to the garbage
+	 * collector), so an orphan-propagation delete leaks nothing. */
+	orphan = !owner || !owner->j || owner->j->meta.deletion_ms ||
 		 !str_eq(owner->j->meta.uid, r->owner_uid);
 	for (size_t i = 0; i < r->nfinalizers; i++)
 		has_fin |= !strcmp(r->finalizers[i], FINALIZER_RESOURCE_IN_USE);
@@ -1037,7 +1105,7 @@ static void run_dirty(void *ud, int64_t now_ms)
 	size_t n = js->ndirty;
 
 	(void)now_ms;
-	if (!js->synced || !manager_synced(js->m)) {
+	if (!js->synced || !js->pc_synced || !manager_synced(js->m)) {
 		/* not yet: look again soon (the manager has no sync hook) */
 		loop_timer_arm(js->l, &js->run, 50);
 		return;
@@ -1118,14 +1186,20 @@ static void on_workload(void *ud, enum manager_wl_event ev,
 
 	if (ev == MANAGER_WL_DELETE) {
 		if (r) {
-			jk = mk_key(w->meta.namespace, r->owner);
+			if (r->owner)
+				jk = mk_key(w->meta.namespace, r->owner);
 			hmap_del(&js->wls, key);
 			wl_rec_free(r);
 		}
 		goto out;
 	}
-	if (!o || !str_eq(o->kind, "Job") || !str_eq(o->api_version,
-						      "batch/v1")) {
+	if (o && (!str_eq(o->kind, "Job") ||
+		  !str_eq(o->api_version, "batch/v1")))
+		o = NULL;
+	/* A Workload that lost its owner reference (the Job deleted with
+	 * propagationPolicy Orphan) is still ours by its job-uid label:
+	 * kept as an orphan, to be cleaned up. */
+	if (!o && !strmap_has(&w->meta.labels, LABEL_JOB_UID)) {
 		if (r) {
 			hmap_del(&js->wls, key);
 			wl_rec_free(r);
@@ -1139,8 +1213,8 @@ static void on_workload(void *ud, enum manager_wl_event ev,
 		r->s.is_wl = true;
 		hmap_put(&js->wls, r->s.key, r);
 	}
-	set_str(&r->owner, o->name);
-	set_str(&r->owner_uid, o->uid);
+	set_str(&r->owner, o ? o->name : NULL);
+	set_str(&r->owner_uid, o ? o->uid : NULL);
 	set_str(&r->rv, w->meta.resource_version);
 	r->deleting = w->meta.deletion_ms != 0;
 	r->finished = workload_is_finished(w);
@@ -1155,7 +1229,8 @@ static void on_workload(void *ud, enum manager_wl_event ev,
 			r->finalizers[i] = xstrdup(w->meta.finalizers[i]);
 	}
 	mark(&r->s);
-	jk = mk_key(w->meta.namespace, o->name);
+	if (o)
+		jk = mk_key(w->meta.namespace, o->name);
 out:
 	if (jk)
 		mark_job(js, jk);
@@ -1326,6 +1401,89 @@ static const struct kube_watch_ops job_ops = {
 };
 
 /* ------------------------------------------------------------------ */
+/* The PriorityClass informer */
+
+static void pc_apply(struct jobs *js, const json_t *obj)
+{
+	const char *name = meta_str(obj, "name");
+	struct pc_entry *p;
+
+	if (!name || !json_is_integer(json_object_get(obj, "value")))
+		return;
+	p = hmap_get(&js->pcs, name);
+	if (!p) {
+		p = xcalloc(1, sizeof(*p));
+		p->name = xstrdup(name);
+		hmap_put(&js->pcs, p->name, p);
+	}
+	p->value = (int32_t)json_integer_value(json_object_get(obj, "value"));
+	p->global_default = json_is_true(json_object_get(obj,
+							 "globalDefault"));
+	p->seen = js->pc_gen;
+}
+
+static void pc_drop(struct jobs *js, struct pc_entry *p)
+{
+	hmap_del(&js->pcs, p->name);
+	free(p->name);
+	free(p);
+}
+
+static void on_pc_event(void *ud, enum kube_event_type type, json_t *obj)
+{
+	struct jobs *js = ud;
+
+	if (type == KUBE_DELETED) {
+		const char *name = meta_str(obj, "name");
+		struct pc_entry *p = name ? hmap_get(&js->pcs, name) : NULL;
+
+		if (p)
+			pc_drop(js, p);
+	} else {
+		pc_apply(js, obj);
+	}
+	json_decref(obj);
+}
+
+static void on_pc_replace(void *ud, json_t *items, bool initial)
+{
+	struct jobs *js = ud;
+	const json_t *it;
+	size_t i, pos = 0;
+	void *v;
+
+	(void)initial;
+	js->pc_gen++;
+	json_array_foreach(items, i, it)
+		pc_apply(js, it);
+	while ((v = hmap_next(&js->pcs, &pos, NULL)))
+		if (((struct pc_entry *)v)->seen != js->pc_gen)
+			pc_drop(js, v);
+	json_decref(items);
+}
+
+static void on_pc_synced(void *ud)
+{
+	struct jobs *js = ud;
+
+	js->pc_synced = true;
+	arm_run(js);
+}
+
+static void on_pc_error(void *ud, const char *message)
+{
+	(void)ud;
+	log_msg(LOG_WARN, "informer", NULL, "priorityclasses", "%s", message);
+}
+
+static const struct kube_watch_ops pc_ops = {
+	.event = on_pc_event,
+	.replace = on_pc_replace,
+	.synced = on_pc_synced,
+	.error = on_pc_error,
+};
+
+/* ------------------------------------------------------------------ */
 /* Construction */
 
 struct jobs *jobs_new(struct kube *k, struct manager *m,
@@ -1353,12 +1511,20 @@ struct jobs *jobs_new(struct kube *k, struct manager *m,
 	js->o.label_keys_to_copy = NULL;
 	hmap_init(&js->jobs);
 	hmap_init(&js->wls);
+	hmap_init(&js->pcs);
 	timers_setup(&js->run, run_dirty, js);
 	timers_setup(&js->retry, run_retry, js);
 	manager_set_wl_observer(m, on_workload, js);
 	wo.page_size = js->o.page_size;
 	wo.ud = js;
 	js->w = kube_watch_new(k, &wo);
+	free(path);
+	ref.group = "scheduling.k8s.io";
+	ref.resource = "priorityclasses";
+	path = kube_path(&ref);
+	wo.path = path;
+	wo.ops = &pc_ops;
+	js->pcw = kube_watch_new(k, &wo);
 	free(path);
 	return js;
 }
@@ -1372,6 +1538,7 @@ void jobs_free(struct jobs *js)
 		return;
 	manager_set_wl_observer(js->m, NULL, NULL);
 	kube_watch_free(js->w);
+	kube_watch_free(js->pcw);
 	loop_timer_cancel(js->l, &js->run);
 	loop_timer_cancel(js->l, &js->retry);
 	while (js->events) {
@@ -1385,6 +1552,13 @@ void jobs_free(struct jobs *js)
 		job_entry_free(v);
 	for (pos = 0; (v = hmap_next(&js->wls, &pos, NULL));)
 		wl_rec_free(v);
+	for (pos = 0; (v = hmap_next(&js->pcs, &pos, NULL));) {
+		struct pc_entry *p = v;
+
+		free(p->name);
+		free(p);
+	}
+	hmap_release(&js->pcs);
 	hmap_release(&js->jobs);
 	hmap_release(&js->wls);
 	for (size_t i = 0; i < js->ndirty; i++)

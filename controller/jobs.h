@@ -20,8 +20,11 @@
  *    (their Job gone) are deleted;
  *  - core/v1 Events on Jobs (CreatedWorkload, Started, Stopped,
  *    FinishedWorkload), fire and forget.
- * Nothing is written before both the Job informer and the manager have
- * synced, so a restart creates no duplicate Workload.
+ * A second informer keeps the scheduling.k8s.io/v1 PriorityClasses (a
+ * Job's pod priorityClassName, or the globalDefault class, gives the
+ * Workload's priority when no WorkloadPriorityClass label does).
+ * Nothing is written before the Job and PriorityClass informers and the
+ * manager have synced, so a restart creates no duplicate Workload.
  *
  * Lifetimes: created after the manager on the same kube client; free it
  * before the manager. Threads: the loop thread only.

@@ -294,6 +294,8 @@ struct wiring *wiring_new(struct kube *k, const struct wiring_opts *o,
 
 	w->k = k;
 	w->l = kube_loop(k);
+	/* set up first: a failure below frees w, which cancels it */
+	timers_setup(&w->tick, on_tick, w);
 	w->cfg = c;
 	w->view = v0;
 	w->tick_ms = o->tick_ms > 0 ? o->tick_ms : DEFAULT_TICK_MS;
@@ -321,7 +323,6 @@ struct wiring *wiring_new(struct kube *k, const struct wiring_opts *o,
 		set_check(w, &w->ok_certs, CHECK_CERTS, true);
 		set_check(w, &w->ok_webhook, CHECK_WEBHOOK, true);
 	}
-	timers_setup(&w->tick, on_tick, w);
 	loop_timer_arm(w->l, &w->tick, 0);
 	return w;
 }

@@ -38,6 +38,38 @@ set -u
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BENCH_BUILD:-$top/build/default}
+
+# `run.sh --scenario NAME`: one scenario-bench run (test/bench/scenario.c,
+# Kueue's scheduler performance scenarios) on a devcluster of its own,
+# started in a temp dir and stopped on any exit; the table below calls it.
+# The manager runs at --kube-api-qps $BENCH_SCENARIO_QPS (default 1000)
+# and --kube-api-burst $BENCH_SCENARIO_BURST (default 2000), devcluster's
+# own choice (Kueue's runner: 50/100), and without the webhook
+# (DEVCLUSTER_WEBHOOK=0), as Kueue's minimalkueue runs without one.
+# DEVSERVER_BIN and MANAGER_BIN (default: bin/ of this tree) pick the
+# binaries.
+if [ "${1:-}" = --scenario ]; then
+	scenario=${2:?usage: run.sh --scenario NAME}
+	sdir=$(mktemp -d "${TMPDIR:-/tmp}/bench-scenario.XXXXXX")
+	spid=""
+	scenario_cleanup() {
+		[ -n "$spid" ] && kill "$spid" 2>/dev/null
+		"$top/test/e2e/devcluster" stop "$sdir" >/dev/null 2>&1
+		rm -rf "$sdir"
+	}
+	trap scenario_cleanup EXIT
+	trap 'exit 143' TERM INT
+	export DEVCLUSTER_WEBHOOK=0
+	export DEVCLUSTER_MANAGER_ARGS="--kube-api-qps ${BENCH_SCENARIO_QPS:-1000}
+		--kube-api-burst ${BENCH_SCENARIO_BURST:-2000}"
+	"$top/test/e2e/devcluster" start "$sdir" >/dev/null || exit 1
+	"$build/scenario-bench" --cluster "$sdir" --scenario "$scenario" &
+	spid=$!
+	wait "$spid"
+	rc=$?
+	spid=""
+	exit "$rc"
+fi
 quick=0
 [ "${QUICK:-}" = 1 ] && quick=1
 export QUICK=$quick
@@ -52,6 +84,8 @@ if ! cp "$devserver_src" "$devserver" 2>/dev/null; then
 	echo "bench: no devserver at $devserver_src (make all builds it)" >&2
 	devserver=$devserver_src
 fi
+# The scenario rows' devclusters run this same copy unless told otherwise.
+export DEVSERVER_BIN=${DEVSERVER_BIN:-$devserver}
 devserver_about="\`${devserver_src#"$top"/}\`"
 if [ -f "$devserver" ]; then
 	devserver_about="$devserver_about (sha256 $(sha256sum "$devserver" |
@@ -77,7 +111,17 @@ benches=(
 	# core-bench: flavors/sched in memory (drain of 46 workloads; Kueue's
 	# 1,000-ClusterQueue / 50,000-workload shape; QUICK=1: 100 / 5,000).
 	"core|300|20|$build/core-bench"
+	# scenario-bench: Kueue's test/performance/scheduler scenarios against
+	# a devcluster (baseline 5x6 CQs / 15,000 workloads, large scale 10x100
+	# CQs / 50,000); QUICK=1: one reduced scenario (1x3 CQs, 60 workloads).
+	# A fresh devcluster per scenario (run.sh --scenario, above).
 )
+if [ "$quick" = 1 ]; then
+	benches+=("scenario quick|60|30|$top/test/bench/run.sh --scenario quick")
+else
+	benches+=("scenario baseline|900|30|$top/test/bench/run.sh --scenario baseline"
+		"scenario large|1500|30|$top/test/bench/run.sh --scenario large")
+fi
 
 if [ -n "${BENCH_CMD:-}" ]; then
 	cmd=$BENCH_CMD

@@ -15,7 +15,13 @@
  *  - a failing Job -> Finished/Failed;
  *  - a running Job without a Workload is stopped first (Kueue's rule);
  *  - a restart of manager + jobs creates no duplicate Workload and does
- *    not unsuspend twice.
+ *    not unsuspend twice;
+ *  - Evicted=True (written by hand until preemption lands): the Job is
+ *    suspended, its template and parallelism restored, the reservation
+ *    cleared with Requeued;
+ *  - a missing WorkloadPriorityClass holds the Workload back until it
+ *    exists; a pod priorityClassName takes its PriorityClass's value;
+ *    manageJobsWithoutQueueName takes unlabelled Jobs.
  * Objects are written with the devserver's internal API.
  */
 #include <jansson.h>
@@ -98,7 +104,10 @@ static struct api_ref ref_of(const char *resource, const char *ns,
 	struct api_ref r = { .group = "kueue.x-k8s.io", .version = "v1beta2",
 			     .resource = resource, .ns = ns, .name = name };
 
-	if (!strcmp(resource, "jobs")) {
+	if (!strcmp(resource, "priorityclasses")) {
+		r.group = "scheduling.k8s.io";
+		r.version = "v1";
+	} else if (!strcmp(resource, "jobs")) {
 		r.group = "batch";
 		r.version = "v1";
 	} else if (!strcmp(resource, "events")) {
@@ -130,12 +139,28 @@ static json_t *get(const char *resource, const char *ns, const char *name)
 	return obj;
 }
 
-static void del(const char *resource, const char *ns, const char *name)
+static void patch(const char *resource, const char *ns, const char *name,
+		  const char *sub, json_t *p)
 {
 	struct api_ref r = ref_of(resource, ns, name);
 	struct api_status st = API_STATUS_INIT;
 
-	ck_assert_msg(api_internal_delete(S.api, &r, NULL, NULL, &st) == 0,
+	ck_assert_msg(api_internal_patch(S.api, &r, sub, API_PATCH_MERGE, p,
+					 NULL, &st) == 0,
+		      "patch %s/%s: %s", resource, name, st.message);
+	status_release(&st);
+}
+
+/* DELETE with propagationPolicy (NULL: the API's default, Orphan for
+ * batch/v1 Jobs). */
+static void del(const char *resource, const char *ns, const char *name,
+		const char *propagation)
+{
+	struct api_ref r = ref_of(resource, ns, name);
+	struct api_status st = API_STATUS_INIT;
+
+	ck_assert_msg(api_internal_delete(S.api, &r, propagation, NULL,
+					  &st) == 0,
 		      "delete %s/%s: %s", resource, name, st.message);
 	status_release(&st);
 }
@@ -214,8 +239,13 @@ static size_t count(const char *resource, const char *ns)
 {
 	struct api_ref r = ref_of(resource, ns, NULL);
 	struct api_status st = API_STATUS_INIT;
-	json_t *list = api_internal_get(S.api, &r, &st);
-	size_t n = json_array_size(json_object_get(list, "items"));
+	json_t *list = NULL;
+	uint64_t rv;
+	size_t n;
+
+	ck_assert(api_internal_list(S.api, &r, NULL, NULL, &list, &rv,
+				    &st) == 0);
+	n = json_array_size(list);
 
 	status_release(&st);
 	json_decref(list);
@@ -232,12 +262,15 @@ static bool has_event(const char *ns, const char *name, const char *reason)
 {
 	struct api_ref r = ref_of("events", ns, NULL);
 	struct api_status st = API_STATUS_INIT;
-	json_t *list = api_internal_get(S.api, &r, &st);
+	json_t *list = NULL;
 	const json_t *ev;
+	uint64_t rv;
 	size_t i;
 	bool ok = false;
 
-	json_array_foreach(json_object_get(list, "items"), i, ev)
+	ck_assert(api_internal_list(S.api, &r, NULL, NULL, &list, &rv,
+				    &st) == 0);
+	json_array_foreach(list, i, ev)
 		ok |= !strcmp(val_or(jpath(ev, "involvedObject.name")), name) &&
 		      !strcmp(val_or(jpath(ev, "reason")), reason);
 	status_release(&st);
@@ -409,11 +442,9 @@ START_TEST(lifecycle)
 	       "\"kind\":\"WorkloadPriorityClass\",\"metadata\":{\"name\":"
 	       "\"high\"},\"value\":1000}");
 	mk_queues("1");
-	mk_job("a", "1", 1, true, "\"cueue.dev/runtime\":\"400ms\"",
+	mk_job("a", "1", 1, true, "\"cueue.dev/runtime\":\"1500ms\"",
 	       "\"kueue.x-k8s.io/priority-class\":\"high\"");
-	mk_job("b", "1", 1, true, "\"cueue.dev/runtime\":\"200ms\"", NULL);
 	wa = wl_of("a");
-	wb = wl_of("b");
 	mgr_start();
 
 	/* the Workload of a, admitted; the Job unsuspended */
@@ -451,7 +482,10 @@ START_TEST(lifecycle)
 		jpath(t, "metadata.labels"), "kueue.x-k8s.io/podset")), "main");
 	json_decref(job);
 
-	/* b waits: its Workload pending, the Job suspended */
+	/* b, created while a runs, waits: its Workload pending, the Job
+	 * suspended */
+	mk_job("b", "1", 1, true, "\"cueue.dev/runtime\":\"200ms\"", NULL);
+	wb = wl_of("b");
 	WAIT_FOR(exists("workloads", "default", wb), 10000);
 	WAIT_FOR(has_cond("workloads", "default", wb, "QuotaReserved",
 			  "False", NULL), 10000);
@@ -518,8 +552,18 @@ START_TEST(delete_and_fail)
 	mgr_start();
 	WAIT_FOR(exists("workloads", "default", wd) && !job_suspended("d"),
 		 10000);
-	del("jobs", "default", "d");
+	/* kubectl's default: the garbage collector takes the Workload */
+	del("jobs", "default", "d", "Background");
 	WAIT_FOR(!exists("workloads", "default", wd), 10000);
+	/* the API's default for Jobs orphans dependents: deleted anyway */
+	mk_job("d2", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"", NULL);
+	free(wd);
+	wd = wl_of("d2");
+	WAIT_FOR(exists("workloads", "default", wd) && !job_suspended("d2"),
+		 10000);
+	del("jobs", "default", "d2", NULL);
+	WAIT_FOR(!exists("workloads", "default", wd), 10000);
+	WAIT_FOR(!exists("jobs", "default", "d2"), 10000);
 
 	WAIT_FOR(has_cond("workloads", "default", wf, "Finished", "True",
 			  "Failed"), 10000);
@@ -551,14 +595,24 @@ START_TEST(restart)
 
 	mk_queues("1");
 	mk_job("x", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"", NULL);
-	mk_job("y", "1", 1, true, NULL, NULL);
+	mk_job("y", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"", NULL);
 	w1 = wl_of("x");
 	w2 = wl_of("y");
 	mgr_start();
-	WAIT_FOR(!job_suspended("x"), 10000);
-	WAIT_FOR(exists("workloads", "default", w2), 10000);
+	/* one of them runs (the scheduler picks), the other waits */
+	WAIT_FOR(exists("workloads", "default", w1) &&
+		 exists("workloads", "default", w2), 10000);
+	WAIT_FOR(job_suspended("x") != job_suspended("y"), 10000);
 	spin(300);
-	rv = xstrdup(val("jobs", "default", "x", "metadata.resourceVersion"));
+	rv = xasprintf("%s,", val("jobs", "default", "x",
+				  "metadata.resourceVersion"));
+	{
+		char *t = xasprintf("%s%s", rv, val("jobs", "default", "y",
+						   "metadata.resourceVersion"));
+
+		free(rv);
+		rv = t;
+	}
 	mgr_stop();
 	mgr_start();
 	WAIT_FOR(jobs_synced(J) && manager_synced(M), 10000);
@@ -567,12 +621,135 @@ START_TEST(restart)
 		  jobs_stats(J)->stopped;
 	ck_assert_int_eq((int)started, 0);
 	ck_assert_int_eq((int)count("workloads", "default"), 2);
-	ck_assert_str_eq(val("jobs", "default", "x",
-			     "metadata.resourceVersion"), rv);
-	ck_assert(job_suspended("y"));
+	{
+		char *now = xasprintf("%s,", val("jobs", "default", "x",
+						 "metadata.resourceVersion"));
+		char *t = xasprintf("%s%s", now, val("jobs", "default", "y",
+						    "metadata."
+						    "resourceVersion"));
+
+		ck_assert_str_eq(t, rv);
+		free(t);
+		free(now);
+	}
+	ck_assert(job_suspended("x") != job_suspended("y"));
 	free(rv);
 	free(w1);
 	free(w2);
+}
+END_TEST
+
+/* Evicted=True on an admitted Workload (what preemption will write):
+ * the Job is stopped, its template restored, the reservation cleared. */
+START_TEST(eviction)
+{
+	char *w;
+	json_t *wl, *conds, *p, *job;
+	const json_t *t;
+
+	mk_queues("4");
+	mk_job("e", "1", 2, true, "\"cueue.dev/runtime\":\"1h\","
+	       "\"kueue.x-k8s.io/job-min-parallelism\":\"1\"", NULL);
+	w = wl_of("e");
+	mgr_start();
+	WAIT_FOR(exists("workloads", "default", w) && !job_suspended("e"),
+		 10000);
+	WAIT_FOR(strcmp(val("jobs", "default", "e", "status.active"), "0") &&
+		 strcmp(val("jobs", "default", "e", "status.active"), ""),
+		 10000);
+	wl = get("workloads", "default", w);
+	conds = json_deep_copy(jpath(wl, "status.conditions"));
+	json_array_append_new(conds, json_pack(
+		"{s:s, s:s, s:s, s:s, s:s}", "type", "Evicted", "status",
+		"True", "reason", "Preempted", "message",
+		"Preempted to accommodate a workload", "lastTransitionTime",
+		"2026-01-01T00:00:00Z"));
+	p = json_pack("{s:{s:o}}", "status", "conditions", conds);
+	patch("workloads", "default", w, "status", p);
+	json_decref(p);
+	json_decref(wl);
+	WAIT_FOR(job_suspended("e"), 10000);
+	WAIT_FOR(has_cond("workloads", "default", w, "QuotaReserved", "False",
+			  "Pending"), 10000);
+	WAIT_FOR(!strcmp(val("jobs", "default", "e",
+			     "spec.template.spec.nodeSelector.pool"), ""),
+		 10000);
+	ck_assert(has_cond("workloads", "default", w, "Requeued", "True",
+			   "Preempted"));
+	ck_assert_str_eq(val("workloads", "default", w,
+			     "status.admission.clusterQueue"), "");
+	job = get("jobs", "default", "e");
+	t = jpath(job, "spec.template");
+	ck_assert_str_eq(json_string_value(jpath(t, "spec.nodeSelector.disk")),
+			 "ssd");
+	ck_assert_ptr_null(jpath(t, "spec.tolerations"));
+	ck_assert_ptr_null(json_object_get(jpath(t, "metadata.labels"),
+					   "kueue.x-k8s.io/podset"));
+	ck_assert_ptr_null(json_object_get(jpath(job, "metadata.annotations"),
+					   "kueue.x-k8s.io/stopping"));
+	ck_assert_int_eq(json_integer_value(jpath(job, "spec.parallelism")),
+			 2);
+	json_decref(job);
+	WAIT_FOR(has_event("default", "e", "Stopped"), 5000);
+	free(w);
+}
+END_TEST
+
+/* A missing WorkloadPriorityClass holds the Workload back until it
+ * appears; an unlabelled Job is managed only with
+ * manageJobsWithoutQueueName. */
+START_TEST(priority_later_and_unlabelled)
+{
+	char *w, *wu;
+
+	JO.manage_without_queue_name = true;
+	mk_queues("4");
+	mk_job("p", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"",
+	       "\"kueue.x-k8s.io/priority-class\":\"later\"");
+	create("jobs", "default",
+	       "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{"
+	       "\"name\":\"u\",\"namespace\":\"default\"},\"spec\":{"
+	       "\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":"
+	       "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"
+	       "\"busybox\"}]}}}}");
+	create("priorityclasses", NULL,
+	       "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":"
+	       "\"PriorityClass\",\"metadata\":{\"name\":\"pc-high\"},"
+	       "\"value\":50}");
+	create("jobs", "default",
+	       "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{"
+	       "\"name\":\"q\",\"namespace\":\"default\"},\"spec\":{"
+	       "\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":"
+	       "\"Never\",\"priorityClassName\":\"pc-high\",\"containers\":"
+	       "[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}");
+	w = wl_of("p");
+	wu = wl_of("u");
+	mgr_start();
+	{
+		char *wq = wl_of("q");
+
+		WAIT_FOR(exists("workloads", "default", wq), 10000);
+		ck_assert_str_eq(val("workloads", "default", wq,
+				     "spec.priority"), "50");
+		ck_assert_str_eq(val("workloads", "default", wq,
+				     "spec.priorityClassRef.name"), "pc-high");
+		free(wq);
+	}
+	WAIT_FOR(exists("workloads", "default", wu), 10000);
+	ck_assert_str_eq(val("workloads", "default", wu, "spec.queueName"),
+			 "");
+	spin(300);
+	ck_assert(!exists("workloads", "default", w));
+	create("workloadpriorityclasses", NULL,
+	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+	       "\"kind\":\"WorkloadPriorityClass\",\"metadata\":{\"name\":"
+	       "\"later\"},\"value\":7}");
+	WAIT_FOR(exists("workloads", "default", w), 10000);
+	ck_assert_str_eq(val("workloads", "default", w, "spec.priority"), "7");
+	WAIT_FOR(!job_suspended("p"), 10000);
+	ck_assert(job_suspended("u"));
+	free(w);
+	free(wu);
 }
 END_TEST
 
@@ -588,6 +765,8 @@ Suite *jobs_suite(void)
 	tcase_add_test(tc, delete_and_fail);
 	tcase_add_test(tc, running_without_workload);
 	tcase_add_test(tc, restart);
+	tcase_add_test(tc, eviction);
+	tcase_add_test(tc, priority_later_and_unlabelled);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1,0 +1,1260 @@
+/*
+ * scenario-bench: Kueue's scheduler performance scenarios
+ * (test/performance/scheduler: spec kueue-scheduler.md §8) against a
+ * running devcluster (test/e2e/devcluster: cueue-devserver plus
+ * cueue-manager), as rows for test/bench/run.sh (BENCHMARKS.md).
+ *
+ *   scenario-bench --cluster DIR --scenario baseline|large|quick
+ *                  [--timeout S] [--workers N]
+ *
+ * DIR is the devcluster's directory: DIR/kubeconfig gives the server URL,
+ * the CA (certificate-authority-data) and the bearer token; DIR/manager.pid
+ * and DIR/devserver.pid the processes whose CPU time and peak RSS are
+ * read from /proc; DIR/manager.log the QPS and burst the manager runs with
+ * (its "starting: ..., qps Q, burst B" line). Use a fresh devcluster per
+ * scenario: object names repeat across scenarios, and the peak RSS is the
+ * process's lifetime peak.
+ *
+ * What it does, as Kueue's runner does:
+ *  1. Setup from the generator: ResourceFlavor "rf"; per cohort c and
+ *     queue i a ClusterQueue cq-0-i-cohort-c (cohort-c, cpu nominal 20,
+ *     borrowingLimit 100, reclaimWithinCohort Any, withinClusterQueue
+ *     LowerPriority, BestEffortFIFO), a namespace of the same name and a
+ *     LocalQueue of the same name in it.
+ *  2. Generation: per ClusterQueue the three workload sets (small, medium,
+ *     large) run concurrently; the k-th workload of a set is due at
+ *     t0 + k x creationInterval (k = 1..count, Kueue waits the interval
+ *     before every creation). Workloads carry spec.priority (Kueue's
+ *     generator sets .Priority(p) on the Workload, no
+ *     WorkloadPriorityClass), the runtime label
+ *     kueue.x-k8s.io/performance-scheduler-running-ms, the class label and
+ *     our index label. Worker threads take the due creations in time
+ *     order; when they fall behind, creations start late (as Kueue's
+ *     sequential per-set loops do).
+ *  3. The fake job controller: one watch on every Workload. When a
+ *     workload is first seen Admitted=True, a JSON patch appending
+ *     Finished=True to status.conditions is due runtimeMs later (runtime
+ *     from the label's class); worker threads send it.
+ *  4. It stops when every workload has been created and seen Finished
+ *     (nothing pending or reserving), or at --timeout (exit 1 with a
+ *     count of pending / admitted-not-finished workloads per state).
+ *
+ * Clocks: condition timestamps are whole seconds, so every time is this
+ * program's CLOCK_MONOTONIC at ms resolution: a workload's creation is
+ * the moment before its POST is sent, admission and finish the moment the
+ * watch event carrying Admitted=True / Finished=True is read.
+ * TimeToAdmit = admission - creation. The cpu usage integral per
+ * ClusterQueue is our own bookkeeping: each workload contributes its cpu
+ * from its admission to its finish as observed; usage % is Kueue's formula
+ * (§8.1): sum of integrals x 100 / (sum of nominal cpu x (first creation
+ * due -> last finish)).
+ *
+ * Output: ROW lines (run.sh's format) on stdout, progress on stderr.
+ * Exit 0 when the scenario completed without a failed request, 1
+ * otherwise, 2 on bad usage.
+ *
+ * Threads (this program only; the project's thread rules are about the
+ * controller): the main thread (setup, waiting, report), W worker threads
+ * (creations and finish patches, each with its own curl handle), one watch
+ * thread. They share struct run under one mutex.
+ */
+#define _GNU_SOURCE
+#include <curl/curl.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/alloc.h"
+
+#define KAPI "/apis/kueue.x-k8s.io/v1beta2"
+#define RUNTIME_LABEL "kueue.x-k8s.io/performance-scheduler-running-ms"
+#define CLASS_LABEL "kueue.x-k8s.io/performance-scheduler-class"
+#define ID_LABEL "bench.cueue.dev/id"
+#define NOMINAL_CPU 20
+#define NOMINAL_STR "20"
+#define BORROW_STR "100"
+#define LINE_CAP (4u << 20) /* one watch event line */
+#define FINISH_TRIES 5
+
+enum { SMALL, MEDIUM, LARGE, NCLASS };
+static const char *const class_name[NCLASS] = { "small", "medium", "large" };
+
+struct wclass {
+	int count;       /* per ClusterQueue */
+	int interval_ms; /* creationIntervalMs */
+	int runtime_ms;
+	int priority;
+	int cpu;         /* whole cpus */
+};
+
+/* One scenario: the generator's shape and Kueue's figures for it. */
+struct scenario {
+	const char *name;
+	const char *title; /* row prefix */
+	int cohorts;
+	int cqs_per_cohort;
+	struct wclass cls[NCLASS];
+	int timeout_s;
+	/* anchors; 0 = none */
+	double a_wall_s, a_usage, a_tta_s[NCLASS], a_cpu_s, a_rss_mib;
+	double aim_wall_s; /* 0: none beyond 1.15 x floor */
+};
+
+static const struct scenario scenarios[] = {
+	{ "baseline", "Kueue baseline (5x6 CQs, 15,000 wl)", 5, 6,
+	  { { 350, 100, 200, 50, 1 }, { 100, 500, 500, 100, 5 },
+	    { 50, 1200, 1000, 200, 20 } },
+	  900, 351.1, 55.9, { 215.5, 76.8, 16.5 }, 139.4, 434.6, 0 },
+	{ "large", "Kueue large scale (10x100 CQs, 50,000 wl)", 10, 100,
+	  { { 35, 60, 150, 50, 1 }, { 11, 300, 350, 100, 5 },
+	    { 4, 700, 700, 200, 20 } },
+	  1500, 1179.4, 38.64, { 700.4, 256.4, 105.6 }, 0, 0, 60 },
+	{ "quick", "scenario quick (1x3 CQs, 60 wl)", 1, 3,
+	  { { 12, 100, 200, 50, 1 }, { 5, 300, 500, 100, 5 },
+	    { 3, 600, 1000, 200, 20 } },
+	  40, 0, 0, { 0, 0, 0 }, 0, 0, 0 },
+};
+
+struct wl {
+	int cq;
+	int cls;
+	int seq;          /* index within its set */
+	bool created;     /* POST answered 201 */
+	bool failed;      /* POST or finish patch failed for good */
+	bool admitted;
+	bool finished;
+	int64_t t_create; /* us, monotonic */
+	int64_t t_admit;
+	int64_t t_finish;
+};
+
+struct due {
+	int64_t at; /* us, monotonic */
+	int idx;
+};
+
+struct run {
+	const struct scenario *sc;
+	char *server;      /* owned: https://host:port */
+	char *auth;        /* owned: "Authorization: Bearer ..." or NULL */
+	unsigned char *ca; /* owned: PEM bytes, or NULL */
+	size_t ca_len;
+	int ncq;
+	char **cq_name; /* owned array of owned names */
+
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* CLOCK_MONOTONIC; work or progress */
+	struct wl *wls;    /* owned, nwl */
+	int nwl;
+	struct due *creates; /* owned, nwl, sorted by at */
+	int next_create;
+	struct due *heap;    /* owned min-heap of finish patches */
+	size_t nheap, capheap;
+	int ncreated, nadmitted, nfinished, nfailed, nevicted;
+	int nerrors;         /* failed requests, including retried ones */
+	bool stop;
+	bool watch_failed;
+	char *last_rv;       /* owned; the watch's last resourceVersion */
+	int64_t t0;          /* us: generation start */
+	int64_t t_last_finish;
+};
+
+static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("scenario-bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	exit(1);
+}
+
+static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("scenario-bench: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+static int64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- the devcluster's files ---- */
+
+static char *read_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, len = 0, n;
+
+	if (!f)
+		return NULL;
+	do {
+		XGROW(buf, cap, len + 4096 + 1);
+		n = fread(buf + len, 1, cap - len - 1, f);
+		len += n;
+	} while (n > 0);
+	buf[len] = '\0';
+	fclose(f);
+	return buf;
+}
+
+/* The value after "key:" on the first line that has it, trimmed. */
+static char *yaml_value(const char *text, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+
+	while (p && *p) {
+		const char *q = p;
+		const char *eol = strchr(p, '\n');
+		size_t n;
+
+		while (*q == ' ' || *q == '-')
+			q++;
+		if (!strncmp(q, key, klen) && q[klen] == ':') {
+			q += klen + 1;
+			while (*q == ' ')
+				q++;
+			n = eol ? (size_t)(eol - q) : strlen(q);
+			while (n > 0 && (q[n - 1] == ' ' || q[n - 1] == '\r'))
+				n--;
+			if (n >= 2 && (q[0] == '"' || q[0] == '\'')) {
+				q++;
+				n -= 2;
+			}
+			return xstrndup(q, n);
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return NULL;
+}
+
+static void read_kubeconfig(struct run *r, const char *dir)
+{
+	char *path = xasprintf("%s/kubeconfig", dir);
+	char *text = read_file(path);
+	char *token, *cad;
+
+	if (!text)
+		die("cannot read %s: %s", path, strerror(errno));
+	r->server = yaml_value(text, "server");
+	if (!r->server)
+		die("%s: no server", path);
+	token = yaml_value(text, "token");
+	if (token)
+		r->auth = xasprintf("Authorization: Bearer %s", token);
+	cad = yaml_value(text, "certificate-authority-data");
+	if (cad) {
+		size_t n = strlen(cad);
+		int got;
+
+		r->ca = xmalloc(n / 4 * 3 + 4);
+		got = EVP_DecodeBlock(r->ca, (unsigned char *)cad, (int)n);
+		if (got < 0)
+			die("%s: bad certificate-authority-data", path);
+		r->ca_len = (size_t)got;
+		while (r->ca_len > 0 && r->ca[r->ca_len - 1] == '\0')
+			r->ca_len--; /* base64 padding */
+	}
+	free(cad);
+	free(token);
+	free(text);
+	free(path);
+}
+
+/* pid from DIR/NAME.pid, or 0. */
+static long read_pid(const char *dir, const char *name)
+{
+	char *path = xasprintf("%s/%s.pid", dir, name);
+	char *text = read_file(path);
+	long pid = text ? strtol(text, NULL, 10) : 0;
+
+	free(text);
+	free(path);
+	return pid;
+}
+
+/* utime + stime of pid in seconds, or -1. */
+static double proc_cpu_s(long pid)
+{
+	char path[64];
+	char *text, *p;
+	unsigned long ut = 0, st = 0;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
+	text = read_file(path);
+	if (!text)
+		return -1;
+	p = strrchr(text, ')'); /* comm may hold spaces */
+	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
+			 &ut, &st) != 2) {
+		free(text);
+		return -1;
+	}
+	free(text);
+	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* VmHWM of pid in MiB, or -1. */
+static double proc_hwm_mib(long pid)
+{
+	char path[64];
+	char *text, *p;
+	double kib = -1;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	text = read_file(path);
+	if (!text)
+		return -1;
+	p = strstr(text, "\nVmHWM:");
+	if (p)
+		kib = strtod(p + 7, NULL);
+	free(text);
+	return kib < 0 ? -1 : kib / 1024.0;
+}
+
+/* The manager's effective QPS and burst from its last start line. */
+static char *manager_limits(const char *dir)
+{
+	char *path = xasprintf("%s/manager.log", dir);
+	char *text = read_file(path);
+	char *res = NULL;
+	const char *p = text, *hit = NULL;
+
+	while (p && (p = strstr(p, ", qps "))) {
+		hit = p;
+		p++;
+	}
+	if (hit) {
+		double qps = 0;
+		long burst = 0;
+
+		if (sscanf(hit, ", qps %lf, burst %ld", &qps, &burst) == 2)
+			res = xasprintf("QPS %g / burst %ld", qps, burst);
+	}
+	free(text);
+	free(path);
+	return res ? res : xstrdup("QPS/burst unknown");
+}
+
+/* ---- HTTP ---- */
+
+struct conn {
+	CURL *h;
+	char *buf; /* response body, NUL-terminated */
+	size_t len, cap;
+};
+
+static size_t conn_data(char *data, size_t size, size_t nmemb, void *cls)
+{
+	struct conn *c = cls;
+	size_t n = size * nmemb;
+
+	XGROW(c->buf, c->cap, c->len + n + 1);
+	memcpy(c->buf + c->len, data, n);
+	c->len += n;
+	c->buf[c->len] = '\0';
+	return n;
+}
+
+static void tls_opts(const struct run *r, CURL *h)
+{
+	if (r->ca) {
+		struct curl_blob blob = { r->ca, r->ca_len, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+	}
+}
+
+static void conn_init(const struct run *r, struct conn *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->h = curl_easy_init();
+	if (!c->h)
+		die("curl_easy_init failed");
+	curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, 30000L);
+	curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, conn_data);
+	curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
+	tls_opts(r, c->h);
+}
+
+static void conn_free(struct conn *c)
+{
+	curl_easy_cleanup(c->h);
+	free(c->buf);
+}
+
+/* One request; returns the HTTP status, or 0 when the transfer failed. */
+static long request(const struct run *r, struct conn *c, const char *method,
+		    const char *path, const char *ctype, const char *body)
+{
+	struct curl_slist *hdrs = NULL;
+	char *url = xasprintf("%s%s", r->server, path);
+	char *ct = NULL;
+	long code = 0;
+	CURLcode rc;
+
+	c->len = 0;
+	if (c->buf)
+		c->buf[0] = '\0';
+	if (r->auth)
+		hdrs = curl_slist_append(hdrs, r->auth);
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	hdrs = curl_slist_append(hdrs, "Expect:");
+	if (ctype) {
+		ct = xasprintf("Content-Type: %s", ctype);
+		hdrs = curl_slist_append(hdrs, ct);
+	}
+	curl_easy_setopt(c->h, CURLOPT_URL, url);
+	curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hdrs);
+	if (body) {
+		curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+	} else {
+		curl_easy_setopt(c->h, CURLOPT_HTTPGET, 1L);
+	}
+	curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, method);
+	rc = curl_easy_perform(c->h);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &code);
+	else
+		note("%s %s: %s", method, path, curl_easy_strerror(rc));
+	curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(hdrs);
+	free(ct);
+	free(url);
+	return code;
+}
+
+/* POST that must answer 201 (setup objects); dies otherwise. */
+static void create(const struct run *r, struct conn *c, const char *path,
+		   json_t *obj)
+{
+	char *body = json_dumps(obj, JSON_COMPACT);
+	long code = request(r, c, "POST", path, "application/json", body);
+
+	if (code != 201)
+		die("POST %s: HTTP %ld: %.300s", path, code, c->buf ? c->buf : "");
+	free(body);
+	json_decref(obj);
+}
+
+/* ---- setup ---- */
+
+static void setup(struct run *r)
+{
+	const struct scenario *sc = r->sc;
+	struct conn c;
+	int i;
+
+	conn_init(r, &c);
+	create(r, &c, KAPI "/resourceflavors",
+	       json_pack("{s:s, s:s, s:{s:s}}", "apiVersion",
+			 "kueue.x-k8s.io/v1beta2", "kind", "ResourceFlavor",
+			 "metadata", "name", "rf"));
+	for (i = 0; i < r->ncq; i++) {
+		const char *n = r->cq_name[i];
+		char *cohort = xasprintf("cohort-%d", i / sc->cqs_per_cohort);
+		char *path;
+
+		create(r, &c, "/api/v1/namespaces",
+		       json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1",
+				 "kind", "Namespace", "metadata", "name", n));
+		create(r, &c, KAPI "/clusterqueues",
+		       json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:{}, "
+				 "s:s, s:{s:s, s:s}, s:[{s:[s], s:[{s:s, "
+				 "s:[{s:s, s:s, s:s}]}]}]}}",
+				 "apiVersion", "kueue.x-k8s.io/v1beta2",
+				 "kind", "ClusterQueue",
+				 "metadata", "name", n, "labels", CLASS_LABEL, "cq",
+				 "spec", "cohortName", cohort,
+				 "namespaceSelector",
+				 "queueingStrategy", "BestEffortFIFO",
+				 "preemption", "reclaimWithinCohort", "Any",
+				 "withinClusterQueue", "LowerPriority",
+				 "resourceGroups", "coveredResources", "cpu",
+				 "flavors", "name", "rf", "resources", "name",
+				 "cpu", "nominalQuota", NOMINAL_STR,
+				 "borrowingLimit", BORROW_STR));
+		path = xasprintf("/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues", n);
+		create(r, &c, path,
+		       json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}",
+				 "apiVersion", "kueue.x-k8s.io/v1beta2",
+				 "kind", "LocalQueue", "metadata", "name", n,
+				 "namespace", n, "spec", "clusterQueue", n));
+		free(path);
+		free(cohort);
+	}
+	conn_free(&c);
+}
+
+/* The Workload objects and the creation schedule. */
+static int due_cmp(const void *a, const void *b)
+{
+	const struct due *x = a, *y = b;
+
+	if (x->at != y->at)
+		return x->at < y->at ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+static void plan(struct run *r)
+{
+	const struct scenario *sc = r->sc;
+	int per_cq = 0, q, k, i, n = 0;
+
+	for (k = 0; k < NCLASS; k++)
+		per_cq += sc->cls[k].count;
+	r->nwl = per_cq * r->ncq;
+	r->wls = xcalloc((size_t)r->nwl, sizeof(*r->wls));
+	r->creates = xcalloc((size_t)r->nwl, sizeof(*r->creates));
+	for (q = 0; q < r->ncq; q++)
+		for (k = 0; k < NCLASS; k++)
+			for (i = 0; i < sc->cls[k].count; i++, n++) {
+				r->wls[n].cq = q;
+				r->wls[n].cls = k;
+				r->wls[n].seq = i;
+				r->creates[n].idx = n;
+				r->creates[n].at = (int64_t)(i + 1) *
+						   sc->cls[k].interval_ms * 1000;
+			}
+	qsort(r->creates, (size_t)r->nwl, sizeof(*r->creates), due_cmp);
+}
+
+/* ---- finish heap (under mu) ---- */
+
+static void heap_push(struct run *r, int64_t at, int idx)
+{
+	size_t i;
+
+	XGROW(r->heap, r->capheap, r->nheap + 1);
+	i = r->nheap++;
+	while (i > 0 && r->heap[(i - 1) / 2].at > at) {
+		r->heap[i] = r->heap[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	r->heap[i] = (struct due){ at, idx };
+}
+
+static struct due heap_pop(struct run *r)
+{
+	struct due top = r->heap[0], last = r->heap[--r->nheap];
+	size_t i = 0, n = r->nheap;
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= n)
+			break;
+		if (c + 1 < n && r->heap[c + 1].at < r->heap[c].at)
+			c++;
+		if (r->heap[c].at >= last.at)
+			break;
+		r->heap[i] = r->heap[c];
+		i = c;
+	}
+	if (n > 0)
+		r->heap[i] = last;
+	return top;
+}
+
+/* ---- workers ---- */
+
+static void wl_name(const struct run *r, int idx, char *buf, size_t cap)
+{
+	const struct wl *w = &r->wls[idx];
+
+	/* Kueue: <class>-<setIdx>-<seq>-<templateIdx> */
+	snprintf(buf, cap, "%s-%d-%d-0", class_name[w->cls], w->cls, w->seq);
+}
+
+static void do_create(struct run *r, struct conn *c, int idx)
+{
+	const struct wl *w = &r->wls[idx];
+	const struct wclass *k = &r->sc->cls[w->cls];
+	const char *ns = r->cq_name[w->cq];
+	char name[64], rt[16], id[16], cpu[16], *path, *body;
+	json_t *o;
+	long code;
+	int64_t t;
+
+	wl_name(r, idx, name, sizeof(name));
+	snprintf(rt, sizeof(rt), "%d", k->runtime_ms);
+	snprintf(id, sizeof(id), "%d", idx);
+	snprintf(cpu, sizeof(cpu), "%d", k->cpu);
+	o = json_pack("{s:s, s:s, s:{s:s, s:s, s:{s:s, s:s, s:s}}, "
+		      "s:{s:s, s:i, s:[{s:s, s:i, s:{s:{s:s, s:[{s:s, s:s, "
+		      "s:{s:{s:s}}}]}}}]}}",
+		      "apiVersion", "kueue.x-k8s.io/v1beta2", "kind", "Workload",
+		      "metadata", "name", name, "namespace", ns, "labels",
+		      RUNTIME_LABEL, rt, CLASS_LABEL, class_name[w->cls],
+		      ID_LABEL, id,
+		      "spec", "queueName", ns, "priority", k->priority,
+		      "podSets", "name", "main", "count", 1, "template", "spec",
+		      "restartPolicy", "Never", "containers", "name", "c",
+		      "image", "pause", "resources", "requests", "cpu", cpu);
+	body = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	path = xasprintf(KAPI "/namespaces/%s/workloads", ns);
+	t = now_us();
+	pthread_mutex_lock(&r->mu);
+	r->wls[idx].t_create = t;
+	pthread_mutex_unlock(&r->mu);
+	code = request(r, c, "POST", path, "application/json", body);
+	pthread_mutex_lock(&r->mu);
+	if (code == 201) {
+		r->wls[idx].created = true;
+		r->ncreated++;
+	} else {
+		note("create %s/%s: HTTP %ld: %.200s", ns, name, code,
+		     c->buf ? c->buf : "");
+		r->wls[idx].failed = true;
+		r->nfailed++;
+		r->nerrors++;
+		pthread_cond_broadcast(&r->cv);
+	}
+	pthread_mutex_unlock(&r->mu);
+	free(path);
+	free(body);
+}
+
+static const char finish_patch[] =
+	"[{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":"
+	"{\"type\":\"Finished\",\"status\":\"True\",\"reason\":\"Succeeded\","
+	"\"message\":\"finished by scenario-bench\","
+	"\"lastTransitionTime\":\"%s\"}}]";
+
+static void do_finish(struct run *r, struct conn *c, int idx)
+{
+	const struct wl *w = &r->wls[idx];
+	char name[64], ts[32], body[512], *path;
+	time_t now = time(NULL);
+	struct tm tm;
+	long code = 0;
+	int tries;
+
+	wl_name(r, idx, name, sizeof(name));
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(body, sizeof(body), finish_patch, ts);
+	path = xasprintf(KAPI "/namespaces/%s/workloads/%s/status",
+			 r->cq_name[w->cq], name);
+	for (tries = 0; tries < FINISH_TRIES; tries++) {
+		code = request(r, c, "PATCH", path,
+			       "application/json-patch+json", body);
+		if (code == 200)
+			break;
+		note("finish %s/%s: HTTP %ld: %.200s", r->cq_name[w->cq], name,
+		     code, c->buf ? c->buf : "");
+		pthread_mutex_lock(&r->mu);
+		r->nerrors++;
+		pthread_mutex_unlock(&r->mu);
+		usleep(100000);
+	}
+	if (code != 200) {
+		pthread_mutex_lock(&r->mu);
+		r->wls[idx].failed = true;
+		r->nfailed++;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+	}
+	free(path);
+}
+
+static void *worker_main(void *arg)
+{
+	struct run *r = arg;
+	struct conn c;
+
+	conn_init(r, &c);
+	pthread_mutex_lock(&r->mu);
+	while (!r->stop) {
+		int64_t now = now_us(), next = INT64_MAX;
+		int64_t tc = r->next_create < r->nwl
+				     ? r->t0 + r->creates[r->next_create].at
+				     : INT64_MAX;
+		int64_t tf = r->nheap > 0 ? r->heap[0].at : INT64_MAX;
+		struct timespec ts;
+
+		if (tf <= now && tf <= tc) {
+			struct due d = heap_pop(r);
+
+			pthread_mutex_unlock(&r->mu);
+			do_finish(r, &c, d.idx);
+			pthread_mutex_lock(&r->mu);
+			continue;
+		}
+		if (tc <= now) {
+			int idx = r->creates[r->next_create++].idx;
+
+			pthread_mutex_unlock(&r->mu);
+			do_create(r, &c, idx);
+			pthread_mutex_lock(&r->mu);
+			continue;
+		}
+		next = tc < tf ? tc : tf;
+		if (next == INT64_MAX)
+			next = now + 1000000;
+		ts.tv_sec = next / 1000000;
+		ts.tv_nsec = (next % 1000000) * 1000;
+		pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+	}
+	pthread_mutex_unlock(&r->mu);
+	conn_free(&c);
+	return NULL;
+}
+
+/* ---- the watch (fake job controller's eyes) ---- */
+
+struct watch {
+	struct run *r;
+	char *line;
+	size_t len, cap;
+	bool overflow;
+};
+
+static bool cond_true(json_t *conds, const char *type)
+{
+	size_t i;
+	json_t *cd;
+
+	json_array_foreach(conds, i, cd) {
+		const char *t = json_string_value(json_object_get(cd, "type"));
+		const char *s = json_string_value(json_object_get(cd, "status"));
+
+		if (t && s && !strcmp(t, type) && !strcmp(s, "True"))
+			return true;
+	}
+	return false;
+}
+
+/* One event; under no lock. */
+static void watch_event(struct watch *w, const char *p, size_t n)
+{
+	struct run *r = w->r;
+	json_error_t jerr;
+	json_t *ev = json_loadb(p, n, 0, &jerr), *obj, *meta, *conds;
+	const char *type, *rv, *id;
+	int64_t now = now_us();
+	bool adm, fin, evicted;
+	long idx;
+
+	if (!ev) {
+		note("watch: bad event line: %s", jerr.text);
+		return;
+	}
+	type = json_string_value(json_object_get(ev, "type"));
+	obj = json_object_get(ev, "object");
+	meta = json_object_get(obj, "metadata");
+	if (type && !strcmp(type, "ERROR")) {
+		char *s = json_dumps(obj, JSON_COMPACT);
+
+		note("watch: ERROR event: %.300s", s ? s : "");
+		free(s);
+		pthread_mutex_lock(&r->mu);
+		r->watch_failed = true;
+		pthread_cond_broadcast(&r->cv);
+		pthread_mutex_unlock(&r->mu);
+		json_decref(ev);
+		return;
+	}
+	rv = json_string_value(json_object_get(meta, "resourceVersion"));
+	id = json_string_value(json_object_get(json_object_get(meta, "labels"),
+					       ID_LABEL));
+	idx = id ? strtol(id, NULL, 10) : -1;
+	conds = json_object_get(json_object_get(obj, "status"), "conditions");
+	adm = cond_true(conds, "Admitted");
+	fin = cond_true(conds, "Finished");
+	evicted = cond_true(conds, "Evicted");
+	pthread_mutex_lock(&r->mu);
+	if (rv) {
+		free(r->last_rv);
+		r->last_rv = xstrdup(rv);
+	}
+	if (idx >= 0 && idx < r->nwl && type && strcmp(type, "DELETED")) {
+		struct wl *x = &r->wls[idx];
+
+		if (adm && !x->admitted) {
+			x->admitted = true;
+			x->t_admit = now;
+			r->nadmitted++;
+			heap_push(r, now + (int64_t)r->sc->cls[x->cls].runtime_ms *
+						   1000, (int)idx);
+			pthread_cond_broadcast(&r->cv);
+		}
+		if (evicted && !fin)
+			r->nevicted++;
+		if (fin && !x->finished) {
+			x->finished = true;
+			x->t_finish = now;
+			if (!x->admitted) /* Finished without Admitted: flag it */
+				note("watch: workload %ld finished, never seen admitted",
+				     idx);
+			r->nfinished++;
+			r->t_last_finish = now;
+			pthread_cond_broadcast(&r->cv);
+		}
+	}
+	pthread_mutex_unlock(&r->mu);
+	json_decref(ev);
+}
+
+static size_t watch_data(char *data, size_t size, size_t nmemb, void *cls)
+{
+	struct watch *w = cls;
+	size_t n = size * nmemb, i, start = 0;
+
+	for (i = 0; i < n; i++) {
+		if (data[i] != '\n')
+			continue;
+		if (w->len + (i - start) > LINE_CAP)
+			w->overflow = true;
+		if (!w->overflow) {
+			XGROW(w->line, w->cap, w->len + (i - start) + 1);
+			memcpy(w->line + w->len, data + start, i - start);
+			w->len += i - start;
+			if (w->len > 0)
+				watch_event(w, w->line, w->len);
+		} else {
+			note("watch: event line over %u bytes dropped", LINE_CAP);
+		}
+		w->len = 0;
+		w->overflow = false;
+		start = i + 1;
+	}
+	if (start < n && !w->overflow) {
+		if (w->len + (n - start) > LINE_CAP) {
+			w->overflow = true;
+		} else {
+			XGROW(w->line, w->cap, w->len + (n - start) + 1);
+			memcpy(w->line + w->len, data + start, n - start);
+			w->len += n - start;
+		}
+	}
+	return n;
+}
+
+static int watch_progress(void *cls, curl_off_t a, curl_off_t b, curl_off_t c,
+			  curl_off_t d)
+{
+	struct run *r = cls;
+	bool stop;
+
+	(void)a;
+	(void)b;
+	(void)c;
+	(void)d;
+	pthread_mutex_lock(&r->mu);
+	stop = r->stop;
+	pthread_mutex_unlock(&r->mu);
+	return stop ? 1 : 0;
+}
+
+static void *watch_main(void *arg)
+{
+	struct run *r = arg;
+	struct watch w = { .r = r };
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdrs = NULL;
+
+	if (!h)
+		die("curl_easy_init failed");
+	if (r->auth)
+		hdrs = curl_slist_append(hdrs, r->auth);
+	hdrs = curl_slist_append(hdrs, "Accept: application/json");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
+	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, watch_progress);
+	curl_easy_setopt(h, CURLOPT_XFERINFODATA, r);
+	tls_opts(r, h);
+	for (;;) {
+		char *url;
+		CURLcode rc;
+		bool stop;
+
+		pthread_mutex_lock(&r->mu);
+		stop = r->stop || r->watch_failed;
+		url = xasprintf("%s" KAPI "/workloads?watch=1&resourceVersion=%s",
+				r->server, r->last_rv ? r->last_rv : "0");
+		pthread_mutex_unlock(&r->mu);
+		if (stop) {
+			free(url);
+			break;
+		}
+		w.len = 0;
+		w.overflow = false;
+		curl_easy_setopt(h, CURLOPT_URL, url);
+		rc = curl_easy_perform(h);
+		free(url);
+		pthread_mutex_lock(&r->mu);
+		stop = r->stop;
+		pthread_mutex_unlock(&r->mu);
+		if (stop)
+			break;
+		/* The server ended the stream (its timeout): resume. */
+		if (rc != CURLE_OK) {
+			note("watch: %s; reconnecting", curl_easy_strerror(rc));
+			usleep(200000);
+		}
+	}
+	curl_slist_free_all(hdrs);
+	curl_easy_cleanup(h);
+	free(w.line);
+	return NULL;
+}
+
+/* The list's resourceVersion, to watch from. */
+static char *list_rv(const struct run *r)
+{
+	struct conn c;
+	json_t *o;
+	char *rv = NULL;
+	long code;
+
+	conn_init(r, &c);
+	code = request(r, &c, "GET", KAPI "/workloads?limit=1", NULL, NULL);
+	if (code != 200)
+		die("list workloads: HTTP %ld", code);
+	o = json_loads(c.buf, 0, NULL);
+	if (o) {
+		const char *s = json_string_value(json_object_get(
+			json_object_get(o, "metadata"), "resourceVersion"));
+		if (s)
+			rv = xstrdup(s);
+	}
+	json_decref(o);
+	conn_free(&c);
+	if (!rv)
+		die("list workloads: no resourceVersion");
+	return rv;
+}
+
+/* ---- the report ---- */
+
+static void fmt_num(char *buf, size_t cap, double v, int prec)
+{
+	if (v < 0)
+		snprintf(buf, cap, "—");
+	else
+		snprintf(buf, cap, "%.*f", prec, v);
+}
+
+static void row(const struct scenario *sc, const char *metric, double fig,
+		int prec, const char *unit, double anchor, const char *aunit,
+		const char *note_text)
+{
+	char f[32], a[64], ra[32];
+
+	fmt_num(f, sizeof(f), fig, prec);
+	if (anchor > 0) {
+		snprintf(a, sizeof(a), "%g %s", anchor, aunit);
+		if (fig >= 0)
+			snprintf(ra, sizeof(ra), "%.3g", fig / anchor);
+		else
+			snprintf(ra, sizeof(ra), "—");
+	} else {
+		snprintf(a, sizeof(a), "—");
+		snprintf(ra, sizeof(ra), "—");
+	}
+	printf("ROW\t%s: %s\t%s\t%s\t%s\t%s\t%s\n", sc->title, metric, f, unit,
+	       a, ra, note_text);
+}
+
+static void report(struct run *r, double wall_s, double mcpu, double mhwm,
+		   double dcpu, const char *limits, const char *load)
+{
+	const struct scenario *sc = r->sc;
+	double demand = 0, gen_s = 0, cap = (double)r->ncq * NOMINAL_CPU;
+	double used = 0, tta[NCLASS] = { 0 }, floor_s, usage;
+	int ntta[NCLASS] = { 0 }, k, i;
+	char *n;
+
+	for (k = 0; k < NCLASS; k++) {
+		const struct wclass *c = &sc->cls[k];
+		double g = (double)c->count * c->interval_ms / 1000.0;
+
+		demand += (double)r->ncq * c->count * c->cpu * c->runtime_ms / 1000.0;
+		if (g > gen_s)
+			gen_s = g;
+	}
+	floor_s = demand / cap > gen_s ? demand / cap : gen_s;
+	for (i = 0; i < r->nwl; i++) {
+		const struct wl *w = &r->wls[i];
+
+		if (!w->admitted)
+			continue;
+		tta[w->cls] += (double)(w->t_admit - w->t_create) / 1e6;
+		ntta[w->cls]++;
+		if (w->finished)
+			used += (double)sc->cls[w->cls].cpu *
+				(double)(w->t_finish - w->t_admit) / 1e6;
+	}
+	usage = used * 100.0 / (cap * wall_s);
+
+	n = xasprintf("first creation due -> last Finished seen by "
+		      "scenario-bench's watch (Kueue: minimalkueue's process "
+		      "wall); manager at %s (Kueue's runner: 50/100); cueue has "
+		      "no preemption yet: the CQs still ask for "
+		      "reclaimWithinCohort Any / withinClusterQueue "
+		      "LowerPriority; load at the end %s",
+		      limits, load);
+	row(sc, "wall time", wall_s, 1, "s", sc->a_wall_s, "s", n);
+	free(n);
+	n = xasprintf("max(total cpu-seconds demanded %.0f / total nominal "
+		      "%.0f cpu = %.1f s, generation bound %.1f s: the "
+		      "slowest set's count x interval); aim: wall <= 1.15 x floor",
+		      demand, cap, demand / cap, gen_s);
+	row(sc, "quota floor", floor_s, 1, "s", 0, "", n);
+	free(n);
+	row(sc, "wall / floor", wall_s / floor_s, 2, "x", 1.15, "(aim)",
+	    "wall time / quota floor; anchor: the aim 1.15");
+	if (sc->aim_wall_s > 0)
+		row(sc, "wall time vs aim", wall_s, 1, "s", sc->aim_wall_s,
+		    "s (aim)", "wall time against the issue's aim for this scale");
+	row(sc, "CQ usage", usage, 1, "%", sc->a_usage, "%",
+	    "Kueue's formula (spec §8.1): sum over CQs of the cpu integral x 100 "
+	    "/ (sum of nominal cpu x wall); the integral is our bookkeeping "
+	    "(each workload's cpu from its Admitted to its Finished watch "
+	    "event); aim >= 85 %");
+	for (k = NCLASS - 1; k >= 0; k--) {
+		char m[64];
+
+		snprintf(m, sizeof(m), "avg time to admission, %s", class_name[k]);
+		row(sc, m, ntta[k] ? tta[k] / ntta[k] : -1, 2, "s",
+		    sc->a_tta_s[k], "s",
+		    "scenario-bench's monotonic clock (ms): before the create "
+		    "POST -> the watch event with Admitted=True (condition "
+		    "times are whole seconds); mean over the class");
+	}
+	row(sc, "manager CPU", mcpu, 2, "s", sc->a_cpu_s, "s",
+	    "utime+stime of the manager pid (/proc/PID/stat) over the scenario "
+	    "(setup to the end); Kueue: minimalkueue user+sys, whole process");
+	row(sc, "manager CPU per workload", mcpu >= 0 ? mcpu * 1000 / r->nwl : -1,
+	    3, "ms", 0.5, "ms (aim)", "manager CPU / workloads; anchor: the aim");
+	n = xasprintf("VmHWM of the manager pid (/proc/PID/status; a fresh "
+		      "manager per scenario); aim <= 64 MiB; the devserver used "
+		      "%.1f s CPU", dcpu);
+	row(sc, "manager max RSS", mhwm, 1, "MiB", sc->a_rss_mib, "MiB", n);
+	free(n);
+}
+
+/* ---- main ---- */
+
+static void usage_exit(void)
+{
+	fprintf(stderr, "usage: scenario-bench --cluster DIR "
+			"--scenario baseline|large|quick [--timeout S] "
+			"[--workers N]\n");
+	exit(2);
+}
+
+static char *loadavg(void)
+{
+	char *t = read_file("/proc/loadavg");
+	char a[16], b[16], c[16];
+	char *s;
+
+	if (!t || sscanf(t, "%15s %15s %15s", a, b, c) != 3)
+		s = xstrdup("?");
+	else
+		s = xasprintf("%s %s %s", a, b, c);
+	free(t);
+	return s;
+}
+
+int main(int argc, char **argv)
+{
+	const char *dir = NULL, *name = NULL;
+	struct run r = { 0 };
+	pthread_condattr_t ca;
+	pthread_t *workers, watcher;
+	int nworkers = 6, timeout_s = 0, i, rc = 0;
+	long mpid, dpid;
+	double mcpu0, dcpu0, wall_s;
+	char *limits, *load;
+	int64_t deadline, last_print;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--cluster") && i + 1 < argc)
+			dir = argv[++i];
+		else if (!strcmp(argv[i], "--scenario") && i + 1 < argc)
+			name = argv[++i];
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
+			timeout_s = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--workers") && i + 1 < argc)
+			nworkers = atoi(argv[++i]);
+		else
+			usage_exit();
+	}
+	if (!dir || !name || nworkers < 1)
+		usage_exit();
+	for (i = 0; i < (int)(sizeof(scenarios) / sizeof(scenarios[0])); i++)
+		if (!strcmp(scenarios[i].name, name))
+			r.sc = &scenarios[i];
+	if (!r.sc)
+		usage_exit();
+	if (timeout_s <= 0)
+		timeout_s = r.sc->timeout_s;
+
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	read_kubeconfig(&r, dir);
+	mpid = read_pid(dir, "manager");
+	dpid = read_pid(dir, "devserver");
+	if (mpid <= 0)
+		note("no manager pid in %s: no CPU/RSS figures", dir);
+	limits = manager_limits(dir);
+	pthread_mutex_init(&r.mu, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&r.cv, &ca);
+	pthread_condattr_destroy(&ca);
+
+	r.ncq = r.sc->cohorts * r.sc->cqs_per_cohort;
+	r.cq_name = xcalloc((size_t)r.ncq, sizeof(*r.cq_name));
+	for (i = 0; i < r.ncq; i++)
+		r.cq_name[i] = xasprintf("cq-0-%d-cohort-%d",
+					 i % r.sc->cqs_per_cohort,
+					 i / r.sc->cqs_per_cohort);
+	plan(&r);
+	note("%s: %d ClusterQueues, %d workloads, manager pid %ld (%s)",
+	     r.sc->name, r.ncq, r.nwl, mpid, limits);
+
+	mcpu0 = proc_cpu_s(mpid);
+	dcpu0 = proc_cpu_s(dpid);
+	setup(&r);
+	r.last_rv = list_rv(&r);
+	note("setup done; generating");
+	if (pthread_create(&watcher, NULL, watch_main, &r))
+		die("pthread_create failed");
+	workers = xcalloc((size_t)nworkers, sizeof(*workers));
+	pthread_mutex_lock(&r.mu);
+	r.t0 = now_us();
+	pthread_mutex_unlock(&r.mu);
+	for (i = 0; i < nworkers; i++)
+		if (pthread_create(&workers[i], NULL, worker_main, &r))
+			die("pthread_create failed");
+
+	deadline = r.t0 + (int64_t)timeout_s * 1000000;
+	last_print = r.t0;
+	pthread_mutex_lock(&r.mu);
+	for (;;) {
+		int64_t now = now_us(), wake = now + 1000000;
+		struct timespec ts;
+
+		if (r.nfinished + r.nfailed >= r.nwl || r.watch_failed)
+			break;
+		if (now >= deadline) {
+			rc = 1;
+			break;
+		}
+		if (now - last_print >= 5000000) {
+			note("%.0f s: %d created, %d admitted, %d finished, %d failed",
+			     (double)(now - r.t0) / 1e6, r.ncreated, r.nadmitted,
+			     r.nfinished, r.nfailed);
+			last_print = now;
+		}
+		ts.tv_sec = wake / 1000000;
+		ts.tv_nsec = (wake % 1000000) * 1000;
+		pthread_cond_timedwait(&r.cv, &r.mu, &ts);
+	}
+	r.stop = true;
+	pthread_cond_broadcast(&r.cv);
+	pthread_mutex_unlock(&r.mu);
+	for (i = 0; i < nworkers; i++)
+		pthread_join(workers[i], NULL);
+	pthread_join(watcher, NULL);
+	free(workers);
+
+	load = loadavg();
+	if (rc || r.watch_failed || r.nfailed > 0 || r.nerrors > 0) {
+		int pend = 0, adm = 0, notcr = 0;
+
+		for (i = 0; i < r.nwl; i++) {
+			const struct wl *w = &r.wls[i];
+
+			if (!w->created)
+				notcr++;
+			else if (!w->admitted)
+				pend++;
+			else if (!w->finished)
+				adm++;
+		}
+		note("%s: %s: %d not created, %d pending (never seen "
+		     "admitted), %d admitted but not seen finished, %d failed "
+		     "for good, %d request errors", r.sc->name,
+		     rc ? "TIMED OUT" : "FAILED", notcr, pend, adm, r.nfailed,
+		     r.nerrors);
+		for (i = 0; i < r.nwl && pend > 0; i++) {
+			const struct wl *w = &r.wls[i];
+			char nm[64];
+
+			if (w->created && !w->admitted) {
+				wl_name(&r, i, nm, sizeof(nm));
+				note("first pending workload: %s/%s",
+				     r.cq_name[w->cq], nm);
+				break;
+			}
+		}
+		rc = 1;
+	} else {
+		double mcpu1 = proc_cpu_s(mpid), dcpu1 = proc_cpu_s(dpid);
+
+		wall_s = (double)(r.t_last_finish - r.t0) / 1e6;
+		note("%s: done in %.1f s; %d evicted events seen", r.sc->name,
+		     wall_s, r.nevicted);
+		report(&r, wall_s, mcpu0 >= 0 && mcpu1 >= 0 ? mcpu1 - mcpu0 : -1,
+		       proc_hwm_mib(mpid),
+		       dcpu0 >= 0 && dcpu1 >= 0 ? dcpu1 - dcpu0 : -1, limits,
+		       load);
+	}
+
+	free(load);
+	free(limits);
+	for (i = 0; i < r.ncq; i++)
+		free(r.cq_name[i]);
+	free(r.cq_name);
+	free(r.wls);
+	free(r.creates);
+	free(r.heap);
+	free(r.last_rv);
+	free(r.server);
+	free(r.auth);
+	free(r.ca);
+	pthread_cond_destroy(&r.cv);
+	pthread_mutex_destroy(&r.mu);
+	curl_global_cleanup();
+	return rc;
+}
