@@ -117,10 +117,12 @@ benches=(
 	# A fresh devcluster per scenario (run.sh --scenario, above).
 )
 if [ "$quick" = 1 ]; then
-	benches+=("scenario quick|60|30|$top/test/bench/run.sh --scenario quick")
+	benches+=("scenario quick|60|60|$top/test/bench/run.sh --scenario quick")
 else
-	benches+=("scenario baseline|900|30|$top/test/bench/run.sh --scenario baseline"
-		"scenario large|1500|30|$top/test/bench/run.sh --scenario large")
+	# timeouts: scenario-bench's own (600 s, 1200 s) plus a minute, so
+	# that its own timeout reports what was still pending
+	benches+=("scenario baseline|660|60|$top/test/bench/run.sh --scenario baseline"
+		"scenario large|1260|60|$top/test/bench/run.sh --scenario large")
 fi
 
 if [ -n "${BENCH_CMD:-}" ]; then

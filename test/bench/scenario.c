@@ -5,7 +5,7 @@
  * cueue-manager), as rows for test/bench/run.sh (BENCHMARKS.md).
  *
  *   scenario-bench --cluster DIR --scenario baseline|large|quick
- *                  [--timeout S] [--workers N]
+ *                  [--timeout S] [--workers N] [--dump FILE]
  *
  * DIR is the devcluster's directory: DIR/kubeconfig gives the server URL,
  * the CA (certificate-authority-data) and the bearer token; DIR/manager.pid
@@ -28,13 +28,13 @@
  *     generator sets .Priority(p) on the Workload, no
  *     WorkloadPriorityClass), the runtime label
  *     kueue.x-k8s.io/performance-scheduler-running-ms, the class label and
- *     our index label. Worker threads take the due creations in time
+ *     our index label. Creation threads take the due creations in time
  *     order; when they fall behind, creations start late (as Kueue's
  *     sequential per-set loops do).
  *  3. The fake job controller: one watch on every Workload. When a
  *     workload is first seen Admitted=True, a JSON patch appending
  *     Finished=True to status.conditions is due runtimeMs later (runtime
- *     from the label's class); worker threads send it.
+ *     from the label's class); finish threads send it.
  *  4. It stops when every workload has been created and seen Finished
  *     (nothing pending or reserving), or at --timeout (exit 1 with a
  *     count of pending / admitted-not-finished workloads per state).
@@ -49,14 +49,18 @@
  * (§8.1): sum of integrals x 100 / (sum of nominal cpu x (first creation
  * due -> last finish)).
  *
+ * --dump FILE writes one CSV line per workload (like Kueue's wlStates.csv):
+ * cq,class,created_ms,admitted_ms,finished_ms, times from the generation
+ * start, -1 when it did not happen.
+ *
  * Output: ROW lines (run.sh's format) on stdout, progress on stderr.
  * Exit 0 when the scenario completed without a failed request, 1
  * otherwise, 2 on bad usage.
  *
  * Threads (this program only; the project's thread rules are about the
- * controller): the main thread (setup, waiting, report), W worker threads
- * (creations and finish patches, each with its own curl handle), one watch
- * thread. They share struct run under one mutex.
+ * controller): the main thread (setup, waiting, report), W creation
+ * threads and W finish threads (--workers W, default 4; each with its own
+ * curl handle), one watch thread. They share struct run under one mutex.
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -84,7 +88,7 @@
 #define NOMINAL_STR "20"
 #define BORROW_STR "100"
 #define LINE_CAP (4u << 20) /* one watch event line */
-#define FINISH_TRIES 5
+#define MAX_TRIES 12 /* per request, on retryable answers */
 
 enum { SMALL, MEDIUM, LARGE, NCLASS };
 static const char *const class_name[NCLASS] = { "small", "medium", "large" };
@@ -114,11 +118,11 @@ static const struct scenario scenarios[] = {
 	{ "baseline", "Kueue baseline (5x6 CQs, 15,000 wl)", 5, 6,
 	  { { 350, 100, 200, 50, 1 }, { 100, 500, 500, 100, 5 },
 	    { 50, 1200, 1000, 200, 20 } },
-	  900, 351.1, 55.9, { 215.5, 76.8, 16.5 }, 139.4, 434.6, 0 },
+	  600, 351.1, 55.9, { 215.5, 76.8, 16.5 }, 139.4, 434.6, 0 },
 	{ "large", "Kueue large scale (10x100 CQs, 50,000 wl)", 10, 100,
 	  { { 35, 60, 150, 50, 1 }, { 11, 300, 350, 100, 5 },
 	    { 4, 700, 700, 200, 20 } },
-	  1500, 1179.4, 38.64, { 700.4, 256.4, 105.6 }, 0, 0, 60 },
+	  1200, 1179.4, 38.64, { 700.4, 256.4, 105.6 }, 0, 0, 60 },
 	{ "quick", "scenario quick (1x3 CQs, 60 wl)", 1, 3,
 	  { { 12, 100, 200, 50, 1 }, { 5, 300, 500, 100, 5 },
 	    { 3, 600, 1000, 200, 20 } },
@@ -161,7 +165,7 @@ struct run {
 	struct due *heap;    /* owned min-heap of finish patches */
 	size_t nheap, capheap;
 	int ncreated, nadmitted, nfinished, nfailed, nevicted;
-	int nerrors;         /* failed requests, including retried ones */
+	int nretries;        /* requests retried (429, transport error) */
 	bool stop;
 	bool watch_failed;
 	char *last_rv;       /* owned; the watch's last resourceVersion */
@@ -598,6 +602,21 @@ static void wl_name(const struct run *r, int idx, char *buf, size_t cap)
 	snprintf(buf, cap, "%s-%d-%d-0", class_name[w->cls], w->cls, w->seq);
 }
 
+/* What client-go retries: transport errors, 429 and unavailability. */
+static bool retryable(long code)
+{
+	return code == 0 || code == 429 || code == 500 || code == 503 ||
+	       code == 504;
+}
+
+/* 100 ms, 200 ms, ... capped at 1 s (the devserver's Retry-After). */
+static void backoff(int tries)
+{
+	long ms = 100L << (tries < 4 ? tries : 4);
+
+	usleep((useconds_t)(ms > 1000 ? 1000 : ms) * 1000);
+}
+
 static void do_create(struct run *r, struct conn *c, int idx)
 {
 	const struct wl *w = &r->wls[idx];
@@ -607,6 +626,7 @@ static void do_create(struct run *r, struct conn *c, int idx)
 	json_t *o;
 	long code;
 	int64_t t;
+	int tries;
 
 	wl_name(r, idx, name, sizeof(name));
 	snprintf(rt, sizeof(rt), "%d", k->runtime_ms);
@@ -626,13 +646,23 @@ static void do_create(struct run *r, struct conn *c, int idx)
 	body = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	path = xasprintf(KAPI "/namespaces/%s/workloads", ns);
-	t = now_us();
+	for (tries = 0;; tries++) {
+		t = now_us();
+		pthread_mutex_lock(&r->mu);
+		r->wls[idx].t_create = t;
+		pthread_mutex_unlock(&r->mu);
+		code = request(r, c, "POST", path, "application/json", body);
+		/* 409 after a lost answer: an earlier attempt created it. */
+		if (code == 201 || (code == 409 && tries > 0) ||
+		    !retryable(code) || tries + 1 >= MAX_TRIES)
+			break;
+		pthread_mutex_lock(&r->mu);
+		r->nretries++;
+		pthread_mutex_unlock(&r->mu);
+		backoff(tries);
+	}
 	pthread_mutex_lock(&r->mu);
-	r->wls[idx].t_create = t;
-	pthread_mutex_unlock(&r->mu);
-	code = request(r, c, "POST", path, "application/json", body);
-	pthread_mutex_lock(&r->mu);
-	if (code == 201) {
+	if (code == 201 || code == 409) {
 		r->wls[idx].created = true;
 		r->ncreated++;
 	} else {
@@ -640,7 +670,6 @@ static void do_create(struct run *r, struct conn *c, int idx)
 		     c->buf ? c->buf : "");
 		r->wls[idx].failed = true;
 		r->nfailed++;
-		r->nerrors++;
 		pthread_cond_broadcast(&r->cv);
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -669,18 +698,22 @@ static void do_finish(struct run *r, struct conn *c, int idx)
 	snprintf(body, sizeof(body), finish_patch, ts);
 	path = xasprintf(KAPI "/namespaces/%s/workloads/%s/status",
 			 r->cq_name[w->cq], name);
-	for (tries = 0; tries < FINISH_TRIES; tries++) {
+	for (tries = 0;; tries++) {
 		code = request(r, c, "PATCH", path,
 			       "application/json-patch+json", body);
-		if (code == 200)
+		/* 422 after a lost answer: Finished is already there. */
+		if (code == 422 && tries > 0)
+			code = 200;
+		if (code == 200 || !retryable(code) || tries + 1 >= MAX_TRIES)
 			break;
+		pthread_mutex_lock(&r->mu);
+		r->nretries++;
+		pthread_mutex_unlock(&r->mu);
+		backoff(tries);
+	}
+	if (code != 200)
 		note("finish %s/%s: HTTP %ld: %.200s", r->cq_name[w->cq], name,
 		     code, c->buf ? c->buf : "");
-		pthread_mutex_lock(&r->mu);
-		r->nerrors++;
-		pthread_mutex_unlock(&r->mu);
-		usleep(100000);
-	}
 	if (code != 200) {
 		pthread_mutex_lock(&r->mu);
 		r->wls[idx].failed = true;
@@ -691,22 +724,34 @@ static void do_finish(struct run *r, struct conn *c, int idx)
 	free(path);
 }
 
+struct worker {
+	struct run *r;
+	bool finisher; /* finish patches only; else creations only */
+	pthread_t th;
+};
+
+/*
+ * Creations and finish patches have threads of their own, as Kueue's
+ * generator and fake job controller are independent: a generator behind
+ * schedule does not delay the finishes, which release quota.
+ */
 static void *worker_main(void *arg)
 {
-	struct run *r = arg;
+	struct worker *wk = arg;
+	struct run *r = wk->r;
 	struct conn c;
 
 	conn_init(r, &c);
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
-		int64_t now = now_us(), next = INT64_MAX;
+		int64_t now = now_us(), next;
 		int64_t tc = r->next_create < r->nwl
 				     ? r->t0 + r->creates[r->next_create].at
 				     : INT64_MAX;
 		int64_t tf = r->nheap > 0 ? r->heap[0].at : INT64_MAX;
 		struct timespec ts;
 
-		if (tf <= now && tf <= tc) {
+		if (wk->finisher && tf <= now) {
 			struct due d = heap_pop(r);
 
 			pthread_mutex_unlock(&r->mu);
@@ -714,7 +759,7 @@ static void *worker_main(void *arg)
 			pthread_mutex_lock(&r->mu);
 			continue;
 		}
-		if (tc <= now) {
+		if (!wk->finisher && tc <= now) {
 			int idx = r->creates[r->next_create++].idx;
 
 			pthread_mutex_unlock(&r->mu);
@@ -722,8 +767,8 @@ static void *worker_main(void *arg)
 			pthread_mutex_lock(&r->mu);
 			continue;
 		}
-		next = tc < tf ? tc : tf;
-		if (next == INT64_MAX)
+		next = wk->finisher ? tf : tc;
+		if (next == INT64_MAX || next > now + 1000000)
 			next = now + 1000000;
 		ts.tv_sec = next / 1000000;
 		ts.tv_nsec = (next % 1000000) * 1000;
@@ -1029,8 +1074,9 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 		      "wall); manager at %s (Kueue's runner: 50/100); cueue has "
 		      "no preemption yet: the CQs still ask for "
 		      "reclaimWithinCohort Any / withinClusterQueue "
-		      "LowerPriority; load at the end %s",
-		      limits, load);
+		      "LowerPriority; %d requests retried (429 or transport "
+		      "error); load at the end %s",
+		      limits, r->nretries, load);
 	row(sc, "wall time", wall_s, 1, "s", sc->a_wall_s, "s", n);
 	free(n);
 	n = xasprintf("max(total cpu-seconds demanded %.0f / total nominal "
@@ -1071,13 +1117,35 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 	free(n);
 }
 
+static void dump(const struct run *r, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int i;
+
+	if (!f) {
+		note("%s: %s", path, strerror(errno));
+		return;
+	}
+	fprintf(f, "cq,class,created_ms,admitted_ms,finished_ms\n");
+	for (i = 0; i < r->nwl; i++) {
+		const struct wl *w = &r->wls[i];
+
+		fprintf(f, "%s,%s,%.1f,%.1f,%.1f\n", r->cq_name[w->cq],
+			class_name[w->cls],
+			w->created ? (double)(w->t_create - r->t0) / 1e3 : -1.0,
+			w->admitted ? (double)(w->t_admit - r->t0) / 1e3 : -1.0,
+			w->finished ? (double)(w->t_finish - r->t0) / 1e3 : -1.0);
+	}
+	fclose(f);
+}
+
 /* ---- main ---- */
 
 static void usage_exit(void)
 {
 	fprintf(stderr, "usage: scenario-bench --cluster DIR "
 			"--scenario baseline|large|quick [--timeout S] "
-			"[--workers N]\n");
+			"[--workers N] [--dump FILE]\n");
 	exit(2);
 }
 
@@ -1097,11 +1165,12 @@ static char *loadavg(void)
 
 int main(int argc, char **argv)
 {
-	const char *dir = NULL, *name = NULL;
+	const char *dir = NULL, *name = NULL, *dump_path = NULL;
 	struct run r = { 0 };
 	pthread_condattr_t ca;
-	pthread_t *workers, watcher;
-	int nworkers = 6, timeout_s = 0, i, rc = 0;
+	struct worker *workers;
+	pthread_t watcher;
+	int nworkers = 4, timeout_s = 0, i, rc = 0;
 	long mpid, dpid;
 	double mcpu0, dcpu0, wall_s;
 	char *limits, *load;
@@ -1114,6 +1183,8 @@ int main(int argc, char **argv)
 			name = argv[++i];
 		else if (!strcmp(argv[i], "--timeout") && i + 1 < argc)
 			timeout_s = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--dump") && i + 1 < argc)
+			dump_path = argv[++i];
 		else if (!strcmp(argv[i], "--workers") && i + 1 < argc)
 			nworkers = atoi(argv[++i]);
 		else
@@ -1159,13 +1230,16 @@ int main(int argc, char **argv)
 	note("setup done; generating");
 	if (pthread_create(&watcher, NULL, watch_main, &r))
 		die("pthread_create failed");
-	workers = xcalloc((size_t)nworkers, sizeof(*workers));
+	workers = xcalloc(2 * (size_t)nworkers, sizeof(*workers));
 	pthread_mutex_lock(&r.mu);
 	r.t0 = now_us();
 	pthread_mutex_unlock(&r.mu);
-	for (i = 0; i < nworkers; i++)
-		if (pthread_create(&workers[i], NULL, worker_main, &r))
+	for (i = 0; i < 2 * nworkers; i++) {
+		workers[i].r = &r;
+		workers[i].finisher = i >= nworkers;
+		if (pthread_create(&workers[i].th, NULL, worker_main, &workers[i]))
 			die("pthread_create failed");
+	}
 
 	deadline = r.t0 + (int64_t)timeout_s * 1000000;
 	last_print = r.t0;
@@ -1193,13 +1267,17 @@ int main(int argc, char **argv)
 	r.stop = true;
 	pthread_cond_broadcast(&r.cv);
 	pthread_mutex_unlock(&r.mu);
-	for (i = 0; i < nworkers; i++)
-		pthread_join(workers[i], NULL);
+	for (i = 0; i < 2 * nworkers; i++)
+		pthread_join(workers[i].th, NULL);
 	pthread_join(watcher, NULL);
 	free(workers);
 
 	load = loadavg();
-	if (rc || r.watch_failed || r.nfailed > 0 || r.nerrors > 0) {
+	if (dump_path)
+		dump(&r, dump_path);
+	if (r.nretries > 0)
+		note("%d requests retried (429 or transport error)", r.nretries);
+	if (rc || r.watch_failed || r.nfailed > 0) {
 		int pend = 0, adm = 0, notcr = 0;
 
 		for (i = 0; i < r.nwl; i++) {
@@ -1214,9 +1292,9 @@ int main(int argc, char **argv)
 		}
 		note("%s: %s: %d not created, %d pending (never seen "
 		     "admitted), %d admitted but not seen finished, %d failed "
-		     "for good, %d request errors", r.sc->name,
+		     "for good, %d requests retried", r.sc->name,
 		     rc ? "TIMED OUT" : "FAILED", notcr, pend, adm, r.nfailed,
-		     r.nerrors);
+		     r.nretries);
 		for (i = 0; i < r.nwl && pend > 0; i++) {
 			const struct wl *w = &r.wls[i];
 			char nm[64];

@@ -87,6 +87,19 @@ start() {
 	sids+=("$!")
 }
 
+# live_in_session SID: comma-separated pids of the session's processes
+# that are not zombies.
+live_in_session() {
+	local q out=()
+	for q in $(pgrep -s "$1" 2>/dev/null); do
+		case $(ps -o stat= -p "$q" 2>/dev/null) in
+		'' | Z*) ;;
+		*) out+=("$q") ;;
+		esac
+	done
+	(IFS=,; echo "${out[*]}")
+}
+
 # finish SUITE: waits for it, prints its output (unless streamed), its
 # summary line, and adds its counts.
 finish() {
@@ -108,8 +121,11 @@ finish() {
 		echo "FAIL $name: exit status $rc, no 'N passed, M failed' line"
 		p=0 f=1
 	fi
-	# the suite's session: the suite's pid is its session id
-	left=$(pgrep -s "$pid" 2>/dev/null | paste -sd, -)
+	# the suite's session: the suite's pid is its session id. A zombie
+	# (<defunct>: dead, its new parent has not reaped it yet) is not left
+	# running; neither is a process that ends within a moment.
+	left=$(live_in_session "$pid")
+	[ -z "$left" ] || { sleep 0.5; left=$(live_in_session "$pid"); }
 	if [ -n "$left" ]; then
 		echo "FAIL $name left processes behind (killed): $(ps -o pid=,args= -p "$left" 2>/dev/null | paste -sd';' -)"
 		pkill -KILL -s "$pid" 2>/dev/null

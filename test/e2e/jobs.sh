@@ -1,0 +1,558 @@
+#!/usr/bin/env bash
+# jobs: the batch/v1 Job integration end to end, through the real webhook
+# path (test/e2e/devcluster with the webhook on). The upstream Kueue
+# examples of test/fixtures/upstream/ that use only Jobs and Kueue objects
+# at v1beta2 are applied unchanged (setups with `kubectl apply`, Jobs with
+# `kubectl create -f`, as Kueue's docs say), and the suite reads back what
+# the webhook and the manager did: Jobs suspended on create, their
+# Workloads (name job-<job>-<hash>, owner reference), admission in the
+# right flavor (nodeSelector from the flavor's nodeLabels, tolerations),
+# Kueue's columns, a Job that waits for quota and is admitted when an
+# earlier one finishes, partial admission, LocalQueue defaulting, Workload
+# deletion with its Job. cueue-invariants checks the quota invariants at
+# the observation points.
+#
+# The devserver's job runner completes a Job --job-runtime after it is
+# unsuspended; the suite sets that to 1h and ends a Job when it chooses by
+# annotating it cueue.dev/runtime=1ms (release), so no check races a
+# finishing Job. manifests/jobs/ holds the suite's own objects.
+#
+# Not covered: test/fixtures/upstream/v1beta1/* (the CRDs serve v1beta2
+# only), serving-workloads/sample-hami.yaml (a Deployment).
+#
+# MANAGER_BIN / DEVSERVER_BIN / INVARIANTS_BIN test other binaries.
+# Prints one line per check, "N passed, M failed" last; exit 1 on failure.
+set -u
+. "$(dirname "$0")/lib.bash"
+e2e_init jobs
+
+inv_bin=${INVARIANTS_BIN:-$e2e_top/build/default/tools/cueue-invariants}
+manager_src=${MANAGER_BIN:-$e2e_top/bin/cueue-manager}
+devcluster=$e2e_dir/devcluster
+up=$e2e_top/test/fixtures/upstream
+export KUBECACHEDIR=$work/kcache
+cluster=$work/cluster
+# How long (tenths of a second, wall time) a change may take to show.
+T=${JOBS_WAIT:-300}
+cd "$e2e_dir/manifests/jobs" || exit 1
+
+jobs_cleanup() {
+	[ -d "$cluster" ] && "$devcluster" stop "$cluster" >/dev/null 2>&1
+	e2e_cleanup
+}
+trap jobs_cleanup EXIT
+
+# ---------------------------------------------------------------------
+# Helpers (as core.sh's)
+
+now_ms() {
+	local t=${EPOCHREALTIME/./}
+	echo $((t / 1000))
+}
+
+# wait_until TENTHS CMD...: polls CMD every 0.2 s for TENTHS/10 s.
+wait_until() {
+	local end=$(($(now_ms) + $1 * 100))
+	shift
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		[ "$(now_ms)" -lt "$end" ] || return 1
+		sleep 0.2
+	done
+}
+
+is_eq() {
+	local want=$1
+	shift
+	[ "$("$@" 2>&1)" == "$want" ]
+}
+
+# expect_eventually NAME TENTHS WANT CMD...: CMD comes to print WANT.
+expect_eventually() {
+	local name=$1 n=$2 want=$3
+	shift 3
+	if wait_until "$n" is_eq "$want" "$@"; then
+		pass "$name"
+	else
+		fail "$name" "command: $*
+want: $want
+got:  $("$@" 2>&1 | head -20)
+manager log tail:
+$(tail -5 "$cluster/manager.log")"
+	fi
+}
+
+# jp OBJ JSONPATH [NS]: kubectl get OBJ -o jsonpath (namespace default).
+jp() {
+	kubectl get "$1" -n "${3:-default}" -o jsonpath="$2" 2>&1
+}
+
+snapshot() {
+	kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues \
+		-A -o json >"$1" 2>"$1.err"
+}
+
+# invariants LABEL [--status]: the checker passes on the current state.
+invariants() {
+	local label=$1
+	shift
+	if ! snapshot "$work/snap.json"; then
+		fail "invariants: $label" "kubectl get failed: $(cat "$work/snap.json.err")"
+		return
+	fi
+	run_cmd "$inv_bin" "$@" "$work/snap.json"
+	if [ "$rc" -eq 0 ]; then
+		pass "invariants: $label"
+	else
+		fail "invariants: $label" "$out"
+	fi
+}
+
+# wl_name JOB [NS]: the Workload name Kueue derives from the Job:
+# job-<name>-<first 5 hex of sha1("Job\nbatch\n<name>\n<uid>")>.
+# Cached by namespace/name while the Job's uid stays (wl_cache).
+declare -A wl_cache=()
+wl_name() {
+	local key=${2:-default}/$1 uid h
+	if [ -z "${wl_cache[$key]:-}" ]; then
+		uid=$(jp "job/$1" '{.metadata.uid}' "${2:-default}")
+		h=$(printf 'Job\nbatch\n%s\n%s' "$1" "$uid" | sha1sum | cut -c1-5)
+		wl_cache[$key]=job-$1-$h
+	fi
+	echo "${wl_cache[$key]}"
+}
+# track JOB [NS]: fills the cache (call it in the suite's own shell).
+track() {
+	wl_name "$@" >/dev/null
+}
+
+# admitted_in JOB [NS]: "Admitted-status CQ flavors" of the Job's Workload.
+admitted_in() {
+	jp "workload/$(wl_name "$1" "${2:-default}")" '{.status.conditions[?(@.type=="Admitted")].status} {.status.admission.clusterQueue} {.status.admission.podSetAssignments[0].flavors}' "${2:-default}"
+}
+
+# reserved_msg JOB [NS]: the Workload's QuotaReserved "status reason: message".
+reserved_msg() {
+	jp "workload/$(wl_name "$1" "${2:-default}")" '{range .status.conditions[?(@.type=="QuotaReserved")]}{.status} {.reason}: {.message}{end}' "${2:-default}"
+}
+
+# finished_of JOB [NS]: the Workload's Finished "status reason".
+finished_of() {
+	jp "workload/$(wl_name "$1" "${2:-default}")" '{range .status.conditions[?(@.type=="Finished")]}{.status} {.reason}{end}' "${2:-default}"
+}
+
+# running JOB [NS]: "suspend nodeSelector tolerations podset-label".
+running() {
+	jp "job/$1" '{.spec.suspend} {.spec.template.spec.nodeSelector} {.spec.template.spec.tolerations} {.spec.template.metadata.labels.kueue\.x-k8s\.io/podset}' "${2:-default}"
+}
+
+# release JOB... : the devserver's runner completes them now.
+release() {
+	kubectl annotate --overwrite job "$@" cueue.dev/runtime=1ms >/dev/null 2>&1
+}
+
+# cq_state CQ: "pending reserving admitted" and the reservation.
+cq_state() {
+	jp "clusterqueue/$1" '{.status.pendingWorkloads} {.status.reservingWorkloads} {.status.admittedWorkloads} {.status.flavorsReservation}'
+}
+
+# create_job NAME FILE [ARGS...]: kubectl create -f FILE (unchanged): one
+# check that it is created suspended (the answer to the create is the
+# object as the mutating webhook left it); sets $job to its name.
+create_job() {
+	local name=$1 f=$2
+	shift 2
+	run_cmd kubectl create -f "$f" "$@" -o jsonpath='{.metadata.name} {.spec.suspend}'
+	job=${out% *}
+	[ "$rc" -eq 0 ] && track "$job"
+	if [ "$rc" -eq 0 ] && [ "${out##* }" = true ]; then
+		pass "$name: created suspended ($job)"
+	else
+		fail "$name: created suspended" "kubectl create -f $f $*: exit $rc: $out"
+	fi
+}
+
+# Job names made by generateName become aliases in compared tables, and
+# the Workload hash suffix <h>; rows are sorted (generated names order).
+aliases=()
+alias_job() { aliases+=("s/$1/$2/g"); }
+norm_jobs() {
+	local a s=''
+	for a in "${aliases[@]}"; do s+="$a;"; done
+	norm_table | sed -E "$s"'s/^((default|jobs-[a-z]+) \| )?(job-[A-Za-z0-9-]+)-[0-9a-f]{5} \|/\1\3-<h> |/' |
+		{ IFS= read -r h; echo "$h"; LC_ALL=C sort; }
+}
+expect_jobs_table() {
+	local name=$1 want=$2
+	shift 2
+	compare "$name" "$want" norm_jobs "$@"
+}
+
+# ---------------------------------------------------------------------
+# 1. The cluster: devserver + manager with the real webhook path.
+
+for b in "$inv_bin" "$manager_src"; do
+	if [ ! -x "$b" ]; then
+		fail "binaries built" "$b missing (run make all)"
+		e2e_finish
+	fi
+done
+cp "$manager_src" "$work/cueue-manager"
+export MANAGER_BIN=$work/cueue-manager
+export DEVCLUSTER_JOB_RUNTIME=1h
+run_cmd "$devcluster" start "$cluster"
+if [ "$rc" -eq 0 ] && [ "$out" = "export KUBECONFIG=$cluster/kubeconfig" ]; then
+	pass "devcluster start (webhook serving)"
+else
+	fail "devcluster start" "exit $rc: $out
+$(tail -20 "$cluster/manager.log" 2>/dev/null)"
+	e2e_finish
+fi
+export KUBECONFIG=$cluster/kubeconfig
+
+# ---------------------------------------------------------------------
+# 2. Quick start (getting-started/): the Job first, then the setup.
+
+expect "create upstream quick-start-job (no queue yet)" 0 \
+	kubectl create -f "$up/getting-started/quick-start-job.yaml" <<'EOF'
+job.batch/sample-job created
+EOF
+expect "sample-job suspended by the webhook" 0 jp job/sample-job '{.spec.suspend}' <<'EOF'
+true
+EOF
+expect_eventually "sample-job's Workload pending: LocalQueue missing" "$T" \
+	"False Inadmissible: LocalQueue user-queue doesn't exist" reserved_msg sample-job
+track sample-job
+sj_uid=$(jp job/sample-job '{.metadata.uid}')
+expect "Workload job-sample-job-<hash>: owner reference, job-uid label, pod set" 0 \
+	jp "workload/$(wl_name sample-job)" "{.metadata.ownerReferences} {.metadata.labels.kueue\.x-k8s\.io/job-uid} {.spec.queueName} {.spec.podSets[0].name} {.spec.podSets[0].count}" <<EOF
+[{"apiVersion":"batch/v1","blockOwnerDeletion":true,"controller":true,"kind":"Job","name":"sample-job","uid":"<uid>"}] <uid> user-queue main 3
+EOF
+got=$(jp "workload/$(wl_name sample-job)" '{.metadata.ownerReferences[0].uid}')
+if [ -n "$sj_uid" ] && [ "$got" = "$sj_uid" ]; then
+	pass "the owner reference names this Job's uid"
+else
+	fail "the owner reference names this Job's uid" "Job uid '$sj_uid', owner uid '$got'"
+fi
+expect "still suspended while pending" 0 running sample-job <<'EOF'
+true
+EOF
+
+expect "apply upstream quick-start-setup" 0 \
+	kubectl apply -f "$up/getting-started/quick-start-setup.yaml" <<'EOF'
+resourceflavor.kueue.x-k8s.io/default-flavor created
+clusterqueue.kueue.x-k8s.io/cluster-queue created
+localqueue.kueue.x-k8s.io/user-queue created
+EOF
+expect_eventually "sample-job admitted in default-flavor" "$T" \
+	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in sample-job
+expect_eventually "sample-job unsuspended (no nodeSelector: the flavor has no labels)" "$T" \
+	'false   main' running sample-job
+expect_eventually "sample-job runs (job runner: active 3)" "$T" "3" jp job/sample-job '{.status.active}'
+# job_events JOB: its Events as "reason: message", sorted (timestamps
+# have second precision, so kubectl's order is not stable).
+job_events() {
+	kubectl get events --field-selector "involvedObject.kind=Job,involvedObject.name=$1" \
+		-o 'jsonpath={range .items[*]}{.reason}: {.message}{"\n"}{end}' 2>&1 | LC_ALL=C sort
+}
+expect "sample-job events" 0 job_events sample-job <<EOF
+CreatedWorkload: Created Workload: default/$(wl_name sample-job)
+Started: Admitted by clusterQueue cluster-queue
+EOF
+invariants "quick start admitted" --status
+
+# jobs/sample-job.yaml (generateName), twice: both fit beside sample-job
+# (3 + 3 + 3 of 9 cpu); a third waits.
+create_job "upstream sample-job.yaml #1" "$up/jobs/sample-job.yaml"
+j1=$job && alias_job "$j1" sample-job-J1
+create_job "upstream sample-job.yaml #2" "$up/jobs/sample-job.yaml"
+j2=$job && alias_job "$j2" sample-job-J2
+expect_eventually "#1 admitted" "$T" 'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in "$j1"
+expect_eventually "#2 admitted" "$T" 'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in "$j2"
+create_job "upstream sample-job.yaml #3" "$up/jobs/sample-job.yaml"
+j3=$job && alias_job "$j3" sample-job-J3
+expect_eventually "#3 waits: quota used up" "$T" \
+	"False Pending: couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 3 more needed" \
+	reserved_msg "$j3"
+expect "#3 stays suspended" 0 running "$j3" <<'EOF'
+true
+EOF
+expect_eventually "cluster-queue: 1 pending, 3 reserving, 3 admitted, 9 cpu" "$T" \
+	'1 3 3 [{"name":"default-flavor","resources":[{"borrowed":"0","name":"cpu","total":"9"},{"borrowed":"0","name":"memory","total":"1800Mi"}]}]' \
+	cq_state cluster-queue
+invariants "#3 waits" --status
+expect_jobs_table "get workloads: three admitted, one waiting" 0 kubectl get workloads <<'EOF'
+NAME | QUEUE | RESERVED IN | ADMITTED | FINISHED | AGE
+job-sample-job-<h> | user-queue | cluster-queue | True |  | <age>
+job-sample-job-J1-<h> | user-queue | cluster-queue | True |  | <age>
+job-sample-job-J2-<h> | user-queue | cluster-queue | True |  | <age>
+job-sample-job-J3-<h> | user-queue |  |  |  | <age>
+EOF
+
+release sample-job
+expect_eventually "sample-job completes" "$T" "3" jp job/sample-job '{.status.succeeded}'
+expect_eventually "sample-job's Workload Finished" "$T" "True Succeeded" finished_of sample-job
+expect_eventually "#3 admitted once sample-job finished" "$T" \
+	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in "$j3"
+expect_eventually "#3 runs" "$T" 'false   main' running "$j3"
+expect_eventually "cluster-queue: sample-job's quota freed, #3's taken" "$T" \
+	'0 3 3 [{"name":"default-flavor","resources":[{"borrowed":"0","name":"cpu","total":"9"},{"borrowed":"0","name":"memory","total":"1800Mi"}]}]' \
+	cq_state cluster-queue
+match "FinishedWorkload event on sample-job" 0 \
+	"^FinishedWorkload +Workload 'default/job-sample-job-[0-9a-f]{5}' is declared finished$" \
+	kubectl get events --field-selector involvedObject.name=sample-job,reason=FinishedWorkload \
+	-o 'custom-columns=REASON:.reason,MESSAGE:.message'
+invariants "sample-job finished, #3 admitted" --status
+expect_jobs_table "get workloads: FINISHED column" 0 kubectl get workloads <<'EOF'
+NAME | QUEUE | RESERVED IN | ADMITTED | FINISHED | AGE
+job-sample-job-<h> | user-queue | cluster-queue | True | True | <age>
+job-sample-job-J1-<h> | user-queue | cluster-queue | True |  | <age>
+job-sample-job-J2-<h> | user-queue | cluster-queue | True |  | <age>
+job-sample-job-J3-<h> | user-queue | cluster-queue | True |  | <age>
+EOF
+
+release "$j1" "$j2" "$j3"
+finished3() {
+	finished_of "$j1"
+	printf '|'
+	finished_of "$j2"
+	printf '|'
+	finished_of "$j3"
+}
+expect_eventually "all finished: cluster-queue's quota free" "$T" \
+	'0 0 0 [{"name":"default-flavor","resources":[{"borrowed":"0","name":"cpu","total":"0"},{"borrowed":"0","name":"memory","total":"0"}]}]' \
+	cq_state cluster-queue
+expect_eventually "#1..#3 Workloads Finished" "$T" "True Succeeded|True Succeeded|True Succeeded" \
+	finished3
+expect "the four Jobs completed (succeeded 3, Complete)" 0 \
+	kubectl get jobs -o 'jsonpath={range .items[*]}{.status.succeeded} {.status.conditions[?(@.type=="Complete")].status}{"\n"}{end}' <<'EOF'
+3 True
+3 True
+3 True
+3 True
+EOF
+invariants "all finished" --status
+
+# ---------------------------------------------------------------------
+# 3. Flavors with labels: taints (admin/resource-flavor-taints.yaml),
+#    then tolerations (admin/resource-flavor-tolerations.yaml), both
+#    named spot; flavor-cq tries spot, then default-flavor.
+
+expect "apply upstream resource-flavor-taints, resource-flavor-empty" 0 \
+	kubectl apply -f "$up/admin/resource-flavor-taints.yaml" -f "$up/admin/resource-flavor-empty.yaml" <<'EOF'
+resourceflavor.kueue.x-k8s.io/spot created
+resourceflavor.kueue.x-k8s.io/default-flavor unchanged
+EOF
+expect "apply flavor-queue" 0 kubectl apply -f flavor-queue.yaml <<'EOF'
+clusterqueue.kueue.x-k8s.io/flavor-cq created
+localqueue.kueue.x-k8s.io/flavor-queue created
+EOF
+create_job "tolerant (tolerates spot's taint)" job-tolerant.yaml
+create_job "plain (no toleration)" job-plain.yaml
+expect_eventually "tolerant admitted in spot" "$T" 'True flavor-cq {"cpu":"spot"}' admitted_in tolerant
+expect_eventually "plain admitted in default-flavor (spot's taint untolerated)" "$T" \
+	'True flavor-cq {"cpu":"default-flavor"}' admitted_in plain
+expect_eventually "tolerant runs with spot's nodeLabels as nodeSelector" "$T" \
+	'false {"instance-type":"spot"} [{"effect":"NoSchedule","key":"spot","operator":"Equal","value":"true"}] main' running tolerant
+expect_eventually "plain runs without nodeSelector" "$T" 'false   main' running plain
+
+expect "apply upstream resource-flavor-tolerations (spot: no taint, tolerations)" 0 \
+	kubectl apply -f "$up/admin/resource-flavor-tolerations.yaml" <<'EOF'
+resourceflavor.kueue.x-k8s.io/spot configured
+EOF
+expect "spot's spec" 0 jp resourceflavor/spot '{.spec}' <<'EOF'
+{"nodeLabels":{"instance-type":"spot"},"tolerations":[{"effect":"NoSchedule","key":"spot-taint","operator":"Exists"}]}
+EOF
+create_job "plain2 (no toleration)" job-plain2.yaml
+expect_eventually "plain2 admitted in spot" "$T" 'True flavor-cq {"cpu":"spot"}' admitted_in plain2
+expect_eventually "plain2 runs with spot's nodeSelector and tolerations" "$T" \
+	'false {"instance-type":"spot"} [{"effect":"NoSchedule","key":"spot-taint","operator":"Exists"}] main' running plain2
+invariants "flavors" --status
+release tolerant plain plain2
+expect_eventually "flavor-cq's quota free" "$T" \
+	'0 0 0 [{"name":"spot","resources":[{"borrowed":"0","name":"cpu","total":"0"}]},{"name":"default-flavor","resources":[{"borrowed":"0","name":"cpu","total":"0"}]}]' \
+	cq_state flavor-cq
+
+# ---------------------------------------------------------------------
+# 4. LocalQueue defaulting: an unlabelled Job in a namespace with a
+#    LocalQueue named "default"; and in one without.
+
+expect "apply defaulting namespaces and LocalQueue" 0 kubectl apply -f defaulting.yaml <<'EOF'
+namespace/jobs-defaulting created
+namespace/jobs-plain created
+localqueue.kueue.x-k8s.io/default created
+EOF
+expect "unlabelled Job in jobs-defaulting: queue-name default, suspended" 0 \
+	kubectl create -f job-unlabelled.yaml -n jobs-defaulting \
+	-o jsonpath='{.metadata.labels.kueue\.x-k8s\.io/queue-name} {.spec.suspend}' <<'EOF'
+default true
+EOF
+track unlabelled jobs-defaulting
+expect_eventually "its Workload admitted from queue default" "$T" \
+	'True cluster-queue {"cpu":"default-flavor"}' admitted_in unlabelled jobs-defaulting
+expect_eventually "it runs and its Workload finishes (runtime 200ms)" "$T" "True Succeeded" \
+	finished_of unlabelled jobs-defaulting
+expect "unlabelled Job in jobs-plain: not managed, not suspended" 0 \
+	kubectl create -f job-unlabelled.yaml -n jobs-plain \
+	-o jsonpath='{.metadata.labels.kueue\.x-k8s\.io/queue-name} {.spec.suspend}' <<'EOF'
+ false
+EOF
+expect_eventually "it completes on its own" "$T" "1" jp job/unlabelled '{.status.succeeded}' jobs-plain
+expect "no Workload in jobs-plain" 0 kubectl get workloads -n jobs-plain <<'EOF'
+No resources found in jobs-plain namespace.
+EOF
+
+# ---------------------------------------------------------------------
+# 5. The other v1beta2 setups apply unchanged; their Jobs run.
+
+expect "apply upstream minimal-cq" 0 kubectl apply -f "$up/admin/minimal-cq.yaml" <<'EOF'
+clusterqueue.kueue.x-k8s.io/cluster-queue-2 created
+EOF
+active_of() {
+	jp "clusterqueue/$1" '{range .status.conditions[?(@.type=="Active")]}{.status} {.reason}: {.message}{end}'
+}
+expect_eventually "cluster-queue-2 inactive: its AdmissionChecks do not exist" "$T" \
+	"False AdmissionCheckNotFound: Can't admit new workloads: references missing AdmissionCheck(s): sample-prov,sample-prov-2." \
+	active_of cluster-queue-2
+expect "apply upstream concurrent-admission-setup" 0 \
+	kubectl apply -f "$up/admin/concurrent-admission-setup.yaml" <<'EOF'
+resourceflavor.kueue.x-k8s.io/reservation created
+resourceflavor.kueue.x-k8s.io/on-demand created
+resourceflavor.kueue.x-k8s.io/spot configured
+clusterqueue.kueue.x-k8s.io/team-cluster-queue created
+localqueue.kueue.x-k8s.io/team-queue created
+EOF
+# Both setups name their ClusterQueue team-cluster-queue, and
+# concurrentAdmissionPolicy is immutable (as in Kueue): delete it first.
+expect "delete team-cluster-queue" 0 kubectl delete clusterqueue team-cluster-queue <<'EOF'
+clusterqueue.kueue.x-k8s.io "team-cluster-queue" deleted
+EOF
+expect "apply upstream shared-quota-setup" 0 \
+	kubectl apply -f "$up/admin/shared-quota-setup.yaml" <<'EOF'
+resourceflavor.kueue.x-k8s.io/on-demand configured
+resourceflavor.kueue.x-k8s.io/spot configured
+resourceflavor.kueue.x-k8s.io/credits created
+clusterqueue.kueue.x-k8s.io/team-cluster-queue created
+localqueue.kueue.x-k8s.io/team-queue unchanged
+EOF
+# Without the Configuration's transformation (not in the shipped file)
+# the Job asks for cpu only: on-demand, the first flavor, fits.
+create_job "upstream shared-quota-sample-job" "$up/admin/shared-quota-sample-job.yaml"
+sq=$job && alias_job "$sq" sample-job-SQ
+expect_eventually "shared-quota job admitted in on-demand" "$T" \
+	'True team-cluster-queue {"cpu":"on-demand"}' admitted_in "$sq"
+expect_eventually "shared-quota job runs with on-demand's nodeSelector" "$T" \
+	'false {"node-type":"on-demand"}  main' running "$sq"
+release "$sq"
+expect_eventually "shared-quota job's Workload Finished" "$T" "True Succeeded" finished_of "$sq"
+
+# admission-fs/: its setup reconfigures cluster-queue (StrictFIFO, cpu only).
+expect "apply upstream admission-fair-sharing-setup" 0 \
+	kubectl apply -f "$up/admission-fs/admission-fair-sharing-setup.yaml" <<'EOF'
+resourceflavor.kueue.x-k8s.io/default-flavor unchanged
+clusterqueue.kueue.x-k8s.io/cluster-queue configured
+localqueue.kueue.x-k8s.io/lq-a created
+localqueue.kueue.x-k8s.io/lq-b created
+EOF
+create_job "upstream lq-a-simple-job" "$up/admission-fs/lq-a-simple-job.yaml"
+fa=$job && alias_job "$fa" sample-job-FA
+create_job "upstream lq-b-simple-job" "$up/admission-fs/lq-b-simple-job.yaml"
+fb=$job && alias_job "$fb" sample-job-FB
+expect_eventually "lq-a job admitted" "$T" 'True cluster-queue {"cpu":"default-flavor"}' admitted_in "$fa"
+expect_eventually "lq-b job admitted" "$T" 'True cluster-queue {"cpu":"default-flavor"}' admitted_in "$fb"
+invariants "admission-fs jobs" --status
+release "$fa" "$fb"
+expect_eventually "cluster-queue's quota free again" "$T" \
+	'0 0 0 [{"name":"default-flavor","resources":[{"borrowed":"0","name":"cpu","total":"0"}]}]' \
+	cq_state cluster-queue
+
+# ---------------------------------------------------------------------
+# 6. Run a Job (admin/single-clusterqueue-setup.yaml): partial admission,
+#    an elastic Job, deletion.
+
+expect "apply upstream single-clusterqueue-setup" 0 \
+	kubectl apply -f "$up/admin/single-clusterqueue-setup.yaml" <<'EOF'
+resourceflavor.kueue.x-k8s.io/default-flavor unchanged
+clusterqueue.kueue.x-k8s.io/cluster-queue configured
+localqueue.kueue.x-k8s.io/user-queue unchanged
+EOF
+create_job "upstream sample-job.yaml #4" "$up/jobs/sample-job.yaml"
+j4=$job && alias_job "$j4" sample-job-J4
+expect_eventually "#4 admitted (3 of 9 cpu)" "$T" \
+	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in "$j4"
+create_job "upstream sample-job-partial-admission" "$up/jobs/sample-job-partial-admission.yaml"
+partial_state() {
+	jp "workload/$(wl_name sample-job-partial-admission)" '{.status.admission.podSetAssignments[0].count} '
+	admitted_in sample-job-partial-admission
+}
+expect_eventually "partial admission: 6 of 20 pods (6 cpu left, min 5)" "$T" \
+	'6 True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' \
+	partial_state
+expect_eventually "the Job runs with parallelism 6, completions 20" "$T" "false 6 20" \
+	jp job/sample-job-partial-admission '{.spec.suspend} {.spec.parallelism} {.spec.completions}'
+expect_eventually "cluster-queue full: 9 cpu" "$T" \
+	'0 2 2 [{"name":"default-flavor","resources":[{"borrowed":"0","name":"cpu","total":"9"},{"borrowed":"0","name":"memory","total":"1800Mi"}]}]' \
+	cq_state cluster-queue
+invariants "partial admission" --status
+expect "create upstream sample-scalable-job" 0 \
+	kubectl create -f "$up/jobs/sample-scalable-job.yaml" <<'EOF'
+job.batch/sample-elastic-job created
+EOF
+track sample-elastic-job
+expect_eventually "sample-elastic-job waits (300m cpu; the queue is full)" "$T" \
+	"False Pending: couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, 300m more needed" \
+	reserved_msg sample-elastic-job
+wl4=$(wl_name "$j4")
+expect "delete #4 (admitted, running)" 0 kubectl delete job "$j4" <<EOF
+job.batch "$j4" deleted
+EOF
+expect_eventually "#4's Workload removed" "$T" \
+	"Error from server (NotFound): workloads.kueue.x-k8s.io \"$wl4\" not found" \
+	kubectl get workload "$wl4"
+expect_eventually "sample-elastic-job admitted in the freed quota" "$T" \
+	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in sample-elastic-job
+expect_jobs_table "get workloads -A" 0 kubectl get workloads -A <<'EOF'
+NAMESPACE | NAME | QUEUE | RESERVED IN | ADMITTED | FINISHED | AGE
+default | job-plain-<h> | flavor-queue | flavor-cq | True | True | <age>
+default | job-plain2-<h> | flavor-queue | flavor-cq | True | True | <age>
+default | job-sample-elastic-job-<h> | user-queue | cluster-queue | True |  | <age>
+default | job-sample-job-<h> | user-queue | cluster-queue | True | True | <age>
+default | job-sample-job-FA-<h> | lq-a | cluster-queue | True | True | <age>
+default | job-sample-job-FB-<h> | lq-b | cluster-queue | True | True | <age>
+default | job-sample-job-J1-<h> | user-queue | cluster-queue | True | True | <age>
+default | job-sample-job-J2-<h> | user-queue | cluster-queue | True | True | <age>
+default | job-sample-job-J3-<h> | user-queue | cluster-queue | True | True | <age>
+default | job-sample-job-SQ-<h> | team-queue | team-cluster-queue | True | True | <age>
+default | job-sample-job-partial-admission-<h> | user-queue | cluster-queue | True |  | <age>
+default | job-tolerant-<h> | flavor-queue | flavor-cq | True | True | <age>
+jobs-defaulting | job-unlabelled-<h> | default | cluster-queue | True | True | <age>
+EOF
+invariants "#4 deleted" --status
+release sample-job-partial-admission sample-elastic-job
+expect_eventually "partial-admission Job's Workload Finished" "$T" \
+	"True Succeeded" finished_of sample-job-partial-admission
+expect_eventually "sample-elastic-job's Workload Finished" "$T" "True Succeeded" finished_of sample-elastic-job
+expect_eventually "cluster-queue empty at the end" "$T" \
+	'0 0 0 [{"name":"default-flavor","resources":[{"borrowed":"0","name":"cpu","total":"0"},{"borrowed":"0","name":"memory","total":"0"}]}]' \
+	cq_state cluster-queue
+# Deleting a finished Job removes its Workload too.
+wlq=$(wl_name sample-job)
+expect "delete the finished sample-job" 0 kubectl delete job sample-job <<'EOF'
+job.batch "sample-job" deleted
+EOF
+expect_eventually "its Workload removed" "$T" \
+	"Error from server (NotFound): workloads.kueue.x-k8s.io \"$wlq\" not found" \
+	kubectl get workload "$wlq"
+invariants "end" --status
+match "the manager still runs" 0 '^manager: running' "$devcluster" status "$cluster"
+
+# ---------------------------------------------------------------------
+# 7. Stop.
+
+run_cmd "$devcluster" stop "$cluster"
+if [ "$rc" -eq 0 ] && [ -z "$out" ]; then
+	pass "devcluster stop (SIGTERM was enough)"
+else
+	fail "devcluster stop" "exit $rc: $out"
+fi
+e2e_finish
