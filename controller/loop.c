@@ -161,6 +161,15 @@ struct loop *loop_new(const struct loop_opts *o, struct err *err)
 		err_set(err, "curl_multi_init failed");
 		goto fail;
 	}
+	/*
+	 * At most LOOP_MAX_HOST_CONNS connections per API server; more
+	 * transfers wait inside libcurl for a free one. Without a cap a burst
+	 * of writes opens hundreds of connections and runs into the server's
+	 * connection limit (client-go shares a few HTTP/2 connections). The
+	 * long-lived watches (about a dozen) hold theirs for good.
+	 */
+	curl_multi_setopt(l->multi, CURLMOPT_MAX_HOST_CONNECTIONS,
+			  (long)LOOP_MAX_HOST_CONNS);
 	if (pipe(fds) < 0) {
 		err_set(err, "pipe: %s", strerror(errno));
 		goto fail;

@@ -19,6 +19,9 @@
 #ifndef CONTROLLER_LOOP_H
 #define CONTROLLER_LOOP_H
 
+/* Connections per host the loop's transfers share (see loop.c). */
+#define LOOP_MAX_HOST_CONNS 64
+
 #include <curl/curl.h>
 #include <stdbool.h>
 #include <stddef.h>

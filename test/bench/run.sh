@@ -125,12 +125,23 @@ else
 		"scenario large|1260|60|$top/test/bench/run.sh --scenario large")
 fi
 
+# BENCH_SKIP: an extended regex of bench names to leave out (e.g. the
+# long large-scale scenario); the recorded command says so.
+if [ -n "${BENCH_SKIP:-}" ]; then
+	kept=()
+	for b in "${benches[@]}"; do
+		[[ ${b%%|*} =~ ^(${BENCH_SKIP})$ ]] || kept+=("$b")
+	done
+	benches=("${kept[@]}")
+fi
+
 if [ -n "${BENCH_CMD:-}" ]; then
 	cmd=$BENCH_CMD
 elif [ -n "${MAKELEVEL:-}" ]; then
 	cmd="make bench"
 	[ "$quick" = 1 ] && cmd="make bench QUICK=1"
 	[ "${BENCH_NO_WRITE:-}" = 1 ] && cmd="make bench-quick"
+	[ -n "${BENCH_SKIP:-}" ] && cmd="BENCH_SKIP='$BENCH_SKIP' $cmd"
 else
 	cmd="test/bench/run.sh"
 	[ "$quick" = 1 ] && cmd="QUICK=1 $cmd"
