@@ -19,10 +19,9 @@
  * A ClusterQueue's finalizer patch and its status write never overlap;
  * the one held back goes when the other ends.
  *
- * Cycles run in the before-sleep step when a sched input changed, when
- * sched's backoff wakeup is due, and again while some active queue has
- * a head left (Kueue's scheduler loop: at once after an admission, else
- * slowing down to one cycle per 100 ms).
+ * Cycles run in the before-sleep step when a sched input changed and
+ * when sched's backoff wakeup is due: one sched_cycle tries every pending
+ * workload once and the core is deterministic, so nothing is polled.
  *
  * JSON: this file holds json_t, outside STYLE P3(c)'s list, because it
  * is where informer objects meet the codec and where merge-patch bodies
@@ -242,8 +241,6 @@ struct manager {
 	struct status_writer *cqw, *lqw; /* owned */
 	struct timer wake;        /* run the before-sleep step again soon */
 	struct timer backoff;     /* sched_next_wakeup */
-	struct timer again;       /* another cycle: heads are left */
-	int64_t slow_ms;          /* delay before it; 0 after an admission */
 	char **dirty_cq;          /* owned; collected by sched_take_dirty */
 	size_t ndirty_cq, cap_dirty_cq;
 	char **dirty_lq;
@@ -2180,14 +2177,11 @@ static void cycle(struct manager *m)
 	apply_decisions(m);
 	sched_decisions_clear(&m->decs);
 	/*
-	 * sched_cycle already went on until a round neither admitted nor
-	 * parked anything, and the core is deterministic: running it again
-	 * before an input changes would decide the same. Only blocked
-	 * StrictFIFO heads can be left; they wait for the next change (or
-	 * sched's backoff wakeup) instead of being polled.
+	 * No timer to run again: sched_cycle went on until a round neither
+	 * admitted nor parked anything, and running it before an input
+	 * changes would decide the same. Only blocked StrictFIFO heads can
+	 * be left; they wait for the next change or the backoff wakeup.
 	 */
-	m->slow_ms = 0;
-	loop_timer_cancel(m->l, &m->again);
 }
 
 static void before_sleep(void *ud)
@@ -2222,7 +2216,7 @@ static void on_wake(void *ud, int64_t now_ms)
 	(void)now_ms;
 }
 
-/* The backoff and again timers: a cycle is due. */
+/* The backoff timer: a cycle is due. */
 static void on_backoff(void *ud, int64_t now_ms)
 {
 	struct manager *m = ud;
@@ -2267,7 +2261,6 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	m->lqw = status_writer_new(k, &wo);
 	timers_setup(&m->wake, on_wake, m);
 	timers_setup(&m->backoff, on_backoff, m);
-	timers_setup(&m->again, on_backoff, m);
 	loop_set_before_sleep(m->l, before_sleep, m);
 	for (int i = 0; i < INF_N; i++) {
 		const struct inf_def *d = &inf_defs[i];
@@ -2301,7 +2294,6 @@ void manager_free(struct manager *m)
 	loop_set_before_sleep(m->l, NULL, NULL);
 	loop_timer_cancel(m->l, &m->wake);
 	loop_timer_cancel(m->l, &m->backoff);
-	loop_timer_cancel(m->l, &m->again);
 	status_writer_free(m->cqw);
 	status_writer_free(m->lqw);
 	sched_decisions_release(&m->decs);
