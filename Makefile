@@ -282,11 +282,9 @@ clean:
 
 -include $(DEPS)
 
-# The demo arrives with a later issue; say so rather than pretend.
-.PHONY: demo
-demo:
-	@echo "make demo: not implemented yet (see README.md); run 'make check'." >&2
-	@exit 1
+# Pieces with their own rules (the demo, extra bench programs) live in
+# mk/<name>.mk, each written by the module that needs it.
+-include $(sort $(wildcard mk/*.mk))
 
 # End-to-end: the real kubectl (the dispatcher on PATH, plus the versioned
 # binaries beside it) and python3-kubernetes against bin/cueue-devserver.
