@@ -1,0 +1,66 @@
+/*
+ * dash: what the demo knows and shows. It follows the planned Jobs (when
+ * each was created, unsuspended, finished, on which flavor), the
+ * ClusterQueues (quotas from their spec, usage and counts from their
+ * status, as the manager writes them) and the ResourceFlavors (to name
+ * the flavor an admitted Job's nodeSelector points at), and renders:
+ *
+ *  - a dashboard: on a terminal a block redrawn in place with ANSI
+ *    cursor movement; otherwise one plain line per call;
+ *  - the summary once the stream has drained.
+ *
+ * Times are the caller's monotonic milliseconds, taken when the demo
+ * observes an event (a POST answer, a watch event), so a wait is what a
+ * user of the cluster experiences, not a difference of second-precision
+ * timestamps. Owns its state; borrows the plan. No I/O but the FILE the
+ * render functions are given.
+ */
+#ifndef DEMO_DASH_H
+#define DEMO_DASH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct json_t;
+struct stream;
+struct dash;
+
+/* s is borrowed and must outlive the dash; tty selects the redrawn
+ * dashboard; width is the terminal's (0: 100 columns). New. */
+struct dash *dash_new(const struct stream *s, bool tty, int width);
+void dash_free(struct dash *d);
+/* The terminal was resized: lines are clipped to width (0: 100). */
+void dash_set_width(struct dash *d, int width);
+
+/* The stream starts now (times in the dashboard count from here). */
+void dash_start(struct dash *d, int64_t now_ms);
+/* The POST of planned Job i was answered 2xx at now_ms. */
+void dash_job_created(struct dash *d, size_t i, int64_t now_ms);
+/* The POST of planned Job i failed for good (message borrowed). */
+void dash_job_failed_create(struct dash *d, size_t i, const char *message);
+
+/* A Job, ClusterQueue or ResourceFlavor as listed or watched (borrowed);
+ * deleted when it is gone. */
+void dash_job(struct dash *d, const struct json_t *job, int64_t now_ms);
+void dash_cluster_queue(struct dash *d, const struct json_t *cq,
+			bool deleted, int64_t now_ms);
+void dash_flavor(struct dash *d, const struct json_t *rf, bool deleted);
+
+/* Every ClusterQueue the plan's teams use (team-<name>) is known and
+ * reports Active=True. */
+bool dash_queues_ready(const struct dash *d);
+/* Every planned Job was created and finished (or failed to be created). */
+bool dash_drained(const struct dash *d);
+/* Planned Jobs that finished (Complete or Failed). */
+size_t dash_finished(const struct dash *d);
+
+/* One frame: the redrawn block on a terminal, a plain line otherwise. */
+void dash_render(struct dash *d, int64_t now_ms, FILE *out);
+/* Leaves the terminal as it found it (shows the cursor); call once at the
+ * end on a terminal, whatever happened. */
+void dash_end(struct dash *d, FILE *out);
+/* The summary block. */
+void dash_summary(const struct dash *d, int64_t now_ms, FILE *out);
+
+#endif
