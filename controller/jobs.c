@@ -37,6 +37,7 @@
 #include "model/alloc.h"
 #include "model/codec.h"
 #include "model/jobwl.h"
+#include "model/selector.h"
 #include "model/timestamp.h"
 
 #define COMPONENT "job"
@@ -135,6 +136,17 @@ struct jobs {
 	struct event_call *events;
 	uint64_t event_seq;
 	struct jobs_stats stats;
+	bool has_ns_sel;          /* o.ns_selector was given */
+	struct label_selector ns_sel; /* owned copy of it */
+	struct hmap ns_match;     /* namespace -> struct ns_entry */
+	uint64_t ns_gen;          /* manager_nsview_gen ns_match reflects */
+	bool ns_built;            /* ns_match was built at least once */
+};
+
+/* Whether a namespace matches managedJobsNamespaceSelector. */
+struct ns_entry {
+	char *name;               /* owned; map key */
+	bool match;
 };
 
 /* ------------------------------------------------------------------ */
@@ -898,19 +910,78 @@ static bool managed_parent(const struct owner_ref *o)
 	return false;
 }
 
-static bool is_managed(const struct jobs *js, const struct job *j)
+static void ns_match_clear(struct jobs *js)
 {
+	size_t pos = 0;
+	struct ns_entry *n;
+
+	while ((n = hmap_next(&js->ns_match, &pos, NULL))) {
+		hmap_del(&js->ns_match, n->name);
+		free(n->name);
+		free(n);
+	}
+}
+
+static void ns_match_add(void *ud, const char *ns, const struct strmap *labels)
+{
+	struct jobs *js = ud;
+	struct ns_entry *n = xcalloc(1, sizeof(*n));
+	struct strmap empty = STRMAP_INIT;
+
+	n->name = xstrdup(ns);
+	n->match = label_selector_matches(&js->ns_sel,
+					  labels ? labels : &empty);
+	free(hmap_put(&js->ns_match, n->name, n));
+}
+
+enum ns_state { NS_UNKNOWN, NS_UNMANAGED, NS_MANAGED };
+
+/* managedJobsNamespaceSelector on namespace ns, from the manager's
+ * namespace cache (rebuilt here only when that cache moved). */
+static enum ns_state ns_state(struct jobs *js, const char *ns)
+{
+	const struct ns_entry *n;
+	uint64_t gen;
+
+	if (!js->has_ns_sel)
+		return NS_MANAGED;
+	gen = manager_nsview_gen(js->m);
+	if (!js->ns_built || gen != js->ns_gen) {
+		ns_match_clear(js);
+		manager_foreach_namespace(js->m, ns_match_add, js);
+		js->ns_gen = gen;
+		js->ns_built = true;
+	}
+	n = ns ? hmap_get(&js->ns_match, ns) : NULL;
+	if (!n)
+		return NS_UNKNOWN;
+	return n->match ? NS_MANAGED : NS_UNMANAGED;
+}
+
+/*
+ * Kueue's ReconcileGenericJob, before step 1: is this Job the
+ * integration's? A child of another managed job kind never is; with
+ * ns_selector_always the namespace must match first; then a queue name
+ * makes it managed, and without one manageJobsWithoutQueueName needs a
+ * matching namespace. A namespace the cache does not hold yet (a Job
+ * seen before its namespace) is asked again at the retry tick.
+ */
+static bool is_managed(struct jobs *js, struct job_entry *e)
+{
+	const struct job *j = e->j;
 	const char *q = strmap_get(&j->meta.labels, LABEL_QUEUE_NAME);
+	enum ns_state st;
 
 	if (managed_parent(controller_of(&j->meta)))
 		return false;
-	if (q && *q)
+	if (!(q && *q) && !js->o.manage_without_queue_name)
+		return false;
+	if (!js->o.ns_selector_always && q && *q)
 		return true;
-	/* managedJobsNamespaceSelector's default: neither kube-system
-	 * nor Kueue's own namespace */
-	return js->o.manage_without_queue_name &&
-	       !str_eq(j->meta.namespace, "kube-system") &&
-	       !str_eq(j->meta.namespace, "kueue-system");
+	st = ns_state(js, j->meta.namespace);
+	if (st == NS_UNKNOWN)
+		want_retry(&e->s);
+	return st == NS_MANAGED;
 }
 
 /* The Job's Complete or Failed condition when True, or NULL. */
@@ -947,7 +1018,7 @@ static void reconcile_job(struct jobs *js, struct job_entry *e)
 	const struct condition *fin, *ev;
 	char *wk;
 
-	if (e->s.call || !is_managed(js, j))
+	if (e->s.call || !is_managed(js, e))
 		return;
 	if (j->meta.deletion_ms) {
 		mark_owned(js, j);
@@ -1509,6 +1580,13 @@ struct jobs *jobs_new(struct kube *k, struct manager *m,
 			js->label_keys[i] = xstrdup(js->o.label_keys_to_copy[i]);
 	}
 	js->o.label_keys_to_copy = NULL;
+	label_selector_init(&js->ns_sel);
+	if (js->o.ns_selector) {
+		js->has_ns_sel = true;
+		label_selector_copy(&js->ns_sel, js->o.ns_selector);
+	}
+	js->o.ns_selector = NULL;
+	hmap_init(&js->ns_match);
 	hmap_init(&js->jobs);
 	hmap_init(&js->wls);
 	hmap_init(&js->pcs);
@@ -1559,6 +1637,9 @@ void jobs_free(struct jobs *js)
 		free(p);
 	}
 	hmap_release(&js->pcs);
+	ns_match_clear(js);
+	hmap_release(&js->ns_match);
+	label_selector_release(&js->ns_sel);
 	hmap_release(&js->jobs);
 	hmap_release(&js->wls);
 	for (size_t i = 0; i < js->ndirty; i++)

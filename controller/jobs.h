@@ -39,9 +39,23 @@
 struct kube;
 struct manager;
 struct jobs;
+struct label_selector;
 
+/*
+ * managedJobsNamespaceSelector applies as in Kueue's ReconcileGenericJob:
+ * with ns_selector_always (gate ManagedJobsNamespaceSelectorAlwaysRespected,
+ * GA at HEAD, so on for v1beta2 Configurations) a Job in a namespace the
+ * selector does not match is ignored whatever its labels; otherwise only
+ * a Job without a queue name under manageJobsWithoutQueueName needs a
+ * matching namespace. Namespace labels come from the manager's cache
+ * (manager_foreach_namespace); a namespace it does not know yet is tried
+ * again after retry_ms.
+ */
 struct jobs_opts {
 	bool manage_without_queue_name; /* manageJobsWithoutQueueName */
+	const struct label_selector *ns_selector; /* borrowed; copied;
+				 * NULL: every namespace matches */
+	bool ns_selector_always;        /* see above */
 	bool no_partial_admission;      /* PartialAdmission gate off */
 	const char *const *label_keys_to_copy; /* borrowed; copied */
 	size_t nlabel_keys_to_copy;

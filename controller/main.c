@@ -226,6 +226,15 @@ int main(int argc, char **argv)
 	wiring_attach(w, m);
 	/* batch/job is on unless integrations.frameworks leaves it out */
 	jo.manage_without_queue_name = cfg.manage_jobs_without_queue_name;
+	/* managedJobsNamespaceSelector (always set after loading); the
+	 * reconciler honours it for every Job with the HEAD gate, GA there,
+	 * so on for v1beta2 files as the webhook does (admit.h) */
+	if (cfg.managed_jobs_ns_selector.set)
+		jo.ns_selector = &cfg.managed_jobs_ns_selector.sel;
+	jo.ns_selector_always = cfg.api == CONFIG_API_V1BETA2 ||
+		config_feature_gate(&cfg,
+				    "ManagedJobsNamespaceSelectorAlwaysRespected",
+				    false);
 	jo.no_partial_admission = mo.no_partial_admission;
 	jo.label_keys_to_copy =
 		(const char *const *)cfg.int_label_keys_to_copy.v;

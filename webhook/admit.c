@@ -436,9 +436,26 @@ void admit_mutate_workload(const struct admit_ctx *ctx, enum kind want,
 }
 
 /*
+ * Is every decode error one the API server would report as a validation
+ * error (an enum value, a bad quantity, a length) rather than refuse to
+ * decode the object at all (a wrong JSON type)? Then the validators run
+ * on what did decode, and the denial lists everything, as Kubernetes'
+ * schema and Kueue's webhook together would.
+ */
+static bool decode_errors_are_soft(const struct field_errors *dec)
+{
+	for (size_t i = 0; i < dec->n; i++)
+		if (dec->v[i].kind == FE_TYPE || dec->v[i].kind == FE_INTERNAL)
+			return false;
+	return true;
+}
+
+/*
  * decode + validate for one kind, with the old object on update. The
  * macro stamps out one function per struct type; the bodies differ only
- * in the type and the three functions.
+ * in the type and the three functions. Returns -1 when a decode error
+ * is a hard one (dec holds them all); otherwise 0 with the validators'
+ * findings in fe (after the soft decode errors, if any).
  */
 #define KUEUE_CHECK(fn, T, decode, validate, release)                       \
 	static int fn(const json_t *obj, const json_t *oldobj,              \
@@ -452,12 +469,41 @@ void admit_mutate_workload(const struct admit_ctx *ctx, enum kind want,
 			rc = -1;                                            \
 		if (oldobj && decode(oldobj, &o, dec) != 0)                 \
 			rc = -1;                                            \
-		if (rc == 0)                                                \
+		if (rc == 0 || decode_errors_are_soft(dec)) {               \
 			validate(&n, oldobj ? &o : NULL, fe);               \
+			merge_soft(dec, fe);                                \
+			rc = 0;                                             \
+		}                                                           \
 		release(&n);                                                \
 		release(&o);                                                \
 		return rc;                                                  \
 	}
+
+/* fe = dec's soft errors, then fe's own on other paths (a field the
+ * decoder already refused is not reported twice). dec ends empty. */
+static void merge_soft(struct field_errors *dec, struct field_errors *fe)
+{
+	size_t keep = 0;
+
+	if (!dec->n)
+		return;
+	/* drop (free) fe's entries on a path dec names, in place */
+	for (size_t i = 0; i < fe->n; i++) {
+		if (field_errors_has_path(dec, fe->v[i].path)) {
+			free(fe->v[i].path);
+			free(fe->v[i].text);
+			continue;
+		}
+		fe->v[keep++] = fe->v[i];
+	}
+	fe->n = keep;
+	/* take_all memcpy()s from src->v, which is NULL while src is
+	 * empty: never hand it an empty list */
+	if (fe->n)
+		field_errors_take_all(dec, fe);
+	field_errors_release(fe);
+	field_errors_take_all(fe, dec);
+}
 
 KUEUE_CHECK(check_rf, resource_flavor, codec_decode_resource_flavor,
 	    validate_resource_flavor, resource_flavor_release)

@@ -18,8 +18,12 @@
  *
  * A mutation edits a deep copy of the object's JSON and answers the diff
  * (jsonpatch.h), so unknown fields pass through untouched. An object of
- * the wrong kind, or one that does not decode, is refused with code 400
- * (controller-runtime's admission.Errored(400)).
+ * the wrong kind, or one that does not decode (a wrong JSON type), is
+ * refused with code 400 (controller-runtime's admission.Errored(400)). A
+ * Kueue object whose decode errors are all validation errors (an enum
+ * value, a quantity, a length: what the API server's schema would have
+ * reported) is validated all the same, and the denial (403) lists the
+ * decoder's errors and the validators' together.
  *
  * Pure: no I/O, no clock, no globals; safe on any number of threads.
  */

@@ -21,7 +21,10 @@
  *    cleared with Requeued;
  *  - a missing WorkloadPriorityClass holds the Workload back until it
  *    exists; a pod priorityClassName takes its PriorityClass's value;
- *    manageJobsWithoutQueueName takes unlabelled Jobs.
+ *    manageJobsWithoutQueueName takes unlabelled Jobs;
+ *  - managedJobsNamespaceSelector: without a queue name only Jobs of
+ *    matching namespaces are managed; with ns_selector_always (HEAD)
+ *    labelled ones of other namespaces are ignored too.
  * Objects are written with the devserver's internal API.
  */
 #include <jansson.h>
@@ -42,6 +45,7 @@
 #include "devserver/jobrunner.h"
 #include "model/alloc.h"
 #include "model/jobwl.h"
+#include "model/selector.h"
 #include "suites.h"
 #include "test/support/support.h"
 
@@ -110,7 +114,8 @@ static struct api_ref ref_of(const char *resource, const char *ns,
 	} else if (!strcmp(resource, "jobs")) {
 		r.group = "batch";
 		r.version = "v1";
-	} else if (!strcmp(resource, "events")) {
+	} else if (!strcmp(resource, "events") ||
+		   !strcmp(resource, "namespaces")) {
 		r.group = "";
 		r.version = "v1";
 	}
@@ -753,6 +758,97 @@ START_TEST(priority_later_and_unlabelled)
 }
 END_TEST
 
+/* ---- managedJobsNamespaceSelector ---- */
+
+static void mk_ns(const char *name, const char *labels)
+{
+	char *t = xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+			    "\"metadata\":{\"name\":\"%s\",\"labels\":%s}}",
+			    name, labels);
+
+	create("namespaces", NULL, t);
+	free(t);
+}
+
+/* A suspended one-pod Job in ns, with queue-name queue unless NULL. */
+static void mk_ns_job(const char *ns, const char *name, const char *queue)
+{
+	char *lbl = queue ? xasprintf("\"labels\":{\"kueue.x-k8s.io/"
+				      "queue-name\":\"%s\"},", queue)
+			  : xstrdup("");
+	char *t = xasprintf(
+		"{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{"
+		"%s\"name\":\"%s\",\"namespace\":\"%s\"},\"spec\":{"
+		"\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":"
+		"\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"
+		"\"busybox\"}]}}}}", lbl, name, ns);
+
+	create("jobs", ns, t);
+	free(t);
+	free(lbl);
+}
+
+static char *wl_in(const char *ns, const char *name)
+{
+	char *uid = xstrdup(val("jobs", ns, name, "metadata.uid"));
+	char *res = jobwl_workload_name("Job", "batch", name, uid);
+
+	free(uid);
+	return res;
+}
+
+/* Loop index 0: v0.14 (the selector only for Jobs without a queue name
+ * under manageJobsWithoutQueueName); 1: always respected (HEAD). */
+START_TEST(namespace_selector)
+{
+	static const char *const team_a[] = { "a" };
+	struct label_selector sel = LABEL_SELECTOR_INIT;
+	bool always = _i == 1;
+	char *wu, *wv, *wq, *wp;
+	json_t *pj;
+
+	label_selector_add(&sel, "team", SEL_IN, team_a, 1);
+	JO.manage_without_queue_name = true;
+	JO.ns_selector = &sel;
+	JO.ns_selector_always = always;
+	mk_ns("na", "{\"team\":\"a\"}");
+	mk_ns("nb", "{\"team\":\"b\"}");
+	mk_ns_job("na", "u", NULL);   /* selected, no queue: managed */
+	mk_ns_job("na", "p", "lq");   /* selected, queue: managed */
+	mk_ns_job("nb", "v", NULL);   /* not selected, no queue: never */
+	mk_ns_job("nb", "q", "lq");   /* not selected, queue: v0.14 only */
+	wu = wl_in("na", "u");
+	wp = wl_in("na", "p");
+	wv = wl_in("nb", "v");
+	wq = wl_in("nb", "q");
+	mgr_start();
+	label_selector_release(&sel); /* jobs_new copied it */
+	WAIT_FOR(exists("workloads", "na", wu), 10000);
+	WAIT_FOR(exists("workloads", "na", wp), 10000);
+	if (!always)
+		WAIT_FOR(exists("workloads", "nb", wq), 10000);
+	else
+		spin(500);
+	ck_assert(!exists("workloads", "nb", wv));
+	ck_assert(exists("workloads", "nb", wq) == !always);
+	/* a namespace that comes to match: its new Jobs are managed (as
+	 * in Kueue, a Job is judged when it is reconciled; nothing watches
+	 * namespaces to revisit the Jobs already there) */
+	pj = t_json("{\"metadata\":{\"labels\":{\"team\":\"a\"}}}");
+	patch("namespaces", NULL, "nb", NULL, pj);
+	json_decref(pj);
+	spin(300); /* the manager's namespace cache sees it first */
+	free(wv);
+	mk_ns_job("nb", "v2", NULL);
+	wv = wl_in("nb", "v2");
+	WAIT_FOR(exists("workloads", "nb", wv), 10000);
+	free(wu);
+	free(wv);
+	free(wq);
+	free(wp);
+}
+END_TEST
+
 Suite *jobs_suite(void)
 {
 	Suite *s = suite_create("jobs");
@@ -767,6 +863,7 @@ Suite *jobs_suite(void)
 	tcase_add_test(tc, restart);
 	tcase_add_test(tc, eviction);
 	tcase_add_test(tc, priority_later_and_unlabelled);
+	tcase_add_loop_test(tc, namespace_selector, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

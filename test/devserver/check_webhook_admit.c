@@ -459,6 +459,19 @@ static const struct acase kueue[] = {
 	  "spec.podSets[0].template.spec.containers[0].resources.requests[pods]"
 	  ": Invalid value: \"pods\": the key is reserved for internal kueue "
 	  "use", NULL },
+	{ "ResourceFlavor: an unknown taint effect is denied with the rest",
+	  admit_validate_kueue, KIND_RESOURCE_FLAVOR, REVIEW_OP_CREATE, NULL,
+	  RF("", "{\"nodeLabels\":{\"ok\":\"bad value!\"},\"nodeTaints\":"
+	     "[{\"key\":\"k\",\"effect\":\"Sometimes\"}]}"), NULL, V_NONE,
+	  P_DEFAULT, false, 403,
+	  "[spec.nodeTaints[0].effect: Unsupported value: \"Sometimes\": "
+	  "supported values: \"NoSchedule\", \"PreferNoSchedule\", "
+	  "\"NoExecute\", spec.nodeLabels: Invalid value: \"bad value!\": a "
+	  "valid label must be an empty string or consist of alphanumeric "
+	  "characters, '-', '_' or '.', and must start and end with an "
+	  "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or "
+	  "'12345', regex used for validation is "
+	  "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')]", NULL },
 	{ "DELETE of a Kueue object", admit_validate_kueue, KIND_CLUSTER_QUEUE,
 	  REVIEW_OP_DELETE, NULL, NULL, CQ("v1beta1", "{}"), V_NONE,
 	  P_DEFAULT, true, 0, NULL, NULL },
@@ -544,6 +557,39 @@ START_TEST(policy_from_config)
 	ck_assert(!admit_ns_is_managed(&ctx, "kueue-system"));
 	admit_policy_release(&p);
 	config_release(&c);
+}
+END_TEST
+
+/* A custom managedJobsNamespaceSelector reaches the webhook's policy and
+ * is matched against the namespace view's labels. */
+START_TEST(policy_custom_selector)
+{
+	static const char yaml[] =
+		"apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+		"kind: Configuration\n"
+		"namespace: cueue-system\n"
+		"manageJobsWithoutQueueName: true\n"
+		"managedJobsNamespaceSelector:\n"
+		"  matchLabels:\n    env: prod\n";
+	struct config c;
+	struct config_opts co = { .namespace_file = "" };
+	struct err err = { "" };
+	struct admit_policy p;
+	struct nsview *nv = make_view(V_TEAM);
+	struct admit_ctx ctx = { &p, nv };
+
+	ck_assert_msg(config_load_string(yaml, strlen(yaml), &co, &c, &err) ==
+		      0, "%s", err.msg);
+	admit_policy_from_config(&p, &c);
+	ck_assert(p.has_ns_selector);
+	ck_assert(p.lq_defaulting_needs_managed_ns); /* v1beta2: HEAD */
+	ck_assert(admit_ns_is_managed(&ctx, "team"));  /* env=prod */
+	ck_assert(!admit_ns_is_managed(&ctx, "other"));
+	ck_assert(!admit_ns_is_managed(&ctx, "kube-system"));
+	ck_assert(!admit_ns_is_managed(&ctx, "unknown"));
+	admit_policy_release(&p);
+	config_release(&c);
+	nsview_free(nv);
 }
 END_TEST
 
@@ -1077,6 +1123,7 @@ Suite *webhook_admit_suite(void)
 	tcase_add_loop_test(tc, kueue_objects, 0, N(kueue));
 	tcase_add_test(tc, kueue_denial_texts);
 	tcase_add_test(tc, policy_from_config);
+	tcase_add_test(tc, policy_custom_selector);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("hostile");

@@ -9,8 +9,13 @@
 # right flavor (nodeSelector from the flavor's nodeLabels, tolerations),
 # Kueue's columns, a Job that waits for quota and is admitted when an
 # earlier one finishes, partial admission, LocalQueue defaulting, Workload
-# deletion with its Job. cueue-invariants checks the quota invariants at
-# the observation points.
+# deletion with its Job; the queue-name label changing while suspended
+# (the Workload follows) and denied once running; a Job waiting for its
+# LocalQueue to be created; invalid objects of every Kueue kind denied
+# with every bad field in one message; managedJobsNamespaceSelector with
+# manageJobsWithoutQueueName (the manager restarted with a custom
+# Configuration). cueue-invariants checks the quota invariants at the
+# observation points.
 #
 # The devserver's job runner completes a Job --job-runtime after it is
 # unsuspended; the suite sets that to 1h and ends a Job when it chooses by
@@ -547,7 +552,363 @@ invariants "end" --status
 match "the manager still runs" 0 '^manager: running' "$devcluster" status "$cluster"
 
 # ---------------------------------------------------------------------
-# 7. Stop.
+# 7. The queue-name label (kueue-api.md §12.3, §12.4): while the Job is
+#    suspended it may change and the Workload follows; once the Job runs
+#    the change is denied. A Job for a missing LocalQueue stays
+#    suspended, its Workload pending with Kueue's message, until the
+#    LocalQueue is created; then it is admitted and finishes.
+
+# job_yaml NAME QUEUE: a one-pod Job (1 cpu) of namespace default.
+job_yaml() {
+	cat <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: default
+  labels:
+    kueue.x-k8s.io/queue-name: $2
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: registry.k8s.io/e2e-test-images/agnhost:2.53
+        resources:
+          requests:
+            cpu: "1"
+      restartPolicy: Never
+EOF
+}
+job_yaml relabel nowhere-queue >"$work/relabel.yaml"
+create_job "relabel (queue nowhere-queue, missing)" "$work/relabel.yaml"
+expect_eventually "relabel's Workload pending: LocalQueue missing" "$T" \
+	"False Inadmissible: LocalQueue nowhere-queue doesn't exist" reserved_msg relabel
+expect "suspended: changing the queue-name label is allowed" 0 \
+	kubectl label --overwrite job relabel kueue.x-k8s.io/queue-name=user-queue <<'EOF'
+job.batch/relabel labeled
+EOF
+expect_eventually "the Workload follows the label (spec.queueName user-queue)" "$T" \
+	"user-queue" jp "workload/$(wl_name relabel)" '{.spec.queueName}'
+expect_eventually "relabel admitted through user-queue" "$T" \
+	'True cluster-queue {"cpu":"default-flavor"}' admitted_in relabel
+expect_eventually "relabel runs" "$T" 'false   main' running relabel
+expect "running: changing the queue-name label is denied" 1 \
+	kubectl label --overwrite job relabel kueue.x-k8s.io/queue-name=lq-a <<'EOF'
+Error from server (Forbidden): admission webhook "vjob.kb.io" denied the request: metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "lq-a": field is immutable
+EOF
+expect "running: removing the queue-name label is denied" 1 \
+	kubectl label job relabel kueue.x-k8s.io/queue-name- <<'EOF'
+Error from server (Forbidden): admission webhook "vjob.kb.io" denied the request: metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "": field is immutable
+EOF
+expect "running: a merge patch changing it is denied too" 1 \
+	kubectl patch job relabel --type=merge \
+	-p '{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"lq-b"}}}' <<'EOF'
+Error from server (Forbidden): admission webhook "vjob.kb.io" denied the request: metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "lq-b": field is immutable
+EOF
+expect "the label and the Workload's queue are unchanged" 0 \
+	jp job/relabel '{.metadata.labels.kueue\.x-k8s\.io/queue-name} {.spec.suspend}' <<'EOF'
+user-queue false
+EOF
+release relabel
+expect_eventually "relabel's Workload Finished" "$T" "True Succeeded" finished_of relabel
+
+job_yaml late late-queue >"$work/late.yaml"
+create_job "late (queue late-queue, not created yet)" "$work/late.yaml"
+expect_eventually "late's Workload pending: LocalQueue missing" "$T" \
+	"False Inadmissible: LocalQueue late-queue doesn't exist" reserved_msg late
+sleep 2
+expect "late still suspended and pending 2 s later" 0 reserved_msg late <<'EOF'
+False Inadmissible: LocalQueue late-queue doesn't exist
+EOF
+expect "late has no pods" 0 jp job/late '{.spec.suspend}|{.status.active}|' <<'EOF'
+true||
+EOF
+cat >"$work/late-queue.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: late-queue
+  namespace: default
+spec:
+  clusterQueue: cluster-queue
+EOF
+expect "create LocalQueue late-queue" 0 kubectl create -f "$work/late-queue.yaml" <<'EOF'
+localqueue.kueue.x-k8s.io/late-queue created
+EOF
+expect_eventually "late admitted once its LocalQueue exists" "$T" \
+	'True cluster-queue {"cpu":"default-flavor"}' admitted_in late
+expect_eventually "late runs" "$T" 'false   main' running late
+release late
+expect_eventually "late's Workload Finished" "$T" "True Succeeded" finished_of late
+expect "late completed" 0 \
+	jp job/late '{.status.succeeded} {.status.conditions[?(@.type=="Complete")].status}' <<'EOF'
+1 True
+EOF
+invariants "queue-name changes, late LocalQueue" --status
+
+# ---------------------------------------------------------------------
+# 8. Invalid Kueue objects are denied, every bad field in one message.
+#    What the CRD schema finds (patterns, enums, int32) comes back as
+#    the API server's "is invalid" list, and the validating webhooks are
+#    not called; what passes the schema reaches Kueue's webhooks, which
+#    answer one "denied the request: [a, b, ...]" aggregate.
+
+# denied NAME FILE KIND/NAME PATH...: kubectl create -f FILE fails with
+# one error message naming every PATH, and nothing was created.
+denied() {
+	local name=$1 f=$2 obj=$3 p missing='' n
+	shift 3
+	run_cmd kubectl create -f "$f"
+	for p in "$@"; do
+		grep -Fq -- "$p" <<<"$out" || missing+=" [$p]"
+	done
+	n=$(grep -cE '^(Error from server|The .* is invalid)' <<<"$out")
+	if [ "$rc" -ne 0 ] && [ -z "$missing" ] && [ "$n" -eq 1 ] &&
+		! kubectl get "$obj" >/dev/null 2>&1; then
+		pass "$name"
+	else
+		fail "$name" "exit $rc; $n error messages; missing:${missing:- none}
+$out"
+	fi
+}
+cat >"$work/bad-cq.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: bad-cq
+spec:
+  namespaceSelector:
+    matchExpressions:
+    - key: team
+      operator: In
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - name: cpu
+        nominalQuota: -1
+        borrowingLimit: 2
+        lendingLimit: 5
+EOF
+expect "ClusterQueue: the webhook names all five problems at once" 1 \
+	kubectl create -f "$work/bad-cq.yaml" <<'EOF'
+Error from server (Forbidden): error when creating "<work>/bad-cq.yaml": admission webhook "vclusterqueue.kb.io" denied the request: [spec: Invalid value: "object": borrowingLimit must be nil when cohort is empty, spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: "-1": must be greater than or equal to 0, spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "5": must be nil when cohort is empty, spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "5": must be less than or equal to the nominalQuota, spec.namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn']
+EOF
+cat >"$work/bad-cq2.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata:
+  name: bad-cq2
+spec:
+  cohortName: Not_A_Name
+  queueingStrategy: Random
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - name: cpu
+        nominalQuota: 1
+EOF
+denied "ClusterQueue: schema errors listed together" "$work/bad-cq2.yaml" clusterqueue/bad-cq2 \
+	'spec.cohortName: Invalid value: "Not_A_Name"' \
+	'spec.queueingStrategy: Unsupported value: "Random"'
+cat >"$work/bad-lq.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata:
+  name: Bad_LQ
+  namespace: default
+spec:
+  clusterQueue: Bad_CQ
+  stopPolicy: Maybe
+EOF
+denied "LocalQueue: name, clusterQueue, stopPolicy" "$work/bad-lq.yaml" localqueue/Bad_LQ \
+	'metadata.name: Invalid value: "Bad_LQ"' 'spec.clusterQueue: Invalid value: "Bad_CQ"' \
+	'spec.stopPolicy: Unsupported value: "Maybe"'
+# (Kueue's CEL rule self == oldSelf: CEL names the value by its type)
+expect "LocalQueue: clusterQueue is immutable" 1 \
+	kubectl patch localqueue late-queue --type=merge -p '{"spec":{"clusterQueue":"flavor-cq"}}' <<'EOF'
+Error from server (Forbidden): admission webhook "vlocalqueue.kb.io" denied the request: spec.clusterQueue: Invalid value: "string": field is immutable
+EOF
+cat >"$work/bad-rf.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: bad-rf
+spec:
+  nodeLabels:
+    "bad key!": "x"
+    ok: "bad value!"
+  nodeTaints:
+  - key: k
+    value: "bad value!"
+    effect: Sometimes
+  tolerations:
+  - key: t
+    operator: Exists
+    value: v
+EOF
+denied "ResourceFlavor: labels, taint, toleration" "$work/bad-rf.yaml" resourceflavor/bad-rf \
+	'spec.nodeLabels: Invalid value: "bad key!"' \
+	'spec.nodeLabels: Invalid value: "bad value!"' \
+	'spec.nodeTaints[0].value: Invalid value: "bad value!"' \
+	'spec.nodeTaints[0].effect: Unsupported value: "Sometimes"' \
+	"spec.tolerations: Invalid value: \"array\": a value must be empty when 'operator' is 'Exists'"
+cat >"$work/bad-cohort.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Cohort
+metadata:
+  name: bad-cohort
+spec:
+  resourceGroups:
+  - coveredResources: ["cpu"]
+    flavors:
+    - name: default-flavor
+      resources:
+      - name: cpu
+        nominalQuota: -2
+        lendingLimit: 1
+EOF
+denied "Cohort: quota and lending limit" "$work/bad-cohort.yaml" cohort/bad-cohort \
+	'spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: "-2"' \
+	'spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "1"'
+cat >"$work/bad-wpc.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata:
+  name: Bad_WPC
+value: 2147483648
+EOF
+denied "WorkloadPriorityClass: name and value" "$work/bad-wpc.yaml" workloadpriorityclass/Bad_WPC \
+	'metadata.name: Invalid value: "Bad_WPC"' 'value: Invalid value: 2147483648'
+cat >"$work/bad-wl.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: Workload
+metadata:
+  name: bad-wl
+  namespace: default
+spec:
+  queueName: Bad_Q
+  podSets:
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: c
+          image: x
+  - name: main
+    count: 1
+    template:
+      spec:
+        containers:
+        - name: c
+          image: x
+EOF
+denied "Workload: queueName and duplicate pod set" "$work/bad-wl.yaml" workload/bad-wl \
+	'spec.queueName: Invalid value: "Bad_Q"' 'spec.podSets[1]: Duplicate value'
+
+# ---------------------------------------------------------------------
+# 9. managedJobsNamespaceSelector (kueue-api.md §12.1, §13.1): the
+#    manager restarts with a Configuration that also manages Jobs
+#    without a queue name, only in namespaces labelled
+#    cueue-e2e/managed=true. It is a v1beta2 file, so the selector is
+#    always respected (HEAD, where ManagedJobsNamespaceSelectorAlways-
+#    Respected is GA): a queue-labelled Job in another namespace is
+#    suspended by the webhook but gets no Workload.
+#    The namespace is created before the restart, so the restarted
+#    manager (and its webhook's namespace view) know its labels.
+
+cat >"$work/optin-ns.yaml" <<'EOF'
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: jobs-optin
+  labels:
+    cueue-e2e/managed: "true"
+EOF
+expect "create namespace jobs-optin (cueue-e2e/managed=true)" 0 \
+	kubectl create -f "$work/optin-ns.yaml" <<'EOF'
+namespace/jobs-optin created
+EOF
+{
+	cat "$e2e_top/manifests/config/controller_manager_config.yaml"
+	cat <<'EOF'
+manageJobsWithoutQueueName: true
+managedJobsNamespaceSelector:
+  matchLabels:
+    cueue-e2e/managed: "true"
+EOF
+} >"$work/selector-config.yaml"
+run_cmd env DEVCLUSTER_CONFIG="$work/selector-config.yaml" "$devcluster" restart-manager "$cluster"
+if [ "$rc" -eq 0 ]; then
+	pass "manager restarted with a custom managedJobsNamespaceSelector"
+else
+	fail "manager restarted with a custom managedJobsNamespaceSelector" "exit $rc: $out
+$(tail -20 "$cluster/manager.log")"
+fi
+
+# free_job_yaml NAME NS [QUEUE]: a one-pod Job that the runner ends after
+# 200ms once it runs.
+free_job_yaml() {
+	cat <<EOF
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: $1
+  namespace: $2
+  annotations:
+    cueue.dev/runtime: 200ms
+${3:+  labels:
+    kueue.x-k8s.io/queue-name: $3}
+spec:
+  template:
+    spec:
+      containers:
+      - name: c
+        image: registry.k8s.io/e2e-test-images/agnhost:2.53
+        resources:
+          requests:
+            cpu: 100m
+      restartPolicy: Never
+EOF
+}
+free_job_yaml optin jobs-optin >"$work/optin.yaml"
+expect "no queue name, namespace selected: suspended on create" 0 \
+	kubectl create -f "$work/optin.yaml" -o jsonpath='{.spec.suspend}' <<'EOF'
+true
+EOF
+track optin jobs-optin
+expect_eventually "its Workload is created (no queue name)" "$T" "optin " \
+	jp "workload/$(wl_name optin jobs-optin)" '{.metadata.ownerReferences[0].name} {.spec.queueName}' jobs-optin
+free_job_yaml outside jobs-plain >"$work/outside.yaml"
+expect "no queue name, namespace not selected: left alone" 0 \
+	kubectl create -f "$work/outside.yaml" -o jsonpath='{.spec.suspend}' <<'EOF'
+false
+EOF
+expect_eventually "it completes on its own" "$T" "1" jp job/outside '{.status.succeeded}' jobs-plain
+free_job_yaml outside-labelled jobs-plain user-queue >"$work/outside-labelled.yaml"
+expect "queue name, namespace not selected: suspended by the webhook" 0 \
+	kubectl create -f "$work/outside-labelled.yaml" -o jsonpath='{.spec.suspend}' <<'EOF'
+true
+EOF
+sleep 2
+expect "...but the reconciler ignores it: no Workload in jobs-plain" 0 \
+	kubectl get workloads -n jobs-plain <<'EOF'
+No resources found in jobs-plain namespace.
+EOF
+expect "the Jobs of jobs-plain, with and without a queue name" 0 \
+	kubectl get jobs -n jobs-plain -o 'jsonpath={range .items[*]}{.metadata.name} {.spec.suspend}{"\n"}{end}' <<'EOF'
+outside false
+outside-labelled true
+unlabelled false
+EOF
+
+# ---------------------------------------------------------------------
+# 10. Stop.
 
 run_cmd "$devcluster" stop "$cluster"
 if [ "$rc" -eq 0 ] && [ -z "$out" ]; then

@@ -1153,6 +1153,22 @@ START_TEST(namespace_selector_rule)
 		      "kubernetes.io/metadata.name notin (kube-system,"
 		      "kueue-system),team");
 	config_release(&c);
+	/* an opt-in selector (matchLabels): only labelled namespaces */
+	load_ok(V2 "managedJobsNamespaceSelector:\n  matchLabels:\n"
+		"    cueue.dev/managed: \"true\"\n", &c);
+	ck_assert_sel(&c.managed_jobs_ns_selector, "cueue.dev/managed=true");
+	{
+		struct strmap l = STRMAP_INIT;
+
+		strmap_set(&l, "kubernetes.io/metadata.name", "team-a");
+		ck_assert(!label_selector_matches(
+			&c.managed_jobs_ns_selector.sel, &l));
+		strmap_set(&l, "cueue.dev/managed", "true");
+		ck_assert(label_selector_matches(
+			&c.managed_jobs_ns_selector.sel, &l));
+		strmap_release(&l);
+	}
+	config_release(&c);
 	/* syntax errors are reported, and the match rule is skipped */
 	load_fails(V2 "managedJobsNamespaceSelector:\n  matchExpressions:\n"
 		   "  - key: kubernetes.io/metadata.name\n    operator: Equals\n"
