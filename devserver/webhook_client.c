@@ -21,7 +21,11 @@
 
 #include "devserver/api.h"
 
-#define POOL_MAX 8
+/* Idle handles kept, each with its own connection cache: enough for the
+ * devserver's request threads, so a burst of admission calls does not
+ * close (and later re-handshake) TLS connections. libcurl cannot share
+ * one connection cache between threads safely, so the pool is it. */
+#define POOL_MAX 64
 #define TEXT_MAX 2048 /* client-go's maxUnstructuredResponseTextBytes */
 
 static pthread_once_t global_once = PTHREAD_ONCE_INIT;

@@ -238,6 +238,11 @@ void field_errors_take_all(struct field_errors *dst, struct field_errors *src)
 {
 	if (dst == src)
 		BUG("field_errors_take_all: dst and src are the same list");
+	if (src->n == 0) {	/* memcpy from a NULL v is undefined */
+		free(src->v);
+		field_errors_init(src);
+		return;
+	}
 	XGROW(dst->v, dst->cap, dst->n + src->n);
 	memcpy(dst->v + dst->n, src->v, src->n * sizeof(*src->v));
 	dst->n += src->n;

@@ -125,6 +125,10 @@ else
 		"scenario large|1260|60|$top/test/bench/run.sh --scenario large")
 fi
 
+# jobpath: batch/v1 Jobs created through the TLS webhooks to Complete on a
+# devcluster of its own (test/bench/jobpath.sh); QUICK=1: 60 Jobs.
+benches+=("jobpath|360|60|$top/test/bench/jobpath.sh")
+
 # BENCH_SKIP: an extended regex of bench names to leave out (e.g. the
 # long large-scale scenario); the recorded command says so.
 if [ -n "${BENCH_SKIP:-}" ]; then
