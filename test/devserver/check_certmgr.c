@@ -4,8 +4,9 @@
  * (plain HTTP, the CRDs of manifests/crds, manifests/00-namespace.yaml
  * and manifests/webhooks.yaml preloaded):
  *  - a missing Secret is created (kubernetes.io/tls, four keys), its CA
- *    injected into every webhook of both configurations, and the PEMs
- *    handed over once;
+ *    injected into every webhook of both configurations and into the
+ *    conversion of every CRD of manifests/crds (all six convert through
+ *    the webhook), and the PEMs handed over once;
  *  - a restart reuses the Secret: nothing generated, nothing written;
  *  - a serving certificate inside the 90-day window is renewed with the
  *    CA kept (caBundles untouched); an expiring CA means a new CA and
@@ -193,6 +194,34 @@ static void assert_bundles(const char *resource, const char *name,
 	json_decref(o);
 }
 
+/* The six Kueue CRDs, as manifests/crds names them. */
+static const char *const crd_names[] = {
+	"clusterqueues.kueue.x-k8s.io", "cohorts.kueue.x-k8s.io",
+	"localqueues.kueue.x-k8s.io", "resourceflavors.kueue.x-k8s.io",
+	"workloadpriorityclasses.kueue.x-k8s.io", "workloads.kueue.x-k8s.io",
+};
+#define NCRD_NAMES (sizeof(crd_names) / sizeof(crd_names[0]))
+
+/* The caBundle of CRD name's conversion webhook (new; NULL: none),
+ * checking that the rest of its clientConfig is untouched. */
+static char *crd_bundle(const char *name)
+{
+	json_t *crd = get("apiextensions.k8s.io", "customresourcedefinitions",
+			  NULL, name);
+	const json_t *cc = json_object_get(json_object_get(json_object_get(
+		json_object_get(crd, "spec"), "conversion"), "webhook"),
+		"clientConfig");
+	const char *b = json_string_value(json_object_get(cc, "caBundle"));
+	char *out = b ? xstrdup(b) : NULL;
+
+	ck_assert_ptr_nonnull(crd);
+	if (cc)
+		ck_assert_str_eq(json_string_value(json_object_get(
+			json_object_get(cc, "service"), "path")), "/convert");
+	json_decref(crd);
+	return out;
+}
+
 static char *secret_ca_bundle(void)
 {
 	json_t *s = get_secret();
@@ -222,7 +251,7 @@ START_TEST(creates_secret_and_injects)
 	st = certmgr_stats(S.cm);
 	ck_assert_uint_eq(st->generated, 1);
 	ck_assert_uint_eq(st->secret_writes, 1);
-	ck_assert_uint_eq(st->injections, 2);
+	ck_assert_uint_eq(st->injections, 2 + NCRD_NAMES);
 	ck_assert_int_eq(S.handed, 1);
 	s = get_secret();
 	ck_assert_ptr_nonnull(s);
@@ -233,6 +262,13 @@ START_TEST(creates_secret_and_injects)
 	ca = secret_ca_bundle();
 	assert_bundles("mutatingwebhookconfigurations", MWC, ca);
 	assert_bundles("validatingwebhookconfigurations", VWC, ca);
+	for (size_t i = 0; i < NCRD_NAMES; i++) {
+		char *b = crd_bundle(crd_names[i]);
+
+		ck_assert_msg(b && !strcmp(b, ca), "%s: caBundle",
+			      crd_names[i]);
+		free(b);
+	}
 	ck_assert_str_eq(certmgr_certs(S.cm)->cert_pem, S.last_cert);
 	/* valid for the Service's name */
 	ck_assert_int_eq(certs_check(certmgr_certs(S.cm), SVC "." NS ".svc",
@@ -343,41 +379,50 @@ START_TEST(expiring_ca_regenerates)
 }
 END_TEST
 
+/* Only CRDs whose conversion strategy is Webhook get the bundle: one
+ * switched to None (its webhook stanza dropped) is left alone, a stale
+ * bundle is replaced (restart_reuses_secret: a pass with every bundle in
+ * place writes nothing). */
 START_TEST(crd_conversion_bundle)
 {
+	static const char r0_name[] = "workloadpriorityclasses.kueue.x-k8s.io";
 	struct api_ref r = { .group = "apiextensions.k8s.io", .version = "v1",
 			     .resource = "customresourcedefinitions",
-			     .name = "cohorts.kueue.x-k8s.io" };
+			     .name = r0_name };
 	struct api_status st = API_STATUS_INIT;
-	json_t *p = t_json("{\"spec\":{\"conversion\":{\"strategy\":"
-			   "\"Webhook\",\"webhook\":{\"conversionReview"
-			   "Versions\":[\"v1\"],\"clientConfig\":{\"service\":"
-			   "{\"namespace\":\"" NS "\",\"name\":\"" SVC "\","
-			   "\"path\":\"/convert\"}}}}}}");
-	json_t *crd;
-	char *ca;
+	json_t *none = t_json("{\"spec\":{\"conversion\":{\"strategy\":"
+			      "\"None\",\"webhook\":null}}}");
+	json_t *stale = t_json("{\"spec\":{\"conversion\":{\"webhook\":"
+			       "{\"clientConfig\":{\"caBundle\":"
+			       "\"c3RhbGU=\"}}}}}");
+	char *ca, *b;
 
-	ck_assert_msg(api_internal_patch(S.api, &r, NULL, API_PATCH_MERGE, p,
-					 NULL, &st) == 0, "%s", st.message);
+	ck_assert_msg(api_internal_patch(S.api, &r, NULL, API_PATCH_MERGE,
+					 none, NULL, &st) == 0, "%s",
+		      st.message);
 	status_release(&st);
-	json_decref(p);
+	r.name = "cohorts.kueue.x-k8s.io";
+	ck_assert_msg(api_internal_patch(S.api, &r, NULL, API_PATCH_MERGE,
+					 stale, NULL, &st) == 0, "%s",
+		      st.message);
+	status_release(&st);
+	json_decref(none);
+	json_decref(stale);
+	b = crd_bundle("cohorts.kueue.x-k8s.io");
+	ck_assert_str_eq(b, "c3RhbGU=");
+	free(b);
 	cm_start();
 	WAIT_FOR(certmgr_ready(S.cm), 10000);
-	ck_assert_uint_eq(certmgr_stats(S.cm)->injections, 3);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->injections, 2 + NCRD_NAMES - 1);
 	ca = secret_ca_bundle();
-	crd = get("apiextensions.k8s.io", "customresourcedefinitions", NULL,
-		  "cohorts.kueue.x-k8s.io");
-	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
-		json_object_get(json_object_get(json_object_get(crd, "spec"),
-		"conversion"), "webhook"), "clientConfig"), "caBundle")), ca);
-	json_decref(crd);
-	/* a CRD without Webhook conversion is left alone */
-	crd = get("apiextensions.k8s.io", "customresourcedefinitions", NULL,
-		  "workloads.kueue.x-k8s.io");
-	ck_assert_ptr_null(json_object_get(json_object_get(json_object_get(
-		json_object_get(crd, "spec"), "conversion"), "webhook"),
-		"clientConfig"));
-	json_decref(crd);
+	for (size_t i = 0; i < NCRD_NAMES; i++) {
+		b = crd_bundle(crd_names[i]);
+		if (!strcmp(crd_names[i], r0_name))
+			ck_assert_ptr_null(b);
+		else
+			ck_assert_msg(b && !strcmp(b, ca), "%s", crd_names[i]);
+		free(b);
+	}
 	free(ca);
 }
 END_TEST
