@@ -22,8 +22,9 @@
 # annotating it cueue.dev/runtime=1ms (release), so no check races a
 # finishing Job. manifests/jobs/ holds the suite's own objects.
 #
-# Not covered: test/fixtures/upstream/v1beta1/* (the CRDs serve v1beta2
-# only), serving-workloads/sample-hami.yaml (a Deployment).
+# The v1beta1 examples (test/fixtures/upstream/v1beta1/*) run in
+# v1beta1.sh. Not covered: serving-workloads/sample-hami.yaml (a
+# Deployment).
 #
 # MANAGER_BIN / DEVSERVER_BIN / INVARIANTS_BIN test other binaries.
 # Prints one line per check, "N passed, M failed" last; exit 1 on failure.

@@ -14,7 +14,7 @@
 # --server-side, patch, delete, wait, get -w. Then each client runs a few
 # commands against a plain-http server (no credentials).
 #
-# Manifests: the real Kueue CRDs (manifests/crds, v1beta2) and
+# Manifests: the real Kueue CRDs (manifests/crds, v1beta2 stored, v1beta1 converted) and
 # test/e2e/manifests/; long expected outputs: test/e2e/golden/
 # (E2E_UPDATE_GOLDEN=1 rewrites them; review the diff).
 # Usage: test/e2e/kubectl-matrix.sh [1.32|1.28|1.33]...
