@@ -62,6 +62,7 @@ struct kube_call {
 	char *body;                /* owned serialised body, or NULL */
 	size_t max_bytes;          /* answer ceiling; > 0 */
 	bool no_retry;
+	bool discard;              /* a 2xx answer's body is not kept */
 	kube_done_take_fn *done;
 	void *ud;                  /* borrowed */
 	kube_sink_fn *sink;        /* streams: 2xx bytes go here */
@@ -261,6 +262,11 @@ size_t kube_max_list(const struct kube *k)
 size_t kube_pending(const struct kube *k)
 {
 	return k->nlive;
+}
+
+bool kube_saturated(const struct kube *k)
+{
+	return k->qhead != NULL;
 }
 
 void kube_informer_attach(struct kube *k)
@@ -551,7 +557,7 @@ static void start_attempt(struct kube_call *c)
 {
 	struct kube *k = c->k;
 	struct attempt *a = xcalloc(1, sizeof(*a));
-	CURL *e = curl_easy_init();
+	CURL *e = loop_easy_new(k->loop);
 
 	if (!e)
 		BUG("curl_easy_init failed");
@@ -734,6 +740,8 @@ static size_t on_body(void *ud, const char *data, size_t len)
 		a->sink_stopped = true;
 		return 0;
 	}
+	if (c->discard && a->code >= 200 && a->code < 300)
+		return len; /* nobody reads it: neither kept nor parsed */
 	if (len > c->max_bytes - a->len) {
 		/* P5: drop what we have; never parse half an answer */
 		a->too_large = true;
@@ -990,6 +998,7 @@ static struct kube_call *submit(struct kube *k, const struct kube_req *r,
 	c->max_bytes = r->max_bytes ? r->max_bytes
 		       : r->verb == KUBE_LIST ? k->max_list : k->max_object;
 	c->no_retry = r->no_retry;
+	c->discard = r->discard_answer;
 	c->done = r->done;
 	c->ud = r->ud;
 	c->sink = sink;

@@ -107,6 +107,11 @@ struct kube_req {
 	size_t max_bytes;       /* answer ceiling; 0: by verb */
 	bool no_retry;          /* the first failure is final (callers that
 				   run their own backoff) */
+	bool discard_answer;    /* the done callback gets body NULL on a
+				   2xx: the answer is neither kept nor
+				   parsed (writes whose answer nobody
+				   reads; failures still carry their
+				   Status) */
 	kube_done_take_fn *done; /* required */
 	void *ud;               /* borrowed */
 };
@@ -151,6 +156,9 @@ struct kube_call *kube_submit(struct kube *k, const struct kube_req *r);
 void kube_cancel(struct kube *k, struct kube_call *c);
 /* Requests submitted and not yet done or cancelled. */
 size_t kube_pending(const struct kube *k);
+/* True while requests wait for a rate-limit token (qps/burst spent):
+ * what best-effort senders hold back on. */
+bool kube_saturated(const struct kube *k);
 
 /* Counters for metrics; never reset. */
 #define KUBE_STATS_MAX 64

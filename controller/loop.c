@@ -76,6 +76,9 @@ struct loop {
 	bool pending;             /* a transfer waits for add or removal */
 	struct loop_transfer *head; /* every transfer, newest first */
 	size_t ntransfers;        /* started, not ended or stopped */
+	CURL *easy_pool[LOOP_EASY_POOL]; /* owned; reset handles of ended
+					    transfers (loop_easy_new) */
+	size_t neasy;
 };
 
 /* The write end of the self-pipe of the loop that handles signals. A
@@ -200,11 +203,19 @@ static void transfer_unlink(struct loop *l, struct loop_transfer *t)
 }
 
 /* Takes t out of the multi handle and frees it and its easy handle. */
-static void transfer_destroy(struct loop *l, struct loop_transfer *t)
+/* reuse: the transfer ran to its end, so its handle may serve another
+ * (loop_easy_new) once reset; a stopped one is cleaned up. */
+static void transfer_destroy(struct loop *l, struct loop_transfer *t,
+			     bool reuse)
 {
 	if (t->added)
 		curl_multi_remove_handle(l->multi, t->easy);
-	curl_easy_cleanup(t->easy);
+	if (reuse && l->neasy < LOOP_EASY_POOL) {
+		curl_easy_reset(t->easy);
+		l->easy_pool[l->neasy++] = t->easy;
+	} else {
+		curl_easy_cleanup(t->easy);
+	}
 	transfer_unlink(l, t);
 	if (t->ops->release)
 		t->ops->release(t->ud);
@@ -216,7 +227,9 @@ void loop_free(struct loop *l)
 	if (!l)
 		return;
 	while (l->head)
-		transfer_destroy(l, l->head);
+		transfer_destroy(l, l->head, false);
+	while (l->neasy)
+		curl_easy_cleanup(l->easy_pool[--l->neasy]);
 	if (l->signals) {
 		sigaction(SIGINT, &l->old_int, NULL);
 		sigaction(SIGTERM, &l->old_term, NULL);
@@ -287,6 +300,13 @@ void loop_timer_cancel(struct loop *l, struct timer *t)
 }
 
 /* ---- transfers ---- */
+
+CURL *loop_easy_new(struct loop *l)
+{
+	if (l->neasy)
+		return l->easy_pool[--l->neasy];
+	return curl_easy_init();
+}
 
 static size_t body_cb(char *data, size_t size, size_t n, void *ud)
 {
@@ -371,7 +391,7 @@ void loop_transfer_stop(struct loop *l, struct loop_transfer *t)
 		l->pending = true;
 		return;
 	}
-	transfer_destroy(l, t);
+	transfer_destroy(l, t, false);
 }
 
 /* Applies the starts and stops recorded inside curl callbacks. */
@@ -385,7 +405,7 @@ static void sync_pending(struct loop *l)
 	for (; t; t = next) {
 		next = t->next;
 		if (t->stopped)
-			transfer_destroy(l, t);
+			transfer_destroy(l, t, false);
 		else if (!t->added)
 			transfer_add(l, t);
 	}
@@ -423,7 +443,7 @@ static int drain(struct loop *l, struct err *err)
 			t->finishing = true;
 			t->ops->done(t->ud, easy, rc);
 		}
-		transfer_destroy(l, t);
+		transfer_destroy(l, t, !t->stopped);
 	}
 	sync_pending(l);
 	return 0;

@@ -21,6 +21,8 @@
 
 /* Connections per host the loop's transfers share (see loop.c). */
 #define LOOP_MAX_HOST_CONNS 64
+/* Easy handles of ended transfers kept for reuse (loop_easy_new). */
+#define LOOP_EASY_POOL 64
 
 #include <curl/curl.h>
 #include <stdbool.h>
@@ -115,6 +117,15 @@ struct loop_transfer_ops {
 				      the transfer is stopped */
 	loop_release_fn *release;  /* optional; always called, last */
 };
+
+/*
+ * An easy handle for loop_transfer_start (new; the transfer takes it):
+ * the handle of an ended transfer, reset (curl_easy_reset: no option
+ * left, its TLS session and DNS caches kept), or a fresh one, so a busy
+ * client does not allocate and tear down a handle and its buffers per
+ * request. NULL only when libcurl cannot allocate.
+ */
+CURL *loop_easy_new(struct loop *l);
 
 /*
  * Starts a transfer. Takes easy (do not set WRITEFUNCTION, WRITEDATA,

@@ -20,7 +20,16 @@
  *    resourceVersion precondition (assume, then confirm or forget), and
  *    QuotaReserved=False only when it differs from what the object shows;
  *  - finalizers of ClusterQueues and ResourceFlavors, and the coalesced
- *    status of ClusterQueues and LocalQueues (status.h).
+ *    status of ClusterQueues and LocalQueues (status.h);
+ *  - the scheduler's Workload events (events.h, component
+ *    kueue-admission): QuotaReserved and Admitted when an admission write
+ *    succeeds, Pending (Warning) each time a pending message is written.
+ *
+ * A version whose spec and scheduling-relevant status did not move (the
+ * manager's own pending and queue status writes coming back) is taken
+ * into the cached struct in place: not validated again, sched not told.
+ * A pending message whose text alone changed is rewritten at most once
+ * per pending_msg_ms (controller/README.md, "Pending conditions").
  *
  * Only merge patches are written, never whole objects: the codec's full
  * encoders drop fields cueue does not model.
@@ -38,6 +47,7 @@
 
 struct kube;
 struct kueue_metrics;
+struct metrics;
 struct manager;
 
 /* A test seam: runs right before an admission write is submitted. */
@@ -46,9 +56,16 @@ typedef void manager_hook_fn(void *ud, const char *ns, const char *name);
 struct manager_opts {
 	bool ignore_undeclared;     /* quotaCheckStrategy IgnoreUndeclared */
 	bool no_partial_admission;  /* PartialAdmission feature gate off */
-	int64_t status_interval_ms; /* per CQ/LQ status write; 0: 100 ms */
+	int64_t status_interval_ms; /* per CQ/LQ status write; 0: 1 s */
 	unsigned max_wl_writes;     /* workload writes in flight; 0: 128 */
 	unsigned page_size;         /* informer list pages; 0: 500 */
+	int64_t pending_msg_ms;     /* a pending message whose text alone
+				       changed is rewritten at most this
+				       often per workload; 0: 10 s (see
+				       controller/README.md) */
+	bool no_events;             /* post no Events (tests) */
+	struct metrics *registry;   /* borrowed; NULL: the event recorder
+				       counts only in manager_stats */
 	manager_hook_fn *before_admit_write; /* tests; may be NULL */
 	void *hook_ud;              /* borrowed */
 	struct kueue_metrics *metrics; /* borrowed; NULL: no metrics
@@ -66,6 +83,11 @@ struct manager_stats {
 	uint64_t status_writes;   /* CQ + LQ status patches sent */
 	uint64_t invalid;         /* object versions that failed to decode
 				     or validate */
+	uint64_t status_only;     /* versions whose spec and metadata did
+				     not move: sched not told */
+	uint64_t events_recorded; /* Events recorded (events.h) */
+	uint64_t events_posted;   /* of those, posted */
+	uint64_t events_dropped;  /* of those, dropped (queue full) */
 };
 
 /* Returns a new manager on k (borrowed; must outlive it); its informers
@@ -108,6 +130,9 @@ bool manager_has_wpc(const struct manager *m, const char *name);
  * before the manager trims it for its cache: owner references, labels,
  * finalizers and raw templates are still there) and of every workload
  * dropped (deleted, or gone on a resync); w is borrowed for the call.
+ * A status-only version (same generation, no admission, only a
+ * QuotaReserved condition that is not True moved: manager.c) comes with
+ * its spec not decoded (npod_sets 0); metadata and status are whole.
  * It runs from inside the informer callback, before the manager's own
  * state reflects the change: the observer must only take note (never
  * submit, never call back into the manager). One observer; fn NULL

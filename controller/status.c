@@ -26,6 +26,9 @@ struct record {
 	json_t *last;            /* last body written successfully; owned */
 	int64_t last_ms;         /* monotonic time of the last send */
 	struct timer timer;      /* interval or retry wait */
+	bool waiting;            /* in the writer's FIFO: due, but
+				    max_inflight writes are running */
+	struct record *wprev, *wnext;
 };
 
 struct status_writer {
@@ -34,10 +37,52 @@ struct status_writer {
 	struct status_writer_opts o;
 	struct hmap recs; /* key -> struct record */
 	size_t inflight;
+	struct record *whead, *wtail; /* due records waiting for a slot */
 	struct status_writer_stats stats;
 };
 
 static void try_send(struct record *r);
+
+static void wait_push(struct status_writer *w, struct record *r)
+{
+	if (r->waiting)
+		return;
+	r->waiting = true;
+	r->wnext = NULL;
+	r->wprev = w->wtail;
+	if (w->wtail)
+		w->wtail->wnext = r;
+	else
+		w->whead = r;
+	w->wtail = r;
+}
+
+static void wait_unlink(struct status_writer *w, struct record *r)
+{
+	if (!r->waiting)
+		return;
+	if (r->wprev)
+		r->wprev->wnext = r->wnext;
+	else
+		w->whead = r->wnext;
+	if (r->wnext)
+		r->wnext->wprev = r->wprev;
+	else
+		w->wtail = r->wprev;
+	r->wprev = r->wnext = NULL;
+	r->waiting = false;
+}
+
+/* Slots freed: the records that waited for one go, oldest first. */
+static void wait_drain(struct status_writer *w)
+{
+	while (w->whead && w->inflight < w->o.max_inflight) {
+		struct record *r = w->whead;
+
+		wait_unlink(w, r);
+		try_send(r);
+	}
+}
 
 static void on_timer(void *ud, int64_t now_ms)
 {
@@ -73,6 +118,7 @@ static void on_done(void *ud, const struct kube_reply *rep, json_t *body)
 	r->sent = NULL;
 	if (r->dirty && !timers_is_armed(&r->timer))
 		try_send(r);
+	wait_drain(w);
 	/* Last: the callback may forget (free) r. */
 	if (w->o.result)
 		w->o.result(w->o.ud, r->key, rep);
@@ -83,7 +129,7 @@ static void try_send(struct record *r)
 	struct status_writer *w = r->w;
 	int64_t now = loop_now_ms(w->l);
 	struct kube_req req = { .verb = KUBE_PATCH_MERGE, .done = on_done,
-				.ud = r };
+				.discard_answer = true, .ud = r };
 	char *path = NULL;
 	json_t *body;
 
@@ -95,6 +141,10 @@ static void try_send(struct record *r)
 		return;
 	}
 	loop_timer_cancel(w->l, &r->timer);
+	if (w->inflight >= w->o.max_inflight) {
+		wait_push(w, r); /* stays dirty; built when a slot frees */
+		return;
+	}
 	r->dirty = false;
 	body = w->o.build(w->o.ud, r->key, &path);
 	if (!body) {
@@ -131,6 +181,8 @@ struct status_writer *status_writer_new(struct kube *k,
 		w->o.min_interval_ms = 100;
 	if (!w->o.retry_ms)
 		w->o.retry_ms = 1000;
+	if (!w->o.max_inflight)
+		w->o.max_inflight = 8;
 	hmap_init(&w->recs);
 	return w;
 }
@@ -142,6 +194,7 @@ static void record_free(struct status_writer *w, struct record *r)
 		w->inflight--;
 	}
 	loop_timer_cancel(w->l, &r->timer);
+	wait_unlink(w, r);
 	json_decref(r->sent);
 	json_decref(r->last);
 	free(r->key);

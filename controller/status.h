@@ -5,7 +5,10 @@
  * A writer keeps, per object key, at most one write in flight. Marking a
  * key dirty asks for a write; the body is built only when the write can
  * go (the build callback reads the manager's current state), so later
- * changes merge into one write. A write is skipped when its body equals
+ * changes merge into one write. At most max_inflight writes of a writer
+ * run at once; a due object beyond that waits in a FIFO (its changes
+ * still merge), so a thousand queues changing together never flood the
+ * client. A write is skipped when its body equals
  * the last one written successfully, and a busy object is written at
  * most once per min_interval_ms. A failed write is retried with a
  * freshly built body: after min_interval_ms on a 409, after retry_ms on
@@ -45,6 +48,7 @@ typedef void status_result_fn(void *ud, const char *key,
 struct status_writer_opts {
 	int64_t min_interval_ms;     /* per object; 0: 100 ms */
 	int64_t retry_ms;            /* after a failure; 0: 1000 ms */
+	size_t max_inflight;         /* writes at once; 0: 8 */
 	status_build_take_fn *build; /* required */
 	status_result_fn *result;    /* optional */
 	void *ud;                    /* borrowed */

@@ -59,8 +59,12 @@
  *
  * Threads (this program only; the project's thread rules are about the
  * controller): the main thread (setup, waiting, report), W creation
- * threads and W finish threads (--workers W, default 4; each with its own
- * curl handle), one watch thread. They share struct run under one mutex.
+ * threads and W finish threads (--workers W; default 8 for baseline, 32
+ * for large, 4 for quick, as Kueue's generator and fake job controller
+ * run concurrently: on a loaded machine 4 finish threads of synchronous
+ * PATCHes capped the large scenario at ~60 finishes/s; each thread has
+ * its own curl handle), one watch thread. They share struct run under
+ * one mutex.
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
@@ -109,6 +113,9 @@ struct scenario {
 	int cqs_per_cohort;
 	struct wclass cls[NCLASS];
 	int timeout_s;
+	int workers;      /* default --workers: creation and finish threads
+			     each (Kueue's generator and fake job
+			     controller run one goroutine per set) */
 	/* anchors; 0 = none */
 	double a_wall_s, a_usage, a_tta_s[NCLASS], a_cpu_s, a_rss_mib;
 	double aim_wall_s; /* 0: none beyond 1.15 x floor */
@@ -118,15 +125,15 @@ static const struct scenario scenarios[] = {
 	{ "baseline", "Kueue baseline (5x6 CQs, 15,000 wl)", 5, 6,
 	  { { 350, 100, 200, 50, 1 }, { 100, 500, 500, 100, 5 },
 	    { 50, 1200, 1000, 200, 20 } },
-	  600, 351.1, 55.9, { 215.5, 76.8, 16.5 }, 139.4, 434.6, 0 },
+	  600, 8, 351.1, 55.9, { 215.5, 76.8, 16.5 }, 139.4, 434.6, 0 },
 	{ "large", "Kueue large scale (10x100 CQs, 50,000 wl)", 10, 100,
 	  { { 35, 60, 150, 50, 1 }, { 11, 300, 350, 100, 5 },
 	    { 4, 700, 700, 200, 20 } },
-	  1200, 1179.4, 38.64, { 700.4, 256.4, 105.6 }, 0, 0, 60 },
+	  1200, 32, 1179.4, 38.64, { 700.4, 256.4, 105.6 }, 0, 0, 60 },
 	{ "quick", "scenario quick (1x3 CQs, 60 wl)", 1, 3,
 	  { { 12, 100, 200, 50, 1 }, { 5, 300, 500, 100, 5 },
 	    { 3, 600, 1000, 200, 20 } },
-	  40, 0, 0, { 0, 0, 0 }, 0, 0, 0 },
+	  40, 4, 0, 0, { 0, 0, 0 }, 0, 0, 0 },
 };
 
 struct wl {
@@ -150,6 +157,7 @@ struct due {
 struct run {
 	const struct scenario *sc;
 	char *server;      /* owned: https://host:port */
+	int nworkers;      /* creation threads, and as many finish threads */
 	char *auth;        /* owned: "Authorization: Bearer ..." or NULL */
 	unsigned char *ca; /* owned: PEM bytes, or NULL */
 	size_t ca_len;
@@ -165,6 +173,8 @@ struct run {
 	struct due *heap;    /* owned min-heap of finish patches */
 	size_t nheap, capheap;
 	int ncreated, nadmitted, nfinished, nfailed, nevicted;
+	int64_t *flag;       /* owned, nwl: finish patch sent - due (us) */
+	int nflag;
 	int nretries;        /* requests retried (429, transport error) */
 	bool stop;
 	bool watch_failed;
@@ -754,6 +764,8 @@ static void *worker_main(void *arg)
 		if (wk->finisher && tf <= now) {
 			struct due d = heap_pop(r);
 
+			if (r->nflag < r->nwl)
+				r->flag[r->nflag++] = now - d.at;
 			pthread_mutex_unlock(&r->mu);
 			do_finish(r, &c, d.idx);
 			pthread_mutex_lock(&r->mu);
@@ -1007,6 +1019,329 @@ static char *list_rv(const struct run *r)
 	return rv;
 }
 
+/* ---- the manager's own metrics (its /metrics endpoint) ---- */
+
+/* The manager's metrics URL from its log ("metrics server listening on
+ * URL"), new, or NULL. */
+static char *metrics_url(const char *dir)
+{
+	char *path = xasprintf("%s/manager.log", dir);
+	char *text = read_file(path);
+	const char *p = text, *hit = NULL;
+	static const char key[] = "metrics server listening on ";
+	char *url = NULL;
+
+	while (p && (p = strstr(p, key))) {
+		hit = p + strlen(key);
+		p++;
+	}
+	if (hit) {
+		size_t n = strcspn(hit, "\" \n");
+
+		url = xasprintf("%.*s/metrics", (int)n, hit);
+	}
+	free(text);
+	free(path);
+	return url;
+}
+
+#define MAX_SERIES 64
+
+/* Request counts by verb (and events by result) from one scrape. */
+struct scrape {
+	bool ok;
+	int n;
+	char key[MAX_SERIES][48]; /* "PATCH 200", "events posted" */
+	double v[MAX_SERIES];
+};
+
+static void scrape_add(struct scrape *sc, const char *key, double v)
+{
+	for (int i = 0; i < sc->n; i++) {
+		if (!strcmp(sc->key[i], key)) {
+			sc->v[i] += v;
+			return;
+		}
+	}
+	if (sc->n == MAX_SERIES)
+		return;
+	snprintf(sc->key[sc->n], sizeof(sc->key[0]), "%s", key);
+	sc->v[sc->n++] = v;
+}
+
+/* The value of label name in a series line's {...}, into buf. */
+static bool label_of(const char *line, const char *name, char *buf,
+		     size_t cap)
+{
+	char pat[64];
+	const char *p, *q;
+
+	snprintf(pat, sizeof(pat), "%s=\"", name);
+	p = strstr(line, pat);
+	if (!p)
+		return false;
+	p += strlen(pat);
+	q = strchr(p, '"');
+	if (!q || (size_t)(q - p) >= cap)
+		return false;
+	memcpy(buf, p, (size_t)(q - p));
+	buf[q - p] = '\0';
+	return true;
+}
+
+static void scrape_metrics(const char *url, struct scrape *sc)
+{
+	CURL *h = curl_easy_init();
+	struct conn c = { 0 };
+	const char *line;
+
+	memset(sc, 0, sizeof(*sc));
+	if (!url || !h) {
+		curl_easy_cleanup(h);
+		return;
+	}
+	c.h = h;
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, conn_data);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &c);
+	if (curl_easy_perform(h) != CURLE_OK || !c.buf) {
+		conn_free(&c);
+		return;
+	}
+	sc->ok = true;
+	for (line = c.buf; line && *line;) {
+		const char *eol = strchr(line, '\n');
+		char l[512], a[20], b[20], key[48];
+		size_t n = eol ? (size_t)(eol - line) : strlen(line);
+		const char *sp;
+
+		snprintf(l, sizeof(l), "%.*s", (int)(n < 511 ? n : 511), line);
+		sp = strrchr(l, ' ');
+		if (sp && !strncmp(l, "cueue_api_requests_total{", 25) &&
+		    label_of(l, "verb", a, sizeof(a)) &&
+		    label_of(l, "code", b, sizeof(b))) {
+			snprintf(key, sizeof(key), "%s %s", a, b);
+			scrape_add(sc, key, strtod(sp + 1, NULL));
+		} else if (sp && !strncmp(l, "cueue_events_total{", 19) &&
+			   label_of(l, "result", a, sizeof(a))) {
+			snprintf(key, sizeof(key), "events %s", a);
+			scrape_add(sc, key, strtod(sp + 1, NULL));
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	conn_free(&c);
+}
+
+static double scrape_get(const struct scrape *sc, const char *key)
+{
+	for (int i = 0; i < sc->n; i++)
+		if (!strcmp(sc->key[i], key))
+			return sc->v[i];
+	return 0;
+}
+
+/* ---- analysis ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many of v[0..n) (sorted) are <= t. */
+static size_t count_le(const int64_t *v, size_t n, int64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static double pct(const int64_t *v, size_t n, double p)
+{
+	size_t i;
+
+	if (!n)
+		return -1;
+	i = (size_t)(p / 100.0 * (double)n);
+	if (i >= n)
+		i = n - 1;
+	return (double)v[i];
+}
+
+/*
+ * Finish -> next admission, per cohort: for every Finished seen while
+ * the cohort had a created, not yet admitted workload, the time to the
+ * next Admitted seen in that cohort (both on the scenario's watch, so
+ * the whole loop: the finish patch's watch event, the manager freeing
+ * quota and deciding, its admission write, that write's watch event).
+ * Writes the sorted latencies (us) into *out (new); returns how many.
+ */
+static size_t finish_to_admit(const struct run *r, int64_t **out)
+{
+	int ncoh = r->sc->cohorts, per = r->sc->cqs_per_cohort;
+	int64_t *cr = xcalloc((size_t)r->nwl, sizeof(*cr));
+	int64_t *ad = xcalloc((size_t)r->nwl, sizeof(*ad));
+	int64_t *lat = xcalloc((size_t)r->nwl, sizeof(*lat));
+	size_t nlat = 0;
+
+	for (int k = 0; k < ncoh; k++) {
+		size_t ncr = 0, nad = 0;
+
+		for (int i = 0; i < r->nwl; i++) {
+			const struct wl *w = &r->wls[i];
+
+			if (w->cq / per != k)
+				continue;
+			if (w->created)
+				cr[ncr++] = w->t_create;
+			if (w->admitted)
+				ad[nad++] = w->t_admit;
+		}
+		qsort(cr, ncr, sizeof(*cr), cmp_i64);
+		qsort(ad, nad, sizeof(*ad), cmp_i64);
+		for (int i = 0; i < r->nwl; i++) {
+			const struct wl *w = &r->wls[i];
+			size_t a;
+
+			if (w->cq / per != k || !w->finished)
+				continue;
+			a = count_le(ad, nad, w->t_finish);
+			/* someone waiting, and a later admission */
+			if (count_le(cr, ncr, w->t_finish) > a && a < nad)
+				lat[nlat++] = ad[a] - w->t_finish;
+		}
+	}
+	qsort(lat, nlat, sizeof(*lat), cmp_i64);
+	free(cr);
+	free(ad);
+	*out = lat;
+	return nlat;
+}
+
+/*
+ * The same arrivals under an ideal scheduler without preemption: zero
+ * latency everywhere (an admission at the moment quota frees or a
+ * workload arrives), Kueue's order (priority, then creation), each
+ * cohort one pool (its ClusterQueues' nominal quota; borrowingLimit 100
+ * lets any of them use all of it), every pending workload that fits
+ * admitted (BestEffortFIFO: a head that does not fit lets the next one
+ * try). What it leaves between the quota floor and its wall is the cost
+ * of that order without preemption (small workloads fill the holes a
+ * large one waits for); what the real run adds on top is latency.
+ */
+struct sim_res {
+	double wall_s;
+	double usage;
+	double tta_s[NCLASS];
+};
+
+struct sim_wl {
+	int64_t arrive, fin; /* ms */
+	int cls, prio, cpu, run_ms;
+	bool admitted, done;
+};
+
+static int sim_order(const void *a, const void *b)
+{
+	const struct sim_wl *x = *(const struct sim_wl *const *)a;
+	const struct sim_wl *y = *(const struct sim_wl *const *)b;
+
+	if (x->prio != y->prio)
+		return y->prio - x->prio;
+	return (x->arrive > y->arrive) - (x->arrive < y->arrive);
+}
+
+static void simulate(const struct scenario *sc, struct sim_res *res)
+{
+	int per = sc->cqs_per_cohort, n = 0, pool_cap = per * NOMINAL_CPU;
+	double tta[NCLASS] = { 0 }, used = 0, end = 0;
+	int ntta[NCLASS] = { 0 };
+
+	for (int k = 0; k < NCLASS; k++)
+		n += sc->cls[k].count * per;
+	for (int coh = 0; coh < sc->cohorts; coh++) {
+		struct sim_wl *w = xcalloc((size_t)n, sizeof(*w));
+		struct sim_wl **ord = xcalloc((size_t)n, sizeof(*ord));
+		int m = 0, free_cpu = pool_cap, left;
+
+		for (int q = 0; q < per; q++)
+			for (int k = 0; k < NCLASS; k++)
+				for (int i = 0; i < sc->cls[k].count; i++) {
+					struct sim_wl *x = &w[m];
+
+					x->arrive = (int64_t)(i + 1) *
+						    sc->cls[k].interval_ms;
+					x->cls = k;
+					x->prio = sc->cls[k].priority;
+					x->cpu = sc->cls[k].cpu;
+					x->run_ms = sc->cls[k].runtime_ms;
+					x->fin = -1;
+					ord[m] = x;
+					m++;
+				}
+		qsort(ord, (size_t)m, sizeof(*ord), sim_order);
+		left = m;
+		for (int64_t t = 0; left > 0;) { /* from event to event */
+			int64_t next = INT64_MAX;
+
+			for (int i = 0; i < m; i++) {
+				struct sim_wl *x = ord[i];
+
+				if (x->admitted && !x->done && x->fin <= t) {
+					x->done = true;
+					free_cpu += x->cpu;
+				}
+			}
+			for (int i = 0; i < m && free_cpu > 0; i++) {
+				struct sim_wl *x = ord[i];
+
+				if (x->admitted || x->arrive > t ||
+				    x->cpu > free_cpu)
+					continue;
+				x->admitted = true;
+				x->fin = t + x->run_ms;
+				free_cpu -= x->cpu;
+				tta[x->cls] += (double)(t - x->arrive) / 1e3;
+				ntta[x->cls]++;
+				used += (double)x->cpu * x->run_ms / 1e3;
+				if ((double)x->fin / 1e3 > end)
+					end = (double)x->fin / 1e3;
+				left--;
+			}
+			for (int i = 0; i < m; i++) {
+				const struct sim_wl *x = ord[i];
+
+				if (!x->admitted && x->arrive > t &&
+				    x->arrive < next)
+					next = x->arrive;
+				if (x->admitted && !x->done && x->fin < next)
+					next = x->fin;
+			}
+			if (next == INT64_MAX)
+				break; /* nothing can ever fit */
+			t = next;
+		}
+		free(ord);
+		free(w);
+	}
+	/* Kueue's formula, from the first creation due (t = 0) */
+	res->wall_s = end;
+	res->usage = end > 0 ? used * 100.0 /
+			       ((double)sc->cohorts * pool_cap * end) : -1;
+	for (int k = 0; k < NCLASS; k++)
+		res->tta_s[k] = ntta[k] ? tta[k] / ntta[k] : -1;
+}
+
 /* ---- the report ---- */
 
 static void fmt_num(char *buf, size_t cap, double v, int prec)
@@ -1038,8 +1373,115 @@ static void row(const struct scenario *sc, const char *metric, double fig,
 	       a, ra, note_text);
 }
 
+/* The rows that explain the figures above: API traffic, the latency of
+ * reusing freed quota, and what an ideal scheduler without preemption
+ * would reach on the same arrivals. */
+static void report_analysis(struct run *r, double wall_s, double floor_s,
+			    double usage, const struct scrape *m0,
+			    const struct scrape *m1)
+{
+	const struct scenario *sc = r->sc;
+	static const char *const verbs[] = { "PATCH", "POST", "GET", "LIST",
+					     "WATCH", "PUT", "DELETE" };
+	struct sim_res sim;
+	int64_t *lat;
+	size_t nlat = finish_to_admit(r, &lat);
+	char buf[1024], *n;
+
+	qsort(r->flag, (size_t)r->nflag, sizeof(*r->flag), cmp_i64);
+	size_t len = 0;
+	double total = 0;
+
+	n = xasprintf("Finished seen by scenario-bench's watch while its "
+		      "cohort had a workload waiting -> the next Admitted "
+		      "seen in that cohort, over %zu finishes: watch "
+		      "delivery, the manager's cycle and admission write, "
+		      "its watch event; p50 %.0f, p90 %.0f, p99 %.0f ms; "
+		      "the harness's own lag (finish due -> patch sent, %d "
+		      "finish threads): p50 %.0f, p99 %.0f ms",
+		      nlat, pct(lat, nlat, 50) / 1e3, pct(lat, nlat, 90) / 1e3,
+		      pct(lat, nlat, 99) / 1e3, r->nworkers,
+		      pct(r->flag, (size_t)r->nflag, 50) / 1e3,
+		      pct(r->flag, (size_t)r->nflag, 99) / 1e3);
+	row(sc, "finish -> next admission, p50", nlat ? pct(lat, nlat, 50) / 1e3
+						     : -1,
+	    1, "ms", 0, "", n);
+	free(n);
+	free(lat);
+
+	simulate(sc, &sim);
+	n = xasprintf("the same arrivals under an ideal scheduler without "
+		      "preemption (zero latency, Kueue's order, each cohort "
+		      "one pool, every pending workload that fits admitted): "
+		      "usage %.1f %%, avg time to admission large / medium / "
+		      "small %.2f / %.2f / %.2f s; measured wall - this = "
+		      "%.1f s of latency, this - floor = %.1f s that only "
+		      "another order (preemption) could recover",
+		      sim.usage, sim.tta_s[LARGE], sim.tta_s[MEDIUM],
+		      sim.tta_s[SMALL], wall_s - sim.wall_s,
+		      sim.wall_s - floor_s);
+	row(sc, "ideal wall without preemption (simulated)", sim.wall_s, 1,
+	    "s", 0, "", n);
+	free(n);
+	(void)usage;
+
+	if (!m0->ok || !m1->ok) {
+		row(sc, "manager API requests per workload", -1, 2, "requests",
+		    0, "", "the manager's /metrics could not be read");
+		return;
+	}
+	for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++) {
+		double sum = 0;
+		char codes[256];
+		size_t cl = 0;
+
+		codes[0] = '\0';
+		for (int i = 0; i < m1->n; i++) {
+			size_t vl = strlen(verbs[v]);
+			double d;
+
+			if (strncmp(m1->key[i], verbs[v], vl) ||
+			    m1->key[i][vl] != ' ')
+				continue;
+			d = m1->v[i] - scrape_get(m0, m1->key[i]);
+			if (d <= 0)
+				continue;
+			sum += d;
+			if (cl < sizeof(codes))
+				cl += (size_t)snprintf(codes + cl,
+						       sizeof(codes) - cl,
+						       "%s%s: %.0f",
+						       cl ? ", " : "",
+						       m1->key[i] + vl + 1, d);
+		}
+		if (sum <= 0)
+			continue;
+		total += sum;
+		if (len < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len,
+						"%s%s %.0f (%s)", len ? "; " : "",
+						verbs[v], sum, codes);
+	}
+	if (!len)
+		snprintf(buf, sizeof(buf), "none");
+	n = xasprintf("cueue_api_requests_total from the manager's /metrics "
+		      "(mirrored every 5 s), setup to the end, by verb (HTTP "
+		      "code: count): %s; events posted %.0f, failed %.0f, "
+		      "dropped %.0f", buf,
+		      scrape_get(m1, "events posted") -
+			      scrape_get(m0, "events posted"),
+		      scrape_get(m1, "events failed") -
+			      scrape_get(m0, "events failed"),
+		      scrape_get(m1, "events dropped") -
+			      scrape_get(m0, "events dropped"));
+	row(sc, "manager API requests per workload", total / r->nwl, 2,
+	    "requests", 0, "", n);
+	free(n);
+}
+
 static void report(struct run *r, double wall_s, double mcpu, double mhwm,
-		   double dcpu, const char *limits, const char *load)
+		   double dcpu, const char *limits, const char *load,
+		   const struct scrape *m0, const struct scrape *m1)
 {
 	const struct scenario *sc = r->sc;
 	double demand = 0, gen_s = 0, cap = (double)r->ncq * NOMINAL_CPU;
@@ -1071,8 +1513,8 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 
 	n = xasprintf("first creation due -> last Finished seen by "
 		      "scenario-bench's watch (Kueue: minimalkueue's process "
-		      "wall); manager at %s (Kueue's runner: 50/100); cueue has "
-		      "no preemption yet: the CQs still ask for "
+		      "wall); manager at %s (Kueue's runner: 50/100); without "
+		      "preemption (cueue has none yet): the CQs still ask for "
 		      "reclaimWithinCohort Any / withinClusterQueue "
 		      "LowerPriority; %d requests retried (429 or transport "
 		      "error); load at the end %s",
@@ -1091,7 +1533,8 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 		row(sc, "wall time vs aim", wall_s, 1, "s", sc->aim_wall_s,
 		    "s (aim)", "wall time against the issue's aim for this scale");
 	row(sc, "CQ usage", usage, 1, "%", sc->a_usage, "%",
-	    "Kueue's formula (spec §8.1): sum over CQs of the cpu integral x 100 "
+	    "without preemption; Kueue's formula (spec §8.1): sum over CQs of "
+	    "the cpu integral x 100 "
 	    "/ (sum of nominal cpu x wall); the integral is our bookkeeping "
 	    "(each workload's cpu from its Admitted to its Finished watch "
 	    "event); aim >= 85 %");
@@ -1101,7 +1544,8 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 		snprintf(m, sizeof(m), "avg time to admission, %s", class_name[k]);
 		row(sc, m, ntta[k] ? tta[k] / ntta[k] : -1, 2, "s",
 		    sc->a_tta_s[k], "s",
-		    "scenario-bench's monotonic clock (ms): before the create "
+		    "without preemption; scenario-bench's monotonic clock (ms): "
+		    "before the create "
 		    "POST -> the watch event with Admitted=True (condition "
 		    "times are whole seconds); mean over the class");
 	}
@@ -1115,6 +1559,7 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 		      "%.1f s CPU", dcpu);
 	row(sc, "manager max RSS", mhwm, 1, "MiB", sc->a_rss_mib, "MiB", n);
 	free(n);
+	report_analysis(r, wall_s, floor_s, usage, m0, m1);
 }
 
 static void dump(const struct run *r, const char *path)
@@ -1170,10 +1615,11 @@ int main(int argc, char **argv)
 	pthread_condattr_t ca;
 	struct worker *workers;
 	pthread_t watcher;
-	int nworkers = 4, timeout_s = 0, i, rc = 0;
+	int nworkers = 0, timeout_s = 0, i, rc = 0;
 	long mpid, dpid;
 	double mcpu0, dcpu0, wall_s;
-	char *limits, *load;
+	char *limits, *load, *murl;
+	struct scrape m0, m1;
 	int64_t deadline, last_print;
 
 	for (i = 1; i < argc; i++) {
@@ -1190,7 +1636,7 @@ int main(int argc, char **argv)
 		else
 			usage_exit();
 	}
-	if (!dir || !name || nworkers < 1)
+	if (!dir || !name || nworkers < 0)
 		usage_exit();
 	for (i = 0; i < (int)(sizeof(scenarios) / sizeof(scenarios[0])); i++)
 		if (!strcmp(scenarios[i].name, name))
@@ -1199,6 +1645,8 @@ int main(int argc, char **argv)
 		usage_exit();
 	if (timeout_s <= 0)
 		timeout_s = r.sc->timeout_s;
+	if (nworkers <= 0)
+		nworkers = r.sc->workers;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	read_kubeconfig(&r, dir);
@@ -1207,6 +1655,7 @@ int main(int argc, char **argv)
 	if (mpid <= 0)
 		note("no manager pid in %s: no CPU/RSS figures", dir);
 	limits = manager_limits(dir);
+	murl = metrics_url(dir);
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -1220,9 +1669,11 @@ int main(int argc, char **argv)
 					 i % r.sc->cqs_per_cohort,
 					 i / r.sc->cqs_per_cohort);
 	plan(&r);
+	r.flag = xcalloc((size_t)r.nwl, sizeof(*r.flag));
 	note("%s: %d ClusterQueues, %d workloads, manager pid %ld (%s)",
 	     r.sc->name, r.ncq, r.nwl, mpid, limits);
 
+	scrape_metrics(murl, &m0);
 	mcpu0 = proc_cpu_s(mpid);
 	dcpu0 = proc_cpu_s(dpid);
 	setup(&r);
@@ -1230,6 +1681,7 @@ int main(int argc, char **argv)
 	note("setup done; generating");
 	if (pthread_create(&watcher, NULL, watch_main, &r))
 		die("pthread_create failed");
+	r.nworkers = nworkers;
 	workers = xcalloc(2 * (size_t)nworkers, sizeof(*workers));
 	pthread_mutex_lock(&r.mu);
 	r.t0 = now_us();
@@ -1313,20 +1765,27 @@ int main(int argc, char **argv)
 		wall_s = (double)(r.t_last_finish - r.t0) / 1e6;
 		note("%s: done in %.1f s; %d evicted events seen", r.sc->name,
 		     wall_s, r.nevicted);
+		double hwm = proc_hwm_mib(mpid);
+
+		/* the manager mirrors its request counters every 5 s */
+		note("reading the manager's metrics");
+		usleep(5500000);
+		scrape_metrics(murl, &m1);
 		report(&r, wall_s, mcpu0 >= 0 && mcpu1 >= 0 ? mcpu1 - mcpu0 : -1,
-		       proc_hwm_mib(mpid),
-		       dcpu0 >= 0 && dcpu1 >= 0 ? dcpu1 - dcpu0 : -1, limits,
-		       load);
+		       hwm, dcpu0 >= 0 && dcpu1 >= 0 ? dcpu1 - dcpu0 : -1,
+		       limits, load, &m0, &m1);
 	}
 
 	free(load);
 	free(limits);
+	free(murl);
 	for (i = 0; i < r.ncq; i++)
 		free(r.cq_name[i]);
 	free(r.cq_name);
 	free(r.wls);
 	free(r.creates);
 	free(r.heap);
+	free(r.flag);
 	free(r.last_rv);
 	free(r.server);
 	free(r.auth);

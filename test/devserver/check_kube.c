@@ -587,6 +587,31 @@ START_TEST(verbs_and_conflicts)
 	res_release(&x);
 	free(body);
 
+	/* discard_answer: a 2xx answer is neither kept nor parsed, a
+	 * failure still carries its Status */
+	{
+		json_t *p = t_json("{\"data\":{\"k\":\"v2b\"}}");
+		struct kube_req r = { .verb = KUBE_PATCH_MERGE,
+				      .path = CMS "/a", .body = p,
+				      .discard_answer = true,
+				      .done = on_res, .ud = &x };
+
+		memset(&x, 0, sizeof(x));
+		kube_submit(K, &r);
+		WAIT_FOR(x.done, 10000);
+		ck_outcome(x, KUBE_OK, 200);
+		ck_assert_ptr_null(x.body);
+		res_release(&x);
+		r.path = CMS "/missing";
+		kube_submit(K, &r);
+		WAIT_FOR(x.done, 10000);
+		ck_outcome(x, KUBE_HTTP, 404);
+		ck_assert_str_eq(x.reason, "NotFound");
+		ck_assert_str_eq(jstr(x.body, "kind"), "Status");
+		res_release(&x);
+		json_decref(p);
+	}
+
 	/* JSON patch; PUT with a stale RV */
 	call(&x, KUBE_PATCH_JSON, CMS "/a", "[{\"op\":\"replace\",\"path\":"
 	     "\"/data/k\",\"value\":\"v3\"}]");
@@ -814,11 +839,14 @@ START_TEST(rate_limit)
 	/* the limiter's clock: the loop's now, cached per iteration (the
 	 * same CLOCK_MONOTONIC as mono_ms) */
 	t0 = loop_now_ms(L);
+	ck_assert(!kube_saturated(K));
 	for (int i = 0; i < 8; i++)
 		submit(K, &x[i], KUBE_GET, "/version", NULL);
 	ck_assert_uint_eq(kube_pending(K), 8);
+	ck_assert(kube_saturated(K)); /* 6 wait for a token */
 	WAIT_FOR(x[0].done && x[1].done && x[2].done && x[3].done &&
 		 x[4].done && x[5].done && x[6].done && x[7].done, 15000);
+	ck_assert(!kube_saturated(K));
 	for (int i = 0; i < 8; i++) {
 		ck_outcome(x[i], KUBE_OK, 200);
 		res_release(&x[i]);

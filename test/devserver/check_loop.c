@@ -300,6 +300,42 @@ static void stop_timer(void *ud, int64_t now)
 	loop_stop(ud);
 }
 
+/* The handle of an ended transfer is reset and handed out again. */
+START_TEST(easy_handles_reused)
+{
+	struct err err = { "" };
+	CURL *e1, *e2, *e3;
+	char *url = xasprintf("file://%s", g_file);
+
+	memset(&R, 0, sizeof(R));
+	timers_setup(&R.t, on_timer, NULL);
+	e1 = loop_easy_new(L);
+	curl_easy_setopt(e1, CURLOPT_URL, url);
+	loop_transfer_start(L, e1, &plain_ops, NULL);
+	for (int i = 0; i < 50 && find('D') < 0; i++)
+		ck_assert_int_eq(loop_run_once(L, 100, &err), 0);
+	ck_assert_int_ge(find('D'), 0);
+	e2 = loop_easy_new(L);
+	ck_assert_ptr_eq(e2, e1); /* reused */
+	/* reset, and it runs a second transfer */
+	curl_easy_setopt(e2, CURLOPT_URL, url);
+	loop_timer_cancel(L, &R.t);
+	memset(&R, 0, sizeof(R));
+	timers_setup(&R.t, on_timer, NULL);
+	loop_transfer_start(L, e2, &plain_ops, NULL);
+	for (int i = 0; i < 50 && find('D') < 0; i++)
+		ck_assert_int_eq(loop_run_once(L, 100, &err), 0);
+	ck_assert_int_ge(find('B'), 0);
+	ck_assert_int_ge(find('D'), 0);
+	/* a stopped transfer's handle is freed, not pooled (nothing to
+	 * see but that it does not crash or leak under ASan) */
+	e3 = loop_easy_new(L);
+	curl_easy_setopt(e3, CURLOPT_URL, url);
+	loop_transfer_stop(L, loop_transfer_start(L, e3, &plain_ops, NULL));
+	free(url);
+}
+END_TEST
+
 START_TEST(stop_and_run_again)
 {
 	struct err err = { "" };
@@ -394,6 +430,7 @@ Suite *loop_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, iteration_order);
+	tcase_add_test(tc, easy_handles_reused);
 	tcase_add_test(tc, start_and_stop_inside_callbacks);
 	tcase_add_test(tc, stop_and_run_again);
 	tcase_add_test(tc, waits_are_bounded);

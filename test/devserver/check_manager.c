@@ -19,6 +19,10 @@
  *  - a 409 on an admission write (the workload changed between the
  *    decision and the write) is retried on the fresh object;
  *  - an invalid ClusterQueue shows inactive with the validation message;
+ *  - Workload events (kueue-api.md §7.5): QuotaReserved and Admitted
+ *    on admission, Pending (Warning) once per pending message written;
+ *    a message change alone waits for pending_msg_ms; the event
+ *    recorder cuts messages at 1024 bytes and drops past its bound;
  *  - the hash table and the logfmt logger.
  * Objects are written with the devserver's internal API (same semantics
  * as HTTP), so only the manager talks HTTP.
@@ -29,6 +33,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "controller/events.h"
 #include "controller/hmap.h"
 #include "controller/kube.h"
 #include "controller/kubeconfig.h"
@@ -845,6 +850,210 @@ START_TEST(stopped_queues)
 }
 END_TEST
 
+/* ---- events ---- */
+
+/* The Events of namespace ns about the Workload name with reason (new
+ * array). */
+static json_t *events_of(const char *ns, const char *kind, const char *name,
+			 const char *reason)
+{
+	struct api_ref r = { .group = "", .version = "v1",
+			     .resource = "events", .ns = ns };
+	struct api_status st = API_STATUS_INIT;
+	json_t *items = NULL, *out = json_array(), *ev;
+	uint64_t rv = 0;
+	size_t i;
+
+	ck_assert_msg(api_internal_list(S.api, &r, NULL, NULL, &items, &rv,
+					&st) == 0, "list events: %s",
+		      st.message);
+	status_release(&st);
+	json_array_foreach(items, i, ev) {
+		const json_t *io = json_object_get(ev, "involvedObject");
+
+		if (!strcmp(json_string_value(json_object_get(io, "kind")),
+			    kind) &&
+		    !strcmp(json_string_value(json_object_get(io, "name")),
+			    name) &&
+		    (!reason || !strcmp(json_string_value(json_object_get(
+						ev, "reason")), reason)))
+			json_array_append(out, ev);
+	}
+	json_decref(items);
+	return out;
+}
+
+static size_t nevents(const char *ns, const char *name, const char *reason)
+{
+	json_t *v = events_of(ns, "Workload", name, reason);
+	size_t n = json_array_size(v);
+
+	json_decref(v);
+	return n;
+}
+
+/* The one event of that reason: its type, message and involvedObject
+ * (the workload's uid). */
+static void check_event(const char *ns, const char *name, const char *reason,
+			const char *type, const char *msg_prefix,
+			const char *msg_suffix)
+{
+	json_t *v = events_of(ns, "Workload", name, reason);
+	const json_t *ev = json_array_get(v, 0);
+	const char *msg;
+	char *uid = xstrdup(val("workloads", ns, name, "metadata.uid"));
+
+	ck_assert_msg(json_array_size(v) == 1, "%s/%s %s: %zu events", ns,
+		      name, reason, json_array_size(v));
+	ck_assert_str_eq(json_string_value(jpath(ev, "type")), type);
+	msg = json_string_value(jpath(ev, "message"));
+	ck_assert_msg(!strncmp(msg, msg_prefix, strlen(msg_prefix)), "%s",
+		      msg);
+	if (msg_suffix)
+		ck_assert_str_eq(msg + strlen(msg_prefix), msg_suffix);
+	ck_assert_str_eq(json_string_value(jpath(ev, "involvedObject."
+						 "apiVersion")),
+			 "kueue.x-k8s.io/v1beta2");
+	ck_assert_str_eq(json_string_value(jpath(ev, "involvedObject."
+						 "namespace")), ns);
+	ck_assert_str_eq(json_string_value(jpath(ev, "involvedObject.uid")),
+			 uid);
+	ck_assert_str_eq(json_string_value(jpath(ev, "source.component")),
+			 "kueue-admission");
+	ck_assert_str_eq(json_string_value(jpath(ev, "reportingComponent")),
+			 "kueue-admission");
+	ck_assert_int_eq(json_integer_value(jpath(ev, "count")), 1);
+	free(uid);
+	json_decref(v);
+}
+
+START_TEST(workload_events)
+{
+	const char *pend = "couldn't assign flavors to pod set main: "
+			   "insufficient unused quota for cpu in flavor "
+			   "default, ";
+	json_t *p;
+	uint64_t writes;
+
+	MO.pending_msg_ms = 3000;
+	mk_flavor("default");
+	mk_cq("cq", "default", "4");
+	mk_lq("default", "lq", "cq");
+	mk_wl("default", "a", "lq", "3", 10);
+	mgr_start();
+	WAIT_FOR(admitted("default", "a"), 10000);
+	mk_wl("default", "b", "lq", "2", 0);
+	WAIT_FOR(has_cond("workloads", "default", "b", "QuotaReserved",
+			  "False", "Pending", NULL), 10000);
+	settle();
+	check_event("default", "a", "QuotaReserved", "Normal",
+		    "Quota reserved in ClusterQueue cq, wait time since "
+		    "queued was ", NULL);
+	check_event("default", "a", "Admitted", "Normal",
+		    "Admitted by ClusterQueue cq, wait time since "
+		    "reservation was ", NULL);
+	check_event("default", "b", "Pending", "Warning", pend,
+		    "1 more needed");
+	ck_assert_uint_eq(nevents("default", "a", "Pending"), 0);
+	ck_assert_uint_eq(nevents("default", "b", "QuotaReserved"), 0);
+	/* b's pending write came back as a status-only version: taken in
+	 * place, sched not told */
+	ck_assert_uint_ge(manager_stats(M)->status_only, 1);
+
+	/* Less quota: only b's message text changes; it is written (and
+	 * its event posted) pending_msg_ms after the first write, not at
+	 * once. */
+	writes = manager_stats(M)->pending_writes;
+	p = json_pack("{s:{s:[{s:[s], s:[{s:s, s:[{s:s, s:s}]}]}]}}",
+		      "spec", "resourceGroups", "coveredResources", "cpu",
+		      "flavors", "name", "default", "resources", "name", "cpu",
+		      "nominalQuota", "3500m");
+	patch("clusterqueues", NULL, "cq", NULL, p);
+	json_decref(p);
+	spin(300);
+	ck_assert(has_cond("workloads", "default", "b", "QuotaReserved",
+			   "False", "Pending", NULL));
+	ck_assert_str_eq(val("workloads", "default", "b",
+			     "status.conditions.0.message"),
+			 "couldn't assign flavors to pod set main: "
+			 "insufficient unused quota for cpu in flavor "
+			 "default, 1 more needed");
+	ck_assert(!manager_idle(M)); /* the deferred write counts */
+	WAIT_FOR(!strcmp(val("workloads", "default", "b",
+			     "status.conditions.0.message"),
+			 "couldn't assign flavors to pod set main: "
+			 "insufficient unused quota for cpu in flavor "
+			 "default, 1500m more needed"), 10000);
+	settle();
+	ck_assert_uint_eq(manager_stats(M)->pending_writes, writes + 1);
+	ck_assert_uint_eq(nevents("default", "b", "Pending"), 2);
+
+	/* admitted once a finishes: its own events, no more Pending */
+	finish("default", "a");
+	WAIT_FOR(admitted("default", "b"), 10000);
+	settle();
+	check_event("default", "b", "QuotaReserved", "Normal",
+		    "Quota reserved in ClusterQueue cq, wait time since "
+		    "queued was ", NULL);
+	ck_assert_uint_eq(nevents("default", "b", "Pending"), 2);
+	ck_assert_uint_eq(manager_stats(M)->events_dropped, 0);
+	ck_assert_uint_eq(manager_stats(M)->events_posted,
+			  manager_stats(M)->events_recorded);
+}
+END_TEST
+
+/* The recorder alone: the 1024-byte cut on a UTF-8 boundary, the bound
+ * of its queue, and nothing left behind. */
+START_TEST(event_recorder_bounds)
+{
+	struct event_recorder_opts eo = { .component = "test-component",
+					  .max_queued = 2,
+					  .max_inflight = 1 };
+	struct event_recorder *r;
+	struct event_object o = { .api_version = "v1", .kind = "ConfigMap",
+				  .ns = "default", .name = "x" };
+	char big[1500];
+	json_t *v;
+	const char *msg;
+	size_t i;
+
+	mgr_start(); /* the loop and the client */
+	r = event_recorder_new(K, &eo);
+	/* 1023 ASCII bytes, then a 2-byte character straddling the cut */
+	memset(big, 'a', 1023);
+	memcpy(big + 1023, "\xc3\xa9", 2);
+	memset(big + 1025, 'b', sizeof(big) - 1026);
+	big[sizeof(big) - 1] = '\0';
+	event_record(r, &o, EVENT_WARNING, "Big", big);
+	for (i = 0; i < 4; i++)
+		event_recordf(r, &o, EVENT_NORMAL, "Small", "n=%zu", i);
+	/* one in flight, two queued, two dropped */
+	ck_assert_uint_eq(event_recorder_stats(r)->dropped, 2);
+	ck_assert_uint_eq(event_recorder_pending(r), 3);
+	WAIT_FOR(event_recorder_pending(r) == 0, 10000);
+	ck_assert_uint_eq(event_recorder_stats(r)->posted, 3);
+	ck_assert_uint_eq(event_recorder_stats(r)->failed, 0);
+	ck_assert_uint_eq(event_recorder_stats(r)->recorded, 5);
+	v = events_of("default", "ConfigMap", "x", "Big");
+	ck_assert_uint_eq(json_array_size(v), 1);
+	msg = json_string_value(jpath(json_array_get(v, 0), "message"));
+	ck_assert_uint_eq(strlen(msg), 1023);
+	ck_assert_str_eq(json_string_value(jpath(json_array_get(v, 0),
+						 "type")), "Warning");
+	ck_assert_str_eq(json_string_value(jpath(json_array_get(v, 0),
+						 "reportingComponent")),
+			 "test-component");
+	json_decref(v);
+	v = events_of("default", "ConfigMap", "x", "Small");
+	ck_assert_uint_eq(json_array_size(v), 2);
+	json_decref(v);
+	/* freeing with work queued cancels it cleanly */
+	event_record(r, &o, EVENT_NORMAL, "Late", "late");
+	event_record(r, &o, EVENT_NORMAL, "Late", "later");
+	event_recorder_free(r);
+}
+END_TEST
+
 Suite *manager_suite(void)
 {
 	Suite *s = suite_create("manager");
@@ -857,6 +1066,8 @@ Suite *manager_suite(void)
 	tcase_add_test(tc, missing_localqueue);
 	tcase_add_test(tc, stopped_queues);
 	tcase_add_test(tc, cohort_borrowing);
+	tcase_add_test(tc, workload_events);
+	tcase_add_test(tc, event_recorder_bounds);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("lifecycle");

@@ -199,6 +199,8 @@ export MANAGER_BIN=$work/cueue-manager
 # own suite), and some checks write while the manager is down, which the
 # fail-closed webhooks would refuse, as Kueue's do.
 export DEVCLUSTER_WEBHOOK=0
+# The reservation lines checked at the end are debug lines (Kueue's V(2)).
+export DEVCLUSTER_MANAGER_ARGS="--log-level debug"
 
 run_cmd "$devcluster" start "$cluster"
 if [ "$rc" -eq 0 ] && [ "$out" = "export KUBECONFIG=$cluster/kubeconfig" ]; then
@@ -529,7 +531,7 @@ else
 fi
 invariants "load finished" --status
 
-# The manager logs each reservation once (controller/manager.c:
+# The manager logs each reservation once at debug (controller/manager.c:
 # object=NS/NAME msg="quota reserved in ClusterQueue CQ"); across both
 # restarts and the load, no workload may have been reserved twice.
 reserved_lines=$(grep -o 'object=[^ ]* msg="quota reserved' "$cluster/manager.log")
