@@ -23,6 +23,20 @@
  * requeue_cycle >= pop_cycle means an event came after the pop. Because
  * cycles start at 1 and requeue_cycle starts at 0, an event that precedes
  * every pop never counts.
+ *
+ * Equivalence classes (queue.h): a chained hash table of struct qclass by
+ * eq_hash. A class holds its waiting members in its own min-heap (the
+ * same order, indexes in heap_index: an item is in one heap at a time);
+ * while the class is active its best waiting member is moved out of that
+ * heap into the queue heap as the representative, so the queue heap
+ * holds one entry per active class. Parking a class moves the
+ * representative back (O(log n)) and links the class into a list of
+ * parked classes; a requeue event walks that list. Members never read
+ * their class's state through their own place field (it stays
+ * QPLACE_CLASS), which is what keeps parking and unparking O(log n)
+ * whatever the class size. Members not yet evaluated are also linked on
+ * the class's fresh list (through park_prev/park_next, unused while an
+ * item is in a class). A class is freed when it has no member left.
  */
 #include "flavors/queue.h"
 
@@ -39,6 +53,19 @@ static int cmp_uid(const char *a, const char *b)
 	if (!a || !b)
 		return (a != NULL) - (b != NULL);
 	return strcmp(a, b);
+}
+
+uint64_t queue_uid_prefix(const char *s)
+{
+	uint64_t v = 0;
+	int i = 0;
+
+	if (s)
+		for (; i < 8 && s[i]; i++)
+			v = v << 8 | (unsigned char)s[i];
+	for (; i < 8; i++)
+		v <<= 8;
+	return v;
 }
 
 int queue_compare(const struct cq_queue *q, const struct qitem *a,
@@ -59,89 +86,137 @@ int queue_compare(const struct cq_queue *q, const struct qitem *a,
 	/* 3. Earlier queue-order timestamp first. */
 	if (a->ts_ms != b->ts_ms)
 		return a->ts_ms < b->ts_ms ? -1 : 1;
-	/* 4. UID ascending: a total order over distinct workloads. */
+	/* 4. UID ascending: a total order over distinct workloads. The
+	 *    prefixes (set at push) decide most ties without strcmp. */
+	if (a->uid_pre != b->uid_pre)
+		return a->uid_pre < b->uid_pre ? -1 : 1;
 	c = cmp_uid(a->uid, b->uid);
 	return c < 0 ? -1 : c > 0;
 }
 
-/* ---- heap -------------------------------------------------------------- */
+/* ---- heap ------------------------------------------------------------ */
 
-static void heap_set(struct cq_queue *q, size_t i, struct qitem *it)
+/* A heap of items: the queue's own, or one class's waiting members. */
+struct qheap {
+	struct qitem **v;
+	size_t n, cap;
+};
+
+struct qclass {
+	uint64_t hash;
+	struct qclass *bnext;          /* bucket chain */
+	struct qheap h;                /* waiting members (not the rep) */
+	struct qitem *rep;             /* in the queue heap, or NULL */
+	bool parked;
+	struct qclass *pprev, *pnext;  /* parked-class list */
+	struct qitem *fresh;           /* never-evaluated members */
+};
+
+static void heap_set(struct qheap *h, size_t i, struct qitem *it)
 {
-	q->heap[i] = it;
+	h->v[i] = it;
 	it->heap_index = i;
 }
 
 /* Moves the item at i towards the root while it beats its parent. */
-static void sift_up(struct cq_queue *q, size_t i)
+static void sift_up(const struct cq_queue *q, struct qheap *h, size_t i)
 {
-	struct qitem *it = q->heap[i];
+	struct qitem *it = h->v[i];
 
 	while (i > 0) {
 		size_t parent = (i - 1) / 2;
 
-		if (queue_compare(q, it, q->heap[parent]) >= 0)
+		if (queue_compare(q, it, h->v[parent]) >= 0)
 			break;
-		heap_set(q, i, q->heap[parent]);
+		heap_set(h, i, h->v[parent]);
 		i = parent;
 	}
-	heap_set(q, i, it);
+	heap_set(h, i, it);
 }
 
 /* Moves the item at i towards the leaves while a child beats it. */
-static void sift_down(struct cq_queue *q, size_t i)
+static void sift_down(const struct cq_queue *q, struct qheap *h, size_t i)
 {
-	struct qitem *it = q->heap[i];
+	struct qitem *it = h->v[i];
 
 	for (;;) {
 		size_t l = 2 * i + 1, best;
 
-		if (l >= q->nheap)
+		if (l >= h->n)
 			break;
 		best = l;
-		if (l + 1 < q->nheap &&
-		    queue_compare(q, q->heap[l + 1], q->heap[l]) < 0)
+		if (l + 1 < h->n &&
+		    queue_compare(q, h->v[l + 1], h->v[l]) < 0)
 			best = l + 1;
-		if (queue_compare(q, q->heap[best], it) >= 0)
+		if (queue_compare(q, h->v[best], it) >= 0)
 			break;
-		heap_set(q, i, q->heap[best]);
+		heap_set(h, i, h->v[best]);
 		i = best;
 	}
-	heap_set(q, i, it);
+	heap_set(h, i, it);
 }
 
 /* Restores order around an item whose key changed in place. */
-static void heap_fix(struct cq_queue *q, struct qitem *it)
+static void qh_fix(const struct cq_queue *q, struct qheap *h,
+		   struct qitem *it)
 {
 	size_t i = it->heap_index;
 
-	if (i > 0 && queue_compare(q, it, q->heap[(i - 1) / 2]) < 0)
-		sift_up(q, i);
+	if (i > 0 && queue_compare(q, it, h->v[(i - 1) / 2]) < 0)
+		sift_up(q, h, i);
 	else
-		sift_down(q, i);
+		sift_down(q, h, i);
+}
+
+static void qh_push(const struct cq_queue *q, struct qheap *h,
+		    struct qitem *it)
+{
+	XGROW(h->v, h->cap, h->n + 1);
+	heap_set(h, h->n, it);
+	h->n++;
+	sift_up(q, h, it->heap_index);
+}
+
+static void qh_remove(const struct cq_queue *q, struct qheap *h,
+		      struct qitem *it)
+{
+	size_t i = it->heap_index;
+	struct qitem *last = h->v[--h->n];
+
+	h->v[h->n] = NULL;
+	if (last != it) {
+		heap_set(h, i, last);
+		qh_fix(q, h, last);
+	}
+	it->heap_index = 0;
+}
+
+/* The queue heap as a struct qheap view (cq_queue keeps the fields flat
+ * for its public readers). */
+#define QH_BEGIN(q) struct qheap qh_ = { (q)->heap, (q)->nheap, (q)->cap }
+#define QH_END(q) ((q)->heap = qh_.v, (q)->nheap = qh_.n, (q)->cap = qh_.cap)
+
+static void heap_fix(struct cq_queue *q, struct qitem *it)
+{
+	QH_BEGIN(q);
+	qh_fix(q, &qh_, it);
+	QH_END(q);
 }
 
 static void heap_push(struct cq_queue *q, struct qitem *it)
 {
-	XGROW(q->heap, q->cap, q->nheap + 1);
+	QH_BEGIN(q);
 	it->place = QPLACE_HEAP;
-	heap_set(q, q->nheap, it);
-	q->nheap++;
-	sift_up(q, it->heap_index);
+	qh_push(q, &qh_, it);
+	QH_END(q);
 }
 
 static void heap_remove(struct cq_queue *q, struct qitem *it)
 {
-	size_t i = it->heap_index;
-	struct qitem *last = q->heap[--q->nheap];
-
-	q->heap[q->nheap] = NULL;
-	if (last != it) {
-		heap_set(q, i, last);
-		heap_fix(q, last);
-	}
+	QH_BEGIN(q);
+	qh_remove(q, &qh_, it);
+	QH_END(q);
 	it->place = QPLACE_NONE;
-	it->heap_index = 0;
 }
 
 /* ---- parked list ------------------------------------------------------- */
@@ -205,6 +280,299 @@ static bool is_immediate(enum queueing_strategy s, enum requeue_reason r)
 	       r == RQ_PENDING_PREEMPTION || r == RQ_PREEMPTION_FAILED;
 }
 
+/* ---- equivalence classes ---------------------------------------------- */
+
+/* Whether it may wait in a class: the queue is BestEffortFIFO, it has a
+ * hash, no backoff and is not the sticky preemptor. */
+static bool classable(const struct cq_queue *q, const struct qitem *it)
+{
+	return q->strategy == QS_BEST_EFFORT_FIFO && it->eq_hash != 0 &&
+	       it->requeue_at_ms == 0 && !it->requeued_false &&
+	       q->sticky != it;
+}
+
+static struct qclass **class_slot(const struct cq_queue *q, uint64_t hash)
+{
+	uint64_t h = hash ^ (hash >> 29);
+
+	return &q->cbucket[(size_t)(h * 0x9e3779b97f4a7c15ULL) &
+			   (q->ncbucket - 1)];
+}
+
+static struct qclass *class_find(const struct cq_queue *q, uint64_t hash)
+{
+	if (!q->ncbucket)
+		return NULL;
+	for (struct qclass *c = *class_slot(q, hash); c; c = c->bnext)
+		if (c->hash == hash)
+			return c;
+	return NULL;
+}
+
+static struct qclass *class_get(struct cq_queue *q, uint64_t hash)
+{
+	struct qclass *c = class_find(q, hash), **slot;
+
+	if (c)
+		return c;
+	if (q->nclass + 1 > q->ncbucket) {
+		size_t n = q->ncbucket ? q->ncbucket * 2 : 8, old = q->ncbucket;
+		struct qclass **ob = q->cbucket;
+
+		q->cbucket = xcalloc(n, sizeof(*q->cbucket));
+		q->ncbucket = n;
+		for (size_t i = 0; i < old; i++) {
+			struct qclass *x, *next;
+
+			for (x = ob[i]; x; x = next) {
+				next = x->bnext;
+				slot = class_slot(q, x->hash);
+				x->bnext = *slot;
+				*slot = x;
+			}
+		}
+		free(ob);
+	}
+	if (q->cfree) {
+		struct qheap h;
+
+		c = q->cfree;
+		q->cfree = c->bnext;
+		h = c->h; /* keeps its array */
+		memset(c, 0, sizeof(*c));
+		c->h.v = h.v;
+		c->h.cap = h.cap;
+	} else {
+		c = xcalloc(1, sizeof(*c));
+	}
+	c->hash = hash;
+	slot = class_slot(q, hash);
+	c->bnext = *slot;
+	*slot = c;
+	q->nclass++;
+	return c;
+}
+
+static void fresh_unlink(struct qclass *c, struct qitem *it)
+{
+	if (!it->fresh)
+		return;
+	if (it->park_prev)
+		it->park_prev->park_next = it->park_next;
+	else
+		c->fresh = it->park_next;
+	if (it->park_next)
+		it->park_next->park_prev = it->park_prev;
+	it->park_prev = it->park_next = NULL;
+	it->fresh = false;
+}
+
+static void fresh_link(struct qclass *c, struct qitem *it)
+{
+	it->fresh = true;
+	it->park_prev = NULL;
+	it->park_next = c->fresh;
+	if (c->fresh)
+		c->fresh->park_prev = it;
+	c->fresh = it;
+}
+
+/* Frees c when it has no member left. */
+static void class_gc(struct cq_queue *q, struct qclass *c)
+{
+	struct qclass **p;
+
+	if (c->h.n || c->rep)
+		return;
+	if (c->parked) {
+		if (c->pprev)
+			c->pprev->pnext = c->pnext;
+		else
+			q->cparked = c->pnext;
+		if (c->pnext)
+			c->pnext->pprev = c->pprev;
+	}
+	for (p = class_slot(q, c->hash); *p != c; p = &(*p)->bnext)
+		;
+	*p = c->bnext;
+	q->nclass--;
+	/* Kept for the next class: a class per pending workload is common
+	 * (all shapes differ), and they come and go with every pop. */
+	c->bnext = q->cfree;
+	q->cfree = c;
+}
+
+static void classes_free_list(struct cq_queue *q)
+{
+	while (q->cfree) {
+		struct qclass *c = q->cfree;
+
+		q->cfree = c->bnext;
+		free(c->h.v);
+		free(c);
+	}
+}
+
+/* Active class: its best waiting member becomes the representative. */
+static void class_promote(struct cq_queue *q, struct qclass *c)
+{
+	struct qitem *it;
+
+	if (c->parked || c->rep || !c->h.n)
+		return;
+	it = c->h.v[0];
+	qh_remove(q, &c->h, it);
+	q->nclass_active--;
+	c->rep = it;
+	heap_push(q, it);
+}
+
+/* Adds it (not queued) to c; fresh: not evaluated since queued. */
+static void class_insert(struct cq_queue *q, struct qclass *c,
+			 struct qitem *it, bool fresh)
+{
+	it->cls = c;
+	it->park_prev = it->park_next = NULL;
+	it->fresh = false;
+	if (fresh)
+		fresh_link(c, it);
+	if (!c->parked && (!c->rep || queue_compare(q, it, c->rep) < 0)) {
+		struct qitem *old = c->rep;
+
+		if (old) {
+			heap_remove(q, old);
+			old->place = QPLACE_CLASS;
+			qh_push(q, &c->h, old);
+			q->nclass_active++;
+		}
+		c->rep = it;
+		heap_push(q, it);
+		return;
+	}
+	it->place = QPLACE_CLASS;
+	qh_push(q, &c->h, it);
+	if (c->parked)
+		q->nclass_parked++;
+	else
+		q->nclass_active++;
+}
+
+/* Takes it out of its class (it is the representative or waiting). */
+static void class_detach(struct cq_queue *q, struct qitem *it)
+{
+	struct qclass *c = it->cls;
+
+	fresh_unlink(c, it);
+	if (c->rep == it) {
+		heap_remove(q, it);
+		c->rep = NULL;
+		class_promote(q, c);
+	} else {
+		qh_remove(q, &c->h, it);
+		if (c->parked)
+			q->nclass_parked--;
+		else
+			q->nclass_active--;
+	}
+	it->cls = NULL;
+	it->place = QPLACE_NONE;
+	class_gc(q, c);
+}
+
+static void class_park(struct cq_queue *q, struct qclass *c)
+{
+	if (c->parked)
+		return;
+	if (c->rep) {
+		struct qitem *r = c->rep;
+
+		heap_remove(q, r);
+		r->place = QPLACE_CLASS;
+		qh_push(q, &c->h, r);
+		q->nclass_active++;
+		c->rep = NULL;
+	}
+	q->nclass_active -= c->h.n;
+	q->nclass_parked += c->h.n;
+	c->parked = true;
+	c->pprev = NULL;
+	c->pnext = q->cparked;
+	if (q->cparked)
+		q->cparked->pprev = c;
+	q->cparked = c;
+}
+
+static void class_unpark(struct cq_queue *q, struct qclass *c)
+{
+	if (!c->parked)
+		return;
+	if (c->pprev)
+		c->pprev->pnext = c->pnext;
+	else
+		q->cparked = c->pnext;
+	if (c->pnext)
+		c->pnext->pprev = c->pprev;
+	c->pprev = c->pnext = NULL;
+	c->parked = false;
+	q->nclass_parked -= c->h.n;
+	q->nclass_active += c->h.n;
+	class_promote(q, c);
+}
+
+/* Dissolves every class: members go to the heap or the parked set as
+ * their class was (a strategy change away from BestEffortFIFO). */
+static void classes_flatten(struct cq_queue *q)
+{
+	for (size_t b = 0; b < q->ncbucket; b++) {
+		struct qclass *c, *next;
+
+		for (c = q->cbucket[b]; c; c = next) {
+			next = c->bnext;
+			if (c->rep) {
+				c->rep->cls = NULL;
+				c->rep->fresh = false;
+			}
+			for (size_t i = 0; i < c->h.n; i++) {
+				struct qitem *it = c->h.v[i];
+
+				it->cls = NULL;
+				it->fresh = false;
+				it->park_prev = it->park_next = NULL;
+				it->place = QPLACE_NONE;
+				if (c->parked)
+					park(q, it);
+				else
+					heap_push(q, it);
+			}
+			free(c->h.v);
+			free(c);
+		}
+	}
+	free(q->cbucket);
+	classes_free_list(q);
+	q->cbucket = NULL;
+	q->ncbucket = q->nclass = 0;
+	q->cparked = NULL;
+	q->nclass_active = q->nclass_parked = 0;
+}
+
+/* Queues it (not queued) as active: into its class when it has one. A
+ * class that is parked does not take it: it is tried once on its own
+ * (see queue.h). */
+static void enqueue_active(struct cq_queue *q, struct qitem *it, bool fresh)
+{
+	if (classable(q, it)) {
+		struct qclass *c = class_get(q, it->eq_hash);
+
+		if (!c->parked) {
+			class_insert(q, c, it, fresh);
+			return;
+		}
+		class_gc(q, c);
+	}
+	heap_push(q, it);
+}
+
 /* ---- lifecycle --------------------------------------------------------- */
 
 void queue_init(struct cq_queue *q, enum queueing_strategy strategy)
@@ -217,6 +585,30 @@ void queue_release(struct cq_queue *q)
 {
 	enum queueing_strategy s = q->strategy;
 
+	for (size_t b = 0; b < q->ncbucket; b++) {
+		struct qclass *c, *next;
+
+		for (c = q->cbucket[b]; c; c = next) {
+			next = c->bnext;
+			for (size_t i = 0; i < c->h.n; i++) {
+				c->h.v[i]->place = QPLACE_NONE;
+				c->h.v[i]->cls = NULL;
+				c->h.v[i]->fresh = false;
+				c->h.v[i]->park_prev = NULL;
+				c->h.v[i]->park_next = NULL;
+				c->h.v[i]->heap_index = 0;
+			}
+			if (c->rep) {
+				c->rep->cls = NULL;
+				c->rep->fresh = false;
+				c->rep->park_prev = c->rep->park_next = NULL;
+			}
+			free(c->h.v);
+			free(c);
+		}
+	}
+	free(q->cbucket);
+	classes_free_list(q);
 	for (size_t i = 0; i < q->nheap; i++) {
 		q->heap[i]->place = QPLACE_NONE;
 		q->heap[i]->heap_index = 0;
@@ -232,6 +624,8 @@ void queue_release(struct cq_queue *q)
 void queue_set_strategy(struct cq_queue *q, enum queueing_strategy s)
 {
 	q->strategy = s;
+	if (s != QS_BEST_EFFORT_FIFO && q->nclass)
+		classes_flatten(q);
 }
 
 /* ---- operations -------------------------------------------------------- */
@@ -239,6 +633,34 @@ void queue_set_strategy(struct cq_queue *q, enum queueing_strategy s)
 void queue_push(struct cq_queue *q, struct qitem *it, bool changed,
 		int64_t now_ms)
 {
+	bool fresh = true;
+	uint64_t pre = queue_uid_prefix(it->uid);
+
+	if (pre != it->uid_pre) {
+		/* Its key changed: re-sort it wherever it is (below). */
+		if (it->place == QPLACE_PARKED || it->place == QPLACE_NONE ||
+		    it->place == QPLACE_INFLIGHT) {
+			it->uid_pre = pre;
+		} else if (it->cls) {
+			class_detach(q, it);
+			it->uid_pre = pre;
+		} else {
+			heap_remove(q, it);
+			it->uid_pre = pre;
+		}
+	}
+
+	if (it->cls) {
+		/* In a class (waiting, or its representative). Unchanged in
+		 * a parked class: stays, as a parked item does. Otherwise
+		 * it is re-sorted by leaving and joining again. */
+		if (it->cls->parked && !changed &&
+		    it->place == QPLACE_CLASS &&
+		    it->eq_hash == it->cls->hash && classable(q, it))
+			return;
+		fresh = changed || it->fresh;
+		class_detach(q, it);
+	}
 	switch (it->place) {
 	case QPLACE_INFLIGHT:
 		/* The cycle that popped it places it (Kueue skips inflight
@@ -256,17 +678,21 @@ void queue_push(struct cq_queue *q, struct qitem *it, bool changed,
 		if (!backoff_expired(it, now_ms)) {
 			heap_remove(q, it);
 			park(q, it);
+		} else if (classable(q, it)) {
+			heap_remove(q, it);
+			enqueue_active(q, it, changed);
 		} else {
 			heap_fix(q, it);
 		}
 		return;
 	case QPLACE_NONE:
+	case QPLACE_CLASS:
 		break;
 	}
 	if (!backoff_expired(it, now_ms))
 		park(q, it);
 	else
-		heap_push(q, it);
+		enqueue_active(q, it, fresh);
 }
 
 void queue_remove(struct cq_queue *q, struct qitem *it)
@@ -275,6 +701,10 @@ void queue_remove(struct cq_queue *q, struct qitem *it)
 	 * first, so the heap removal below re-sorts with the final keys. */
 	if (q->sticky == it)
 		q->sticky = NULL;
+	if (it->cls) {
+		class_detach(q, it);
+		return;
+	}
 	switch (it->place) {
 	case QPLACE_HEAP:
 		heap_remove(q, it);
@@ -287,6 +717,7 @@ void queue_remove(struct cq_queue *q, struct qitem *it)
 		it->place = QPLACE_NONE;
 		break;
 	case QPLACE_NONE:
+	case QPLACE_CLASS:
 		break;
 	}
 }
@@ -308,7 +739,13 @@ struct qitem *queue_pop(struct cq_queue *q, uint64_t cycle)
 	if (!q->nheap)
 		return NULL;
 	it = q->heap[0];
-	heap_remove(q, it);
+	if (it->cls) {
+		/* A representative: the next member of its class takes its
+		 * place in the heap. */
+		class_detach(q, it);
+	} else {
+		heap_remove(q, it);
+	}
 	it->place = QPLACE_INFLIGHT;
 	it->pop_cycle = cycle;
 	q->ninflight++;
@@ -344,16 +781,54 @@ void queue_requeue(struct cq_queue *q, struct qitem *it,
 	 *    while it was being scheduled (that event could not move it). */
 	event_since_pop = q->requeue_cycle >= it->pop_cycle;
 	if (backoff_expired(it, now_ms) &&
-	    (is_immediate(q->strategy, reason) || event_since_pop))
-		heap_push(q, it);
-	else
-		park(q, it);
+	    (is_immediate(q->strategy, reason) || event_since_pop)) {
+		enqueue_active(q, it, false);
+		return;
+	}
+	/* 4. Parked. A verdict that holds for its whole equivalence class
+	 *    (Kueue: NoFit, PreemptionNoCandidates) parks the class. */
+	if (classable(q, it) &&
+	    (reason == RQ_NO_FIT || reason == RQ_PREEMPTION_NO_CANDIDATES)) {
+		struct qclass *c = class_get(q, it->eq_hash);
+
+		class_park(q, c);
+		class_insert(q, c, it, false);
+		return;
+	}
+	park(q, it);
+}
+
+bool queue_item_parked(const struct cq_queue *q, const struct qitem *it)
+{
+	(void)q;
+	return it->place == QPLACE_PARKED ||
+	       (it->place == QPLACE_CLASS && it->cls && it->cls->parked);
+}
+
+size_t queue_take_fresh(struct cq_queue *q, const struct qitem *it,
+			queue_fresh_fn *fn, void *ctx)
+{
+	struct qclass *c = it->cls;
+	size_t n = 0;
+
+	(void)q;
+	if (!c || !c->parked)
+		return 0;
+	while (c->fresh) {
+		struct qitem *x = c->fresh;
+
+		fresh_unlink(c, x);
+		fn(ctx, x);
+		n++;
+	}
+	return n;
 }
 
 size_t queue_requeue_parked(struct cq_queue *q, int64_t now_ms,
 			    queue_filter_fn *keep, void *ctx)
 {
 	struct qitem *it, *next;
+	struct qclass *c, *cnext;
 	size_t moved = 0;
 
 	q->requeue_cycle = q->cycle;
@@ -364,8 +839,17 @@ size_t queue_requeue_parked(struct cq_queue *q, int64_t now_ms,
 		if (keep && !keep(ctx, it))
 			continue;
 		unpark(q, it);
-		heap_push(q, it);
+		enqueue_active(q, it, false);
 		moved++;
+	}
+	/* Parked classes: members have no backoff; keep answers alike for
+	 * the whole class, so its best member decides. */
+	for (c = q->cparked; c; c = cnext) {
+		cnext = c->pnext;
+		if (keep && !keep(ctx, c->h.v[0]))
+			continue;
+		moved += c->h.n;
+		class_unpark(q, c);
 	}
 	return moved;
 }
@@ -387,17 +871,18 @@ int64_t queue_next_backoff(const struct cq_queue *q)
 
 size_t queue_len_active(const struct cq_queue *q)
 {
-	return q->nheap;
+	return q->nheap + q->nclass_active;
 }
 
 size_t queue_len_parked(const struct cq_queue *q)
 {
-	return q->nparked;
+	return q->nparked + q->nclass_parked;
 }
 
 size_t queue_len_pending(const struct cq_queue *q)
 {
-	return q->nheap + q->nparked + q->ninflight;
+	return q->nheap + q->nclass_active + q->nparked + q->nclass_parked +
+	       q->ninflight;
 }
 
 void queue_clear_sticky(struct cq_queue *q)
@@ -416,9 +901,82 @@ void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx)
 		next = it->park_next;
 		fn(ctx, it);
 	}
+	for (size_t b = 0; b < q->ncbucket; b++)
+		for (const struct qclass *c = q->cbucket[b]; c; c = c->bnext)
+			for (size_t i = 0; i < c->h.n; i++)
+				fn(ctx, c->h.v[i]);
 }
 
 /* ---- invariants (STYLE P15) -------------------------------------------- */
+
+/* Classes: members' heaps, representatives, counts and lists agree. */
+static bool classes_check(const struct cq_queue *q)
+{
+	size_t nact = 0, npark = 0, ncls = 0, nreps = 0, nlisted = 0;
+
+	if (q->nclass && q->strategy != QS_BEST_EFFORT_FIFO)
+		return false;
+	for (size_t b = 0; b < q->ncbucket; b++) {
+		for (const struct qclass *c = q->cbucket[b]; c; c = c->bnext) {
+			size_t nf = 0, nfl = 0;
+
+			ncls++;
+			if (class_slot(q, c->hash) != &q->cbucket[b])
+				return false;
+			if (!c->h.n && !c->rep)
+				return false; /* empty classes are freed */
+			if (c->parked && c->rep)
+				return false;
+			if (!c->parked && c->h.n && !c->rep)
+				return false;
+			for (size_t i = 0; i < c->h.n; i++) {
+				const struct qitem *it = c->h.v[i];
+
+				if (it->place != QPLACE_CLASS ||
+				    it->cls != c || it->heap_index != i ||
+				    it->eq_hash != c->hash)
+					return false;
+				if (i > 0 && queue_compare(q, c->h.v[(i - 1) / 2],
+							   it) > 0)
+					return false;
+				if (c->rep && queue_compare(q, c->rep, it) > 0)
+					return false;
+				nf += it->fresh;
+			}
+			if (c->rep) {
+				const struct qitem *r = c->rep;
+
+				if (r->place != QPLACE_HEAP || r->cls != c ||
+				    r->heap_index >= q->nheap ||
+				    q->heap[r->heap_index] != r ||
+				    r->eq_hash != c->hash)
+					return false;
+				nreps++;
+				nf += r->fresh;
+			}
+			for (const struct qitem *it = c->fresh; it;
+			     it = it->park_next) {
+				if (++nfl > nf || !it->fresh || it->cls != c)
+					return false;
+			}
+			if (nfl != nf)
+				return false;
+			if (c->parked)
+				npark += c->h.n;
+			else
+				nact += c->h.n;
+		}
+	}
+	for (const struct qclass *c = q->cparked; c; c = c->pnext)
+		if (++nlisted > ncls || !c->parked)
+			return false;
+	for (size_t i = 0; i < q->nheap; i++)
+		if (q->heap[i]->cls && q->heap[i]->cls->rep != q->heap[i])
+			return false;
+	(void)nreps;
+	return ncls == q->nclass && nact == q->nclass_active &&
+	       npark == q->nclass_parked;
+}
 
 bool queue_check(const struct cq_queue *q)
 {
@@ -456,5 +1014,5 @@ bool queue_check(const struct cq_queue *q)
 	/* 4. Events are stamped with a cycle that has happened. */
 	if (q->requeue_cycle > q->cycle)
 		return false;
-	return true;
+	return classes_check(q);
 }

@@ -15,6 +15,18 @@
  * uid: a total order, so the same inputs always admit in the same order
  * (Kueue v0.14 has no uid tie-break; cueue wants predictability).
  *
+ * Scheduling equivalence (kueue-scheduler.md §1.3, Kueue's
+ * SchedulingEquivalenceHashing): under BestEffortFIFO, items with the same
+ * non-zero eq_hash and no backoff form a class. Only the class's
+ * best-ordered waiting item (its representative) sits in the heap; the
+ * others wait behind it (QPLACE_CLASS). When a popped item is given back
+ * with NoFit or PreemptionNoCandidates and parks, its whole class parks
+ * with it in O(log n), without touching the members; a requeue event
+ * unparks each class in O(log n), so only one representative per class
+ * is tried again. An item pushed while its class is parked is tried once
+ * on its own (a probe) and joins the class if it fails too. StrictFIFO
+ * queues have no classes (Kueue: a blocked head must not hide others).
+ *
  * Pure: no I/O; `now` is passed in. Not thread-safe.
  */
 #ifndef FLAVORS_QUEUE_H
@@ -31,7 +43,12 @@ enum qplace {
 	QPLACE_HEAP,       /* active: a candidate for the next cycles */
 	QPLACE_PARKED,     /* inadmissible until a requeue event */
 	QPLACE_INFLIGHT,   /* popped for the current cycle */
+	QPLACE_CLASS,      /* waiting in its equivalence class: behind the
+			      class's representative, or parked with the
+			      whole class (queue_item_parked tells which) */
 };
+
+struct qclass; /* queue-private: one equivalence class of a queue */
 
 /* Embed in the caller's workload record; zero it before first use. */
 struct qitem {
@@ -40,7 +57,16 @@ struct qitem {
 	const char *uid;       /* borrowed: lives as long as the record */
 	int64_t requeue_at_ms; /* backoff: not before this; 0 = none */
 	bool requeued_false;   /* condition Requeued=False: stays parked */
+	/* Scheduling equivalence hash (kueue-scheduler.md §1.3): items of a
+	 * BestEffortFIFO queue with the same non-zero hash must get the same
+	 * verdict from the scheduler at the same quota state. 0 = none. */
+	uint64_t eq_hash;
 	/* queue-private: */
+	uint64_t uid_pre;      /* first 8 bytes of uid, big-endian: most
+				  uid ties resolve without strcmp */
+	struct qclass *cls;    /* its class while QPLACE_CLASS or the class
+				  representative in the heap */
+	bool fresh;            /* in a class, not evaluated since queued */
 	enum qplace place;
 	size_t heap_index;     /* position in the heap when QPLACE_HEAP */
 	struct qitem *park_prev, *park_next; /* parked list links */
@@ -64,6 +90,13 @@ struct cq_queue {
 	size_t nheap;
 	size_t cap;
 	struct qitem *parked;    /* head of the parked list (borrowed) */
+	/* equivalence classes (queue-private) */
+	struct qclass **cbucket; /* owned hash table, chained */
+	size_t ncbucket, nclass;
+	struct qclass *cparked;  /* list of parked classes */
+	struct qclass *cfree;    /* freed classes kept for reuse */
+	size_t nclass_active;    /* items waiting behind a representative */
+	size_t nclass_parked;    /* items of parked classes */
 	size_t nparked;
 	size_t ninflight;
 	struct qitem *sticky;    /* preemptor kept at the head, or NULL */
@@ -111,6 +144,20 @@ struct qitem *queue_pop(struct cq_queue *q, uint64_t cycle);
 void queue_requeue(struct cq_queue *q, struct qitem *it,
 		   enum requeue_reason reason, int64_t now_ms);
 
+/* Whether it waits parked: in the parked set or in a parked class. */
+bool queue_item_parked(const struct cq_queue *q, const struct qitem *it);
+
+/*
+ * Right after queue_requeue parked it into its class: visits (and marks
+ * evaluated) every member of that class that was never evaluated since
+ * it was queued, so the caller can give each the verdict it just gave it
+ * (they are equivalent). Each item is visited at most once per push.
+ * Returns how many were visited.
+ */
+typedef void queue_fresh_fn(void *ctx, struct qitem *it);
+size_t queue_take_fresh(struct cq_queue *q, const struct qitem *it,
+			queue_fresh_fn *fn, void *ctx);
+
 /* Decides whether a parked item may return (its namespace still matches
  * the CQ's selector, say); NULL accepts all. */
 typedef bool queue_filter_fn(void *ctx, const struct qitem *it);
@@ -119,7 +166,9 @@ typedef bool queue_filter_fn(void *ctx, const struct qitem *it);
  * A requeue event (§1.4: quota freed, CQ/cohort/flavor changed, ...):
  * every parked item whose backoff expired and that keep accepts moves to
  * the heap; the event is remembered so items now inflight come back too.
- * Returns how many moved.
+ * A parked class returns whole (its representative to the heap) when keep
+ * accepts its best-ordered item: keep must answer alike for items of one
+ * class. Returns how many moved.
  */
 size_t queue_requeue_parked(struct cq_queue *q, int64_t now_ms,
 			    queue_filter_fn *keep, void *ctx);
@@ -140,6 +189,10 @@ void queue_clear_sticky(struct cq_queue *q);
  * metrics); inflight items are held by their cycle, not visited. */
 typedef void queue_visit_fn(void *ctx, struct qitem *it);
 void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx);
+
+/* The first 8 bytes of s packed big-endian (0-padded): comparing two
+ * prefixes orders like strcmp, equal prefixes need strcmp. */
+uint64_t queue_uid_prefix(const char *s);
 
 /* Order of two items as the heap sees it: < 0 when a pops first. */
 int queue_compare(const struct cq_queue *q, const struct qitem *a,

@@ -373,6 +373,7 @@ void sched_free(struct sched *s)
 	tree_undo_release(&s->undo);
 	free(s->stack);
 	free(s->mark);
+	free(s->rq_pending);
 	tree_free(s->t);
 	free(s);
 }
@@ -921,11 +922,51 @@ static void tree_apply(struct sched *s, struct swl *r, bool add)
 	}
 }
 
+/* The requeue event of quota released in cq's tree: at once, or batched
+ * (opts.requeue_batch_ms; applied by sched_tick when due). */
+static void requeue_released(struct sched *s, int32_t cq)
+{
+	struct scq *c = &s->cqs[cq];
+
+	if (s->o.requeue_batch_ms <= 0) {
+		requeue_tree(s, cq);
+		return;
+	}
+	if (c->rq_due)
+		return;
+	c->rq_due = s->now + s->o.requeue_batch_ms;
+	if (c->rq_due == 0)
+		c->rq_due = 1;
+	if (s->nrq == s->caprq)
+		XGROW(s->rq_pending, s->caprq, s->nrq + 1);
+	s->rq_pending[s->nrq++] = cq;
+}
+
+/* Applies the batched requeue events due by now. */
+static void requeue_due(struct sched *s, int64_t now)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->nrq; i++) {
+		int32_t cq = s->rq_pending[i];
+		struct scq *c = &s->cqs[cq];
+
+		if (c->rq_due > now) {
+			s->rq_pending[k++] = cq;
+			continue;
+		}
+		c->rq_due = 0;
+		s->state++;
+		requeue_tree(s, cq);
+	}
+	s->nrq = k;
+}
+
 /* Drops r's quota (tree only) and fires the requeue event. */
 static void release_hold(struct sched *s, struct swl *r)
 {
 	tree_apply(s, r, false);
-	requeue_tree(s, r->hold_cq);
+	requeue_released(s, r->hold_cq);
 	FREE_AND_NULL(r->usage);
 	r->nusage = 0;
 }
@@ -1045,6 +1086,170 @@ static uint32_t wl_sig(const struct workload *w, const struct swl *r)
 	return h;
 }
 
+/* ---- workloads: scheduling equivalence (§1.3) ---- */
+
+static uint64_t eq_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static uint64_t eq_u64(uint64_t h, uint64_t v)
+{
+	h = (h ^ v) * 0x9e3779b97f4a7c15ULL;
+	return h ^ (h >> 32);
+}
+
+static uint64_t eq_str(uint64_t h, const char *str)
+{
+	if (!str)
+		return eq_u64(h, 0x5a5a5a5aULL);
+	return eq_bytes(h, str, strlen(str) + 1);
+}
+
+static uint64_t eq_strmap(uint64_t h, const struct strmap *m)
+{
+	h = eq_u64(h, m->n);
+	for (size_t i = 0; i < m->n; i++) {
+		h = eq_str(h, m->v[i].key);
+		h = eq_str(h, m->v[i].value);
+	}
+	return h;
+}
+
+static uint64_t eq_selector(uint64_t h, const struct label_selector *ls)
+{
+	h = eq_u64(h, ls->n);
+	for (size_t i = 0; i < ls->n; i++) {
+		const struct sel_req *q = &ls->reqs[i];
+
+		h = eq_str(h, q->key);
+		h = eq_u64(h, (uint64_t)q->op);
+		h = eq_u64(h, q->nvalues);
+		for (size_t j = 0; j < q->nvalues; j++)
+			h = eq_str(h, q->values[j]);
+	}
+	return h;
+}
+
+/*
+ * Kueue's scheduling equivalence hash: what the cycle's verdict on a
+ * pending workload depends on besides the quota state. The namespace
+ * (for the ClusterQueue's namespaceSelector), the effective priority,
+ * and per pod set its name (messages name it), effective count and
+ * minCount, per-pod requests (so total requests too) and what flavor
+ * matching reads (node selector, required node affinity, tolerations).
+ * Never 0 (0 = no class).
+ */
+static uint64_t wl_eq_hash(const struct swl *r)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	h = eq_u64(h, (uint64_t)(uint32_t)r->ns);
+	h = eq_u64(h, (uint64_t)(uint32_t)r->qi.priority);
+	h = eq_u64(h, r->nps);
+	for (size_t i = 0; i < r->nps; i++) {
+		const struct asg_podset *p = &r->ps[i];
+		const struct pod_template *t = &p->ps->tmpl;
+
+		h = eq_str(h, p->ps->name);
+		h = eq_u64(h, (uint64_t)(uint32_t)p->count);
+		h = eq_u64(h, (uint64_t)(uint32_t)p->min_count);
+		h = eq_u64(h, p->nreq);
+		for (size_t k = 0; k < p->nreq; k++) {
+			h = eq_u64(h, (uint64_t)(uint32_t)p->req[k].res);
+			h = eq_u64(h, (uint64_t)p->req[k].milli);
+		}
+		h = eq_strmap(h, &t->node_selector);
+		h = eq_u64(h, t->affinity.present);
+		if (t->affinity.present) {
+			h = eq_u64(h, t->affinity.n);
+			for (size_t k = 0; k < t->affinity.n; k++) {
+				h = eq_selector(h, &t->affinity.terms[k].exprs);
+				h = eq_u64(h, t->affinity.terms[k].nfields);
+			}
+		}
+		h = eq_u64(h, t->ntols);
+		for (size_t k = 0; k < t->ntols; k++) {
+			const struct toleration *o = &t->tols[k];
+
+			h = eq_str(h, o->key);
+			h = eq_u64(h, (uint64_t)o->op);
+			h = eq_str(h, o->value);
+			h = eq_u64(h, (uint64_t)o->effect);
+		}
+	}
+	return h ? h : 1;
+}
+
+static bool str_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool containers_same(const struct container_res *a,
+			    const struct container_res *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (a[i].sidecar != b[i].sidecar ||
+		    !reslist_equal(&a[i].requests, &b[i].requests) ||
+		    !reslist_equal(&a[i].limits, &b[i].limits))
+			return false;
+	return true;
+}
+
+/*
+ * Whether everything compile_podsets and wl_eq_hash read is the same in
+ * the old and the new copy of a workload (the old one is still valid
+ * during its replacement's _set, per the borrowing contract): then a
+ * status-only update (the echo of a pending write, say) keeps the
+ * compiled pod sets and their flavor-match caches.
+ */
+static bool podsets_same(const struct workload *o, const struct workload *w)
+{
+	if (o->npod_sets != w->npod_sets ||
+	    o->nreclaimable != w->nreclaimable)
+		return false;
+	for (size_t i = 0; i < w->nreclaimable; i++)
+		if (o->reclaimable[i].count != w->reclaimable[i].count ||
+		    !str_same(o->reclaimable[i].name, w->reclaimable[i].name))
+			return false;
+	for (size_t i = 0; i < w->npod_sets; i++) {
+		const struct pod_set *a = &o->pod_sets[i], *b = &w->pod_sets[i];
+		const struct pod_template *x = &a->tmpl, *y = &b->tmpl;
+
+		if (a->count != b->count ||
+		    a->has_min_count != b->has_min_count ||
+		    (a->has_min_count && a->min_count != b->min_count) ||
+		    !str_same(a->name, b->name))
+			return false;
+		if (x->ncontainers != y->ncontainers ||
+		    x->ninit_containers != y->ninit_containers ||
+		    x->has_pod_resources != y->has_pod_resources ||
+		    x->ntols != y->ntols || x->affinity.present ||
+		    y->affinity.present)
+			return false;
+		if (!containers_same(x->containers, y->containers,
+				     x->ncontainers) ||
+		    !containers_same(x->init_containers, y->init_containers,
+				     x->ninit_containers) ||
+		    !reslist_equal(&x->overhead, &y->overhead) ||
+		    !reslist_equal(&x->pod_requests, &y->pod_requests) ||
+		    !reslist_equal(&x->pod_limits, &y->pod_limits) ||
+		    !strmap_equal(&x->node_selector, &y->node_selector))
+			return false;
+		for (size_t k = 0; k < x->ntols; k++)
+			if (!toleration_equal(&x->tols[k], &y->tols[k]))
+				return false;
+	}
+	return true;
+}
+
 static void compile_podsets(struct sched *s, struct swl *r,
 			    const struct workload *w)
 {
@@ -1162,15 +1367,39 @@ static char *wl_key(const char *ns, const char *name)
 	return xasprintf("%s/%s", ns ? ns : "", name ? name : "");
 }
 
+/* "ns/name" into buf when it fits (no allocation), else a new string:
+ * the caller frees the result when it is not buf. */
+static char *wl_key_buf(char *buf, size_t size, const char *ns,
+			const char *name)
+{
+	size_t a, b;
+
+	ns = ns ? ns : "";
+	name = name ? name : "";
+	a = strlen(ns);
+	b = strlen(name);
+	if (a + b + 2 > size)
+		return wl_key(ns, name);
+	memcpy(buf, ns, a);
+	buf[a] = '/';
+	memcpy(buf + a + 1, name, b + 1);
+	return buf;
+}
+
 void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		  const char *lq)
 {
-	char *key = wl_key(w->meta.namespace, w->meta.name);
+	char buf[256];
+	char *key = wl_key_buf(buf, sizeof(buf), w->meta.namespace,
+			       w->meta.name);
 	struct swl *r = wl_get(s, key);
 	bool holds = wl_holds(w);
 	bool gone = workload_is_finished(w) || !w->active;
+	/* r->ps was compiled from r->w only while it stayed pending. */
+	const struct workload *old = r->state == WS_PENDING ? r->w : NULL;
 
-	free(key);
+	if (key != buf)
+		free(key);
 	s->state++;
 	account(s, r, -1);
 	r->w = w;
@@ -1203,7 +1432,13 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 			release_hold(s, r);
 			r->state = WS_NONE;
 		}
-		compile_podsets(s, r, w);
+		if (old && r->ps && r->nps == w->npod_sets &&
+		    podsets_same(old, w)) {
+			for (size_t i = 0; i < r->nps; i++)
+				r->ps[i].ps = &w->pod_sets[i];
+		} else {
+			compile_podsets(s, r, w);
+		}
 		sig = wl_sig(w, r);
 		changed = sig != r->cond_sig || r->state != WS_PENDING ||
 			  r->cq != c;
@@ -1218,6 +1453,7 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		r->qi.priority = workload_priority(w);
 		r->qi.ts_ms = queue_ts(w);
 		r->qi.uid = r->w->meta.uid ? r->w->meta.uid : r->key;
+		r->qi.eq_hash = s->o.no_equivalence ? 0 : wl_eq_hash(r);
 		set_requeue_at(s, r, w->requeue_at_ms);
 		{
 			const struct condition *rq =
@@ -1235,11 +1471,13 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 
 void sched_wl_remove(struct sched *s, const char *ns, const char *name)
 {
-	char *key = wl_key(ns, name);
+	char buf[256];
+	char *key = wl_key_buf(buf, sizeof(buf), ns, name);
 	int32_t id = nidx_find(&s->wl_idx, key);
 	struct swl *r;
 
-	free(key);
+	if (key != buf)
+		free(key);
 	if (id < 0)
 		return;
 	s->state++;
@@ -1261,11 +1499,13 @@ void sched_wl_remove(struct sched *s, const char *ns, const char *name)
 
 void sched_wl_forget(struct sched *s, const char *ns, const char *name)
 {
-	char *key = wl_key(ns, name);
+	char buf[256];
+	char *key = wl_key_buf(buf, sizeof(buf), ns, name);
 	int32_t id = nidx_find(&s->wl_idx, key);
 	struct swl *r;
 
-	free(key);
+	if (key != buf)
+		free(key);
 	if (id < 0 || s->wls[id]->state != WS_ASSUMED)
 		return;
 	s->state++;
@@ -1330,6 +1570,8 @@ static int cmp_entry(const void *pa, const void *pb)
 		return a->priority > b->priority ? -1 : 1;
 	if (a->ts != b->ts)
 		return a->ts < b->ts ? -1 : 1;
+	if (a->uid_pre != b->uid_pre)
+		return a->uid_pre < b->uid_pre ? -1 : 1;
 	c = strcmp(a->uid, b->uid);
 	return c < 0 ? -1 : c > 0;
 }
@@ -1468,6 +1710,7 @@ static void nominate(struct sched *s, const struct asg_env *env,
 	e->priority = r->qi.priority;
 	e->ts = r->qi.ts_ms;
 	e->uid = r->qi.uid;
+	e->uid_pre = queue_uid_prefix(e->uid);
 	e->borrowing = 0;
 	e->asg = NULL;
 	e->message = NULL;
@@ -1489,6 +1732,24 @@ static void nominate(struct sched *s, const struct asg_env *env,
 		e->reason = REASON_PENDING;
 		e->message = asg_message(env, r->ps, res);
 	}
+}
+
+struct fresh_ctx {
+	struct sched *s;
+	struct sched_decisions *out;
+	const struct scq *c;
+	const struct sentry *e;
+};
+
+/* A member of a class that just parked, never evaluated: it gets the
+ * verdict its equivalent representative just got (same reason and
+ * message: equivalent workloads get the same one at the same state). */
+static void report_fresh(void *ctx, struct qitem *it)
+{
+	struct fresh_ctx *f = ctx;
+
+	emit_pending(f->s, f->out, SWL_OF(it), f->c, f->e->reason,
+		     xstrdup(f->e->message));
 }
 
 /* One Kueue cycle (§2.1): returns admissions; *npopped the heads,
@@ -1549,8 +1810,14 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 		}
 		/* 5. Not admitted: back to the queue, report once. */
 		queue_requeue(&c->q, &r->qi, e->why, now);
-		if (r->qi.place == QPLACE_PARKED)
+		if (queue_item_parked(&c->q, &r->qi)) {
+			struct fresh_ctx f = { s, out, c, e };
+
 			(*nparked)++;
+			/* Its class parked with it: members never
+			 * evaluated get its verdict, once. */
+			queue_take_fresh(&c->q, &r->qi, report_fresh, &f);
+		}
 		dirty_cq(s, e->cq);
 		if (r->lq >= 0)
 			dirty_lq(s, r->lq);
@@ -1651,8 +1918,14 @@ int64_t sched_next_wakeup(const struct sched *s)
 {
 	int64_t best = 0;
 
+	for (size_t i = 0; i < s->nrq; i++) {
+		int64_t due = s->cqs[s->rq_pending[i]].rq_due;
+
+		if (!best || due < best)
+			best = due;
+	}
 	if (!s->nbackoff)
-		return 0;
+		return best;
 	/* Like queue_next_backoff, but a workload held by Requeued=False
 	 * waits for its condition, not for the clock: a timer for it would
 	 * fire forever. */
@@ -1691,6 +1964,8 @@ void sched_tick(struct sched *s, int64_t now_ms)
 {
 	if (now_ms > s->now)
 		s->now = now_ms;
+	if (s->nrq)
+		requeue_due(s, now_ms);
 	if (!s->nbackoff)
 		return; /* nothing waits for the clock: skip the walk */
 	for (size_t i = 0; i < s->ncq; i++) {

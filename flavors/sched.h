@@ -35,6 +35,30 @@
  * BestEffortFIFO parks inadmissible heads), only without waiting for the
  * API between rounds.
  *
+ * Scheduling equivalence (kueue-scheduler.md §1.3, Kueue's
+ * SchedulingEquivalenceHashing; off with opts.no_equivalence): pending
+ * workloads of a BestEffortFIFO ClusterQueue with the same namespace,
+ * effective priority and pod sets (names, counts, minCounts, per-pod
+ * requests, node selector, affinity, tolerations) and no backoff form a
+ * class. When one is found inadmissible (NoFit, or preemption without
+ * candidates) the whole class parks with it, and a requeue event retries
+ * one representative per class (the best-ordered member), not every
+ * member: the cost of a requeue event is O(classes), not O(pending).
+ * A workload created while its class is parked is tried once on its own.
+ * Messages: a member parked with its class is never re-evaluated, so it
+ * gets no new message on later requeue events; a member that was never
+ * evaluated at all gets, once, the pending decision its representative
+ * just got (same reason and message: equivalent workloads get the same
+ * verdict at the same quota state), so every pending workload has one
+ * truthful QuotaReserved=False message, written once rather than once
+ * per requeue event. Like any parked workload's, it dates from its last
+ * evaluation (Kueue also leaves parked workloads' messages untouched).
+ * Decisions per queue are unchanged (the members would fail too: usage
+ * only grows between requeue events); in a cohort, skipping members lets
+ * the next workload of a queue be tried a round earlier, so which of two
+ * competing queues' workloads gets freed quota may differ from trying
+ * every member, as with Kueue's own hashing.
+ *
  * Pure (STYLE, ARCHITECTURE): no I/O, no clock (now is passed in), no
  * JSON, no global state; not thread-safe; deterministic for the same
  * sequence of calls.
@@ -61,6 +85,15 @@ struct sched_opts {
 	/* Rounds per sched_cycle; 0 = until a round admits nothing. 1 gives
 	 * Kueue's one-head-per-ClusterQueue cycle exactly. */
 	unsigned max_rounds;
+	/* Turns scheduling equivalence off (tests, benchmarks): every
+	 * pending workload is tried on its own after each requeue event. */
+	bool no_equivalence;
+	/* Requeue batching (Kueue's requeueBatchPeriod, §1.4, 1 s there):
+	 * when > 0, the requeue event of a workload releasing quota is
+	 * applied at most this many ms later, once for all releases of the
+	 * window, rather than at once (sched_next_wakeup reports when).
+	 * 0 (default): at once. Other requeue events are always at once. */
+	int64_t requeue_batch_ms;
 };
 
 /* Defaults: partial_admission true, the rest zero. */

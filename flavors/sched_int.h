@@ -87,6 +87,7 @@ struct scq {
 	int64_t *adm_usage;               /* owned; by fr, admitted only */
 	size_t nadm;
 	bool dirty;
+	int64_t rq_due;                   /* batched requeue due; 0 none */
 };
 
 struct slq {
@@ -117,6 +118,7 @@ struct sentry {
 	int32_t priority;
 	int64_t ts;
 	const char *uid;
+	uint64_t uid_pre;          /* queue_uid_prefix(uid) */
 	enum asg_mode mode;
 	enum requeue_reason why;
 	const char *reason;        /* pending: static reason, or NULL */
@@ -191,6 +193,9 @@ struct sched {
 	size_t capstack;
 	int32_t *mark;              /* CQ ids, for requeue walks */
 	size_t nmark, capmark;
+	/* batched requeue events (opts.requeue_batch_ms): CQ ids */
+	int32_t *rq_pending;
+	size_t nrq, caprq;
 };
 
 #define SWL_OF(it) ((struct swl *)(void *)((char *)(it) - \

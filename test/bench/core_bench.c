@@ -14,10 +14,20 @@
  *     limit 100), 50 workloads each (35 x 1 cpu prio 50, 11 x 5 cpu prio
  *     100, 4 x 20 cpu prio 200) = 50,000 pending. Figures: CPU time of
  *     the first sched_cycle (admits what fits), of a steady-state cycle
- *     (every head popped, none fits), and of the cycle after a workload
- *     of each cohort finished; plus sched_wl_set cost per workload.
+ *     (one admitted workload finished, a requeue event for its cohort,
+ *     with every other workload pending: the manager's cost per finish),
+ *     and of the cycle after a workload of each cohort finished; plus
+ *     sched_wl_set cost per workload.
+ *  3. Replay: Kueue's baseline (§8.2) and large-scale (§8.4) scenarios in
+ *     memory with a simulated clock (creations at the generator's
+ *     intervals, finishes after the runtimes, one sched_cycle per instant
+ *     with an event). Figure: CPU µs of every sched call per workload.
+ *     CORE_BENCH_NO_EQUIV=1 adds both replays without scheduling
+ *     equivalence (minutes at full size); CORE_BENCH_BATCH_MS=N replays
+ *     with opts.requeue_batch_ms = N.
  *
- * QUICK=1: fewer repetitions and 100 ClusterQueues (5,000 workloads).
+ * QUICK=1: fewer repetitions, 100 ClusterQueues (5,000 workloads) for the
+ * scale shape, and replays on 6 and 100 ClusterQueues.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -338,25 +348,24 @@ static int bench_scale(int ncq, int ncohort)
 		fprintf(stderr, "core-bench: sched_check failed\n");
 		ok = 1;
 	}
-	/* Steady state: each cycle pops one head per ClusterQueue, none
-	 * fits (the cohorts are full), all are parked. */
-	while (sched_has_work(s) && nsteady < 20) {
-		size_t n;
+	/* Steady state: one admitted workload finishes (a requeue event for
+	 * its cohort tree, 1/ncohort of the queues), then one cycle: what
+	 * the manager pays per finish with every workload pending. */
+	for (nsteady = 0; nsteady < 20; nsteady++) {
+		size_t victim = (size_t)nsteady * 50 + 46;
 
+		sched_wl_remove(s, "bench", wls[victim]->meta.name);
 		t0 = cpu_us();
-		n = sched_cycle(s, 10001 + nsteady, &out);
+		sched_cycle(s, 10001 + nsteady, &out);
 		steady_us += cpu_us() - t0;
 		steady_dec += out.n;
 		sched_decisions_clear(&out);
-		nsteady++;
-		if (n)
-			fprintf(stderr, "core-bench: steady cycle admitted "
-				"%zu\n", n);
 	}
 	/* Quota freed: one admitted workload per cohort finishes; the
 	 * events requeue every parked workload of its cohort tree. */
 	for (int c = 0; c < ncohort; c++)
-		sched_wl_remove(s, "bench", wls[(size_t)c * 50 + 46]->meta.name);
+		sched_wl_remove(s, "bench",
+				wls[(size_t)(c + 20) * 50 + 46]->meta.name);
 	t0 = cpu_us();
 	after_adm = sched_cycle(s, 20000, &out);
 	after_us = cpu_us() - t0;
@@ -374,9 +383,10 @@ static int bench_scale(int ncq, int ncohort)
 	       ncq, ncohort, nwl, first_us / 1e3, nwl, first_adm, first_dec,
 	       first_us / (double)first_dec);
 	printf("ROW\tcore: %d ClusterQueues / %d cohorts / %zu workloads: "
-	       "steady-state cycle\t%.2f\tCPU ms\t—\t—\tmean of %d cycles "
-	       "after the first, each popping one head per ClusterQueue that "
-	       "no longer fits (%.2f µs per decision)\n",
+	       "steady-state cycle\t%.2f\tCPU ms\t—\t—\tmean of %d cycles, "
+	       "each after one admitted workload finished (a requeue event "
+	       "for one cohort) with the rest pending (%.2f µs per "
+	       "decision)\n",
 	       ncq, ncohort, nwl, nsteady ? steady_us / nsteady / 1e3 : 0.0,
 	       nsteady,
 	       steady_dec ? steady_us / (double)steady_dec : 0.0);
@@ -408,6 +418,226 @@ static int bench_scale(int ncq, int ncohort)
 	return ok;
 }
 
+/* ---- 3. replay ---- */
+
+/* One workload set of a Kueue performance scenario (§8.2, §8.4). */
+struct wset {
+	int count;       /* per ClusterQueue */
+	int64_t every;   /* creation interval, ms */
+	int64_t runtime; /* ms after admission */
+	int prio;
+	int64_t cpu_m;
+};
+
+struct ev {
+	int64_t at;
+	size_t wl;
+};
+
+static void ev_push(struct ev **h, size_t *n, size_t *cap, struct ev e)
+{
+	size_t i;
+
+	XGROW(*h, *cap, *n + 1);
+	i = (*n)++;
+	while (i > 0 && (*h)[(i - 1) / 2].at > e.at) {
+		(*h)[i] = (*h)[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	(*h)[i] = e;
+}
+
+static struct ev ev_pop(struct ev *h, size_t *n)
+{
+	struct ev top = h[0], last = h[--*n];
+	size_t i = 0;
+
+	for (;;) {
+		size_t l = 2 * i + 1, b = l;
+
+		if (l >= *n)
+			break;
+		if (l + 1 < *n && h[l + 1].at < h[l].at)
+			b = l + 1;
+		if (h[b].at >= last.at)
+			break;
+		h[i] = h[b];
+		i = b;
+	}
+	if (*n)
+		h[i] = last;
+	return top;
+}
+
+static int cmp_ev(const void *pa, const void *pb)
+{
+	const struct ev *a = pa, *b = pb;
+
+	if (a->at != b->at)
+		return a->at < b->at ? -1 : 1;
+	return a->wl < b->wl ? -1 : a->wl > b->wl;
+}
+
+/*
+ * Replays a scenario in memory with a simulated clock: every workload is
+ * created at its generator time (each set waits its interval before each
+ * creation), an admitted one finishes runtime ms after its admission
+ * (sched_wl_remove: a requeue event), and one sched_cycle runs at every
+ * instant something happened. Figure: CPU µs of every sched call
+ * (sets, removes, cycles) per workload, over the whole replay.
+ */
+static int bench_replay(const char *what, int ncq, int ncohort,
+			const struct wset *sets, int nsets, bool equivalence)
+{
+	static const char *const c1[1] = { "cpu" };
+	struct resource_flavor *rf = mk_flavor("rf", NULL, NULL, NULL);
+	struct cluster_queue **cqs = xcalloc((size_t)ncq, sizeof(*cqs));
+	char (*names)[24] = xcalloc((size_t)ncq, sizeof(*names));
+	size_t per = 0, nwl, k = 0, done = 0, cycles = 0, decisions = 0;
+	struct workload **wls;
+	size_t *cq_of;
+	struct ev *arr, *fin = NULL;
+	size_t nfin = 0, capfin = 0, ai = 0;
+	struct sched_opts o;
+	struct sched *s;
+	struct sched_decisions out = { 0 };
+	double t0, cpu = 0;
+	int64_t now = 0;
+	int ok = 0;
+
+	for (int j = 0; j < nsets; j++)
+		per += (size_t)sets[j].count;
+	nwl = per * (size_t)ncq;
+	wls = xcalloc(nwl, sizeof(*wls));
+	cq_of = xcalloc(nwl, sizeof(*cq_of));
+	arr = xcalloc(nwl, sizeof(*arr));
+	sched_opts_default(&o);
+	o.no_equivalence = !equivalence;
+	if (getenv("CORE_BENCH_BATCH_MS"))
+		o.requeue_batch_ms = atoll(getenv("CORE_BENCH_BATCH_MS"));
+	s = sched_new(&o);
+	sched_flavor_set(s, rf);
+	for (int i = 0; i < ncq; i++) {
+		struct fq q = { "rf", { 20000 }, 100000 };
+		char cohort[32];
+
+		snprintf(names[i], sizeof(names[i]), "cq-%04d", i);
+		snprintf(cohort, sizeof(cohort), "cohort-%d", i % ncohort);
+		cqs[i] = mk_cq(names[i], cohort);
+		cqs[i]->reclaim = RWC_ANY;
+		cqs[i]->within_cq = WCQ_LOWER_PRIORITY;
+		add_group(cqs[i], c1, 1, &q, 1);
+		sched_cq_set(s, cqs[i], NULL);
+	}
+	for (int i = 0; i < ncq; i++) {
+		for (int j = 0; j < nsets; j++) {
+			for (int n = 0; n < sets[j].count; n++, k++) {
+				char name[40];
+				int64_t at = (int64_t)(n + 1) * sets[j].every;
+
+				snprintf(name, sizeof(name), "r-%04d-%d-%03d",
+					 i, j, n);
+				wls[k] = mk_wl(name, sets[j].prio, at, 1,
+					       sets[j].cpu_m, 0, 0, NULL,
+					       false);
+				cq_of[k] = (size_t)i;
+				arr[k] = (struct ev){ at, k };
+			}
+		}
+	}
+	qsort(arr, nwl, sizeof(*arr), cmp_ev);
+	while (ai < nwl || nfin) {
+		int64_t next = ai < nwl ? arr[ai].at : INT64_MAX;
+
+		int64_t wake = sched_next_wakeup(s);
+
+		if (nfin && fin[0].at < next)
+			next = fin[0].at;
+		if (wake && wake > now && wake < next)
+			next = wake;
+		now = next;
+		t0 = cpu_us();
+		while (ai < nwl && arr[ai].at == now) {
+			size_t w = arr[ai++].wl;
+
+			sched_wl_set(s, wls[w], names[cq_of[w]], "bench/lq");
+		}
+		while (nfin && fin[0].at == now) {
+			struct ev e = ev_pop(fin, &nfin);
+
+			sched_wl_remove(s, "bench", wls[e.wl]->meta.name);
+			done++;
+		}
+		sched_cycle(s, now, &out);
+		cpu += cpu_us() - t0;
+		cycles++;
+		decisions += out.n;
+		for (size_t i = 0; i < out.n; i++) {
+			const struct workload *w = out.v[i].wl;
+			int ci, sj, n;
+
+			if (out.v[i].kind != DEC_ADMIT)
+				continue;
+			if (sscanf(w->meta.name, "r-%d-%d-%d", &ci, &sj,
+				   &n) != 3)
+				continue;
+			{
+				size_t idx = (size_t)ci * per;
+
+				for (int j = 0; j < sj; j++)
+					idx += (size_t)sets[j].count;
+				idx += (size_t)n;
+				ev_push(&fin, &nfin, &capfin,
+					(struct ev){ now + sets[sj].runtime,
+						     idx });
+			}
+		}
+		sched_decisions_clear(&out);
+	}
+	if (done != nwl) {
+		fprintf(stderr, "core-bench: replay finished %zu of %zu\n",
+			done, nwl);
+		ok = 1;
+	}
+	if (!sched_check(s)) {
+		fprintf(stderr, "core-bench: sched_check failed\n");
+		ok = 1;
+	}
+	if (o.requeue_batch_ms)
+		fprintf(stderr, "core-bench: requeue batch %lld ms\n",
+			(long long)o.requeue_batch_ms);
+	printf("ROW\tcore: replay of %s (%d CQs / %d cohorts, %zu "
+	       "workloads)%s\t%.2f\tCPU µs per workload\t0.5 ms "
+	       "(manager aim, in total)\t%.3f\tin memory, simulated clock: "
+	       "creations at the generator's intervals, finishes after the "
+	       "runtimes (a requeue event each), one sched_cycle per instant "
+	       "with an event; CPU of every sched call; %zu cycles, %zu "
+	       "decisions, simulated makespan %.1f s\n",
+	       what, ncq, ncohort, nwl,
+	       equivalence ? "" : " without equivalence",
+	       cpu / (double)nwl, cpu / (double)nwl / 500.0, cycles,
+	       decisions, (double)now / 1e3);
+	sched_decisions_release(&out);
+	sched_free(s);
+	for (size_t w = 0; w < nwl; w++) {
+		workload_release(wls[w]);
+		free(wls[w]);
+	}
+	for (int i = 0; i < ncq; i++) {
+		cluster_queue_release(cqs[i]);
+		free(cqs[i]);
+	}
+	resource_flavor_release(rf);
+	free(rf);
+	free(wls);
+	free(cq_of);
+	free(arr);
+	free(fin);
+	free(cqs);
+	free(names);
+	return ok;
+}
+
 int main(void)
 {
 	const char *q = getenv("QUICK");
@@ -418,5 +648,32 @@ int main(void)
 	rc |= bench_drain(quick ? 300 : 5000);
 	fprintf(stderr, "core-bench: scale\n");
 	rc |= bench_scale(quick ? 100 : 1000, 10);
+	{
+		static const struct wset base[3] = {
+			{ 350, 100, 200, 50, 1000 },
+			{ 100, 500, 500, 100, 5000 },
+			{ 50, 1200, 1000, 200, 20000 },
+		};
+		static const struct wset large[3] = {
+			{ 35, 60, 150, 50, 1000 },
+			{ 11, 300, 350, 100, 5000 },
+			{ 4, 700, 700, 200, 20000 },
+		};
+
+		fprintf(stderr, "core-bench: replay\n");
+		rc |= bench_replay("Kueue baseline", quick ? 6 : 30,
+				   quick ? 1 : 5, base, 3, true);
+		rc |= bench_replay("Kueue large scale", quick ? 100 : 1000, 10,
+				   large, 3, true);
+		/* The same without equivalence (every parked workload
+		 * retried on each finish): minutes at full size. */
+		if (getenv("CORE_BENCH_NO_EQUIV")) {
+			rc |= bench_replay("Kueue baseline", quick ? 6 : 30,
+					   quick ? 1 : 5, base, 3, false);
+			rc |= bench_replay("Kueue large scale",
+					   quick ? 100 : 1000, 10, large, 3,
+					   false);
+		}
+	}
 	return rc;
 }
