@@ -165,6 +165,7 @@ struct wl_entry {
 	struct wl_entry *q_prev, *q_next;
 	int64_t pend_ms;         /* loop time of the last QuotaReserved=False
 				    write sent; 0: none yet */
+	int64_t pend_prev_ms;    /* of the one before; 0: none */
 	bool deferred;           /* in m->deferq: a message-only change
 				    waits for pending_msg_ms */
 	struct wl_entry *d_prev, *d_next;
@@ -412,9 +413,12 @@ static void want_clear(struct wl_entry *e)
  * Whether the object lacks the QuotaReserved=False condition wanted, and
  * how soon it gets it (the rule is in controller/README.md, "Pending
  * conditions"): a new condition, a status or a reason change at once; a
- * change of the scheduler's message text alone (reason Pending) at most
- * once per pending_msg_ms per workload, the latest text then (so the
- * object ends up exact); Inadmissible texts at once.
+ * change of the scheduler's message text alone (reason Pending) at once
+ * when the workload had at most one pending write in the last
+ * pending_msg_ms (so a message that changes once, the common case in a
+ * quiet cluster, is exact at once), otherwise when that window has
+ * passed, the latest text then (so the object ends up exact: at most two
+ * writes per window under churn); Inadmissible texts at once.
  */
 enum pend_need {
 	PEND_NONE,
@@ -439,8 +443,8 @@ static enum pend_need wl_pending_need(const struct manager *m,
 		return PEND_NONE;
 	/* Inadmissible texts name a missing or stopped queue: a new one
 	 * is a new state, and rare. */
-	if (!e->pend_ms || str_eq(e->want_reason, REASON_INADMISSIBLE) ||
-	    loop_now_ms(m->l) - e->pend_ms >= m->o.pending_msg_ms)
+	if (!e->pend_prev_ms || str_eq(e->want_reason, REASON_INADMISSIBLE) ||
+	    loop_now_ms(m->l) - e->pend_prev_ms >= m->o.pending_msg_ms)
 		return PEND_NOW;
 	return PEND_LATER;
 }
@@ -715,6 +719,7 @@ static void send_pending(struct manager *m, struct wl_entry *e)
 	conditions_release(&tmp.conds);
 	m->stats.pending_writes++;
 	m->pend_inflight++;
+	e->pend_prev_ms = e->pend_ms;
 	e->pend_ms = loop_now_ms(m->l);
 	wl_submit(m, e, patch_with_rv(e->w->meta.resource_version, st),
 		  WC_PENDING, e->w->meta.resource_version);
