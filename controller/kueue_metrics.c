@@ -57,14 +57,34 @@ enum fam {
 	F_COHORT_WEIGHTED_SHARE,
 	F_CYCLE,
 	F_API_REQUESTS,
+	F_WEBHOOK_LATENCY,
+	F_WEBHOOK_REQUESTS,
 	/* registered with enableClusterQueueResources only */
 	F_RES_RESERVATION,
 	F_RES_USAGE,
 	F_RES_NOMINAL,
 	F_RES_BORROWING,
 	F_RES_LENDING,
+	/* registered with the LocalQueueMetrics gate only */
+	F_LQ_PENDING,
+	F_LQ_QR_TOTAL,
+	F_LQ_QR_WAIT,
+	F_LQ_ADMITTED_TOTAL,
+	F_LQ_ADMISSION_WAIT,
+	F_LQ_CHECKS_WAIT,
+	F_LQ_READY_WAIT,
+	F_LQ_ADMITTED_UNTIL_READY,
+	F_LQ_EVICTED,
+	F_LQ_RESERVING_ACTIVE,
+	F_LQ_ADMITTED_ACTIVE,
+	F_LQ_STATUS,
+	F_LQ_RES_RESERVATION,
+	F_LQ_RES_USAGE,
 	F_COUNT
 };
+
+/* Which option registers a family. */
+enum gate { G_ALWAYS, G_CQ_RESOURCES, G_LQ_METRICS };
 
 enum buckets { B_NONE, B_WAIT, B_DEFAULT, B_CYCLE };
 
@@ -75,12 +95,15 @@ struct fam_def {
 	const char *help;
 	const char *const *labels;
 	enum buckets buckets;
-	bool cq_resources; /* only with enableClusterQueueResources */
+	enum gate gate;
 };
 
 #define CQ_PC METRIC_LABELS("cluster_queue", "priority_class")
 #define RES_LABELS METRIC_LABELS("cohort", "cluster_queue", "flavor", \
 				 "resource")
+#define LQ_NN METRIC_LABELS("name", "namespace")
+#define LQ_PC METRIC_LABELS("name", "namespace", "priority_class")
+#define LQ_RES METRIC_LABELS("name", "namespace", "flavor", "resource")
 #define RESULT_HELP \
 	"The label 'result' can have the following values:\n" \
 	"- 'success' means that at least one workload was admitted.,\n" \
@@ -127,23 +150,23 @@ static const struct fam_def defs[] = {
 	  "The total number of attempts to admit workloads.\n"
 	  "Each admission attempt might try to admit more than one "
 	  "workload.\n" RESULT_HELP,
-	  METRIC_LABELS("result"), B_NONE, false },
+	  METRIC_LABELS("result"), B_NONE, G_ALWAYS },
 	{ F_ATTEMPT_DURATION, METRIC_HISTOGRAM,
 	  "kueue_admission_attempt_duration_seconds",
 	  "The latency of an admission attempt.\n" RESULT_HELP,
-	  METRIC_LABELS("result"), B_DEFAULT, false },
+	  METRIC_LABELS("result"), B_DEFAULT, G_ALWAYS },
 	{ F_PREEMPTION_SKIPS, METRIC_GAUGE,
 	  "kueue_admission_cycle_preemption_skips",
 	  "The number of Workloads in the ClusterQueue that got preemption "
 	  "candidates but had to be skipped because other ClusterQueues "
 	  "needed the same resources in the same cycle",
-	  METRIC_LABELS("cluster_queue"), B_NONE, false },
+	  METRIC_LABELS("cluster_queue"), B_NONE, G_ALWAYS },
 	{ F_BUILD_INFO, METRIC_GAUGE, "kueue_build_info",
 	  "Kueue build information. 1 labeled by git version, git commit, "
 	  "build date, go version, compiler, platform",
 	  METRIC_LABELS("git_version", "git_commit", "build_date",
 			"go_version", "compiler", "platform"),
-	  B_NONE, false },
+	  B_NONE, G_ALWAYS },
 	{ F_PENDING, METRIC_GAUGE, "kueue_pending_workloads",
 	  "The number of pending workloads, per 'cluster_queue' and "
 	  "'status'.\n'status' can have the following values:\n"
@@ -152,42 +175,42 @@ static const struct fam_def defs[] = {
 	  "attempt for these workloads and they won't be retried until "
 	  "cluster conditions, which could make this workload admissible, "
 	  "change",
-	  METRIC_LABELS("cluster_queue", "status"), B_NONE, false },
+	  METRIC_LABELS("cluster_queue", "status"), B_NONE, G_ALWAYS },
 	{ F_QR_TOTAL, METRIC_COUNTER, "kueue_quota_reserved_workloads_total",
 	  "The total number of quota reserved workloads per 'cluster_queue'",
-	  CQ_PC, B_NONE, false },
+	  CQ_PC, B_NONE, G_ALWAYS },
 	{ F_QR_WAIT, METRIC_HISTOGRAM,
 	  "kueue_quota_reserved_wait_time_seconds",
 	  "The time between a workload was created or requeued until it got "
 	  "quota reservation, per 'cluster_queue'",
-	  CQ_PC, B_WAIT, false },
+	  CQ_PC, B_WAIT, G_ALWAYS },
 	{ F_ADMITTED_TOTAL, METRIC_COUNTER, "kueue_admitted_workloads_total",
 	  "The total number of admitted workloads per 'cluster_queue'",
-	  CQ_PC, B_NONE, false },
+	  CQ_PC, B_NONE, G_ALWAYS },
 	{ F_ADMISSION_WAIT, METRIC_HISTOGRAM,
 	  "kueue_admission_wait_time_seconds",
 	  "The time between a workload was created or requeued until "
 	  "admission, per 'cluster_queue'",
-	  CQ_PC, B_WAIT, false },
+	  CQ_PC, B_WAIT, G_ALWAYS },
 	{ F_CHECKS_WAIT, METRIC_HISTOGRAM,
 	  "kueue_admission_checks_wait_time_seconds",
 	  "The time from when a workload got the quota reservation until "
 	  "admission, per 'cluster_queue'",
-	  CQ_PC, B_WAIT, false },
+	  CQ_PC, B_WAIT, G_ALWAYS },
 	{ F_READY_WAIT, METRIC_HISTOGRAM, "kueue_ready_wait_time_seconds",
 	  "The time between a workload was created or requeued until ready, "
 	  "per 'cluster_queue'",
-	  CQ_PC, B_WAIT, false },
+	  CQ_PC, B_WAIT, G_ALWAYS },
 	{ F_ADMITTED_UNTIL_READY, METRIC_HISTOGRAM,
 	  "kueue_admitted_until_ready_wait_time_seconds",
 	  "The time between a workload was admitted until ready, per "
 	  "'cluster_queue'",
-	  CQ_PC, B_WAIT, false },
+	  CQ_PC, B_WAIT, G_ALWAYS },
 	{ F_EVICTED, METRIC_COUNTER, "kueue_evicted_workloads_total",
 	  "The number of evicted workloads per 'cluster_queue',\n"
 	  REASON_HELP CAUSE_HELP("underlying_cause") CAUSE_TAIL,
 	  METRIC_LABELS("cluster_queue", "reason", "underlying_cause",
-			"priority_class"), B_NONE, false },
+			"priority_class"), B_NONE, G_ALWAYS },
 	{ F_EVICTED_ONCE, METRIC_COUNTER, "kueue_evicted_workloads_once_total",
 	  "The number of unique workload evictions per 'cluster_queue',\n"
 	  REASON_HELP CAUSE_HELP("detailed_reason")
@@ -196,14 +219,14 @@ static const struct fam_def defs[] = {
 	  "- \"WaitForRecovery\" means that the Pods were ready since the "
 	  "workload admission, but some pod has failed.\n" CAUSE_TAIL,
 	  METRIC_LABELS("cluster_queue", "reason", "detailed_reason",
-			"priority_class"), B_NONE, false },
+			"priority_class"), B_NONE, G_ALWAYS },
 	{ F_PODS_READY_TO_EVICTED, METRIC_HISTOGRAM,
 	  "kueue_pods_ready_to_evicted_time_seconds",
 	  "The number of seconds between a workload's pods being ready and "
 	  "eviction workloads per 'cluster_queue',\n"
 	  REASON_HELP CAUSE_HELP("underlying_cause") CAUSE_TAIL,
 	  METRIC_LABELS("cluster_queue", "reason", "underlying_cause"),
-	  B_WAIT, false },
+	  B_WAIT, G_ALWAYS },
 	{ F_PREEMPTED, METRIC_COUNTER, "kueue_preempted_workloads_total",
 	  "The number of preempted workloads per "
 	  "'preempting_cluster_queue',\n"
@@ -219,62 +242,147 @@ static const struct fam_def defs[] = {
 	  "preempted by a workload in the same cohort due to reclamation of "
 	  "nominal quota while borrowing.",
 	  METRIC_LABELS("preempting_cluster_queue", "reason"), B_NONE,
-	  false },
+	  G_ALWAYS },
 	{ F_REPLACED_SLICES, METRIC_COUNTER,
 	  "kueue_replaced_workload_slices_total",
 	  "The number of replaced workload slices per 'cluster_queue'",
-	  METRIC_LABELS("cluster_queue"), B_NONE, false },
+	  METRIC_LABELS("cluster_queue"), B_NONE, G_ALWAYS },
 	{ F_RESERVING_ACTIVE, METRIC_GAUGE, "kueue_reserving_active_workloads",
 	  "The number of Workloads that are reserving quota, per "
 	  "'cluster_queue'",
-	  METRIC_LABELS("cluster_queue"), B_NONE, false },
+	  METRIC_LABELS("cluster_queue"), B_NONE, G_ALWAYS },
 	{ F_ADMITTED_ACTIVE, METRIC_GAUGE, "kueue_admitted_active_workloads",
 	  "The number of admitted Workloads that are active (unsuspended and "
 	  "not finished), per 'cluster_queue'",
-	  METRIC_LABELS("cluster_queue"), B_NONE, false },
+	  METRIC_LABELS("cluster_queue"), B_NONE, G_ALWAYS },
 	{ F_CQ_STATUS, METRIC_GAUGE, "kueue_cluster_queue_status",
 	  "Reports 'cluster_queue' with its 'status' (with possible values "
 	  "'pending', 'active' or 'terminated').\nFor a ClusterQueue, the "
 	  "metric only reports a value of 1 for one of the statuses.",
-	  METRIC_LABELS("cluster_queue", "status"), B_NONE, false },
+	  METRIC_LABELS("cluster_queue", "status"), B_NONE, G_ALWAYS },
 	{ F_CQ_WEIGHTED_SHARE, METRIC_GAUGE,
 	  "kueue_cluster_queue_weighted_share",
 	  SHARE_HELP("ClusterQueue", "cohort"),
-	  METRIC_LABELS("cluster_queue"), B_NONE, false },
+	  METRIC_LABELS("cluster_queue"), B_NONE, G_ALWAYS },
 	{ F_COHORT_WEIGHTED_SHARE, METRIC_GAUGE, "kueue_cohort_weighted_share",
 	  SHARE_HELP("Cohort", "Cohort"),
-	  METRIC_LABELS("cohort"), B_NONE, false },
+	  METRIC_LABELS("cohort"), B_NONE, G_ALWAYS },
 	{ F_CYCLE, METRIC_HISTOGRAM, "cueue_scheduling_cycle_duration_seconds",
 	  "The duration of one scheduling cycle of cueue (every round it "
 	  "ran), admitted or not.",
-	  METRIC_NO_LABELS, B_CYCLE, false },
+	  METRIC_NO_LABELS, B_CYCLE, G_ALWAYS },
 	{ F_API_REQUESTS, METRIC_COUNTER, "cueue_api_requests_total",
 	  "The number of finished requests cueue made to the Kubernetes API "
 	  "server, per verb and HTTP status code ('<error>' when no answer "
 	  "came).",
-	  METRIC_LABELS("verb", "code"), B_NONE, false },
+	  METRIC_LABELS("verb", "code"), B_NONE, G_ALWAYS },
+	/* controller-runtime's webhook server metrics (pkg/webhook/internal/
+	 * metrics), which Kueue's manager exposes too */
+	{ F_WEBHOOK_LATENCY, METRIC_HISTOGRAM,
+	  "controller_runtime_webhook_latency_seconds",
+	  "Histogram of the latency of processing admission requests",
+	  METRIC_LABELS("webhook"), B_DEFAULT, G_ALWAYS },
+	{ F_WEBHOOK_REQUESTS, METRIC_COUNTER,
+	  "controller_runtime_webhook_requests_total",
+	  "Total number of admission requests by HTTP status code.",
+	  METRIC_LABELS("code", "webhook"), B_NONE, G_ALWAYS },
 	{ F_RES_RESERVATION, METRIC_GAUGE,
 	  "kueue_cluster_queue_resource_reservation",
 	  "Reports the cluster_queue's total resource reservation within all "
-	  "the flavors", RES_LABELS, B_NONE, true },
+	  "the flavors", RES_LABELS, B_NONE, G_CQ_RESOURCES },
 	{ F_RES_USAGE, METRIC_GAUGE, "kueue_cluster_queue_resource_usage",
 	  "Reports the cluster_queue's total resource usage within all the "
-	  "flavors", RES_LABELS, B_NONE, true },
+	  "flavors", RES_LABELS, B_NONE, G_CQ_RESOURCES },
 	{ F_RES_NOMINAL, METRIC_GAUGE, "kueue_cluster_queue_nominal_quota",
 	  "Reports the cluster_queue's resource nominal quota within all the "
-	  "flavors", RES_LABELS, B_NONE, true },
+	  "flavors", RES_LABELS, B_NONE, G_CQ_RESOURCES },
 	{ F_RES_BORROWING, METRIC_GAUGE, "kueue_cluster_queue_borrowing_limit",
 	  "Reports the cluster_queue's resource borrowing limit within all "
-	  "the flavors", RES_LABELS, B_NONE, true },
+	  "the flavors", RES_LABELS, B_NONE, G_CQ_RESOURCES },
 	{ F_RES_LENDING, METRIC_GAUGE, "kueue_cluster_queue_lending_limit",
 	  "Reports the cluster_queue's resource lending limit within all the "
-	  "flavors", RES_LABELS, B_NONE, true },
+	  "flavors", RES_LABELS, B_NONE, G_CQ_RESOURCES },
+	/* LocalQueue metrics (feature gate LocalQueueMetrics; v0.14 labels:
+	 * name, namespace, and priority_class on counters and histograms) */
+	{ F_LQ_PENDING, METRIC_GAUGE, "kueue_local_queue_pending_workloads",
+	  "The number of pending workloads, per 'local_queue' and "
+	  "'status'.\n'status' can have the following values:\n"
+	  "- \"active\" means that the workloads are in the admission "
+	  "queue.\n- \"inadmissible\" means there was a failed admission "
+	  "attempt for these workloads and they won't be retried until "
+	  "cluster conditions, which could make this workload admissible, "
+	  "change",
+	  METRIC_LABELS("name", "namespace", "status"), B_NONE,
+	  G_LQ_METRICS },
+	{ F_LQ_QR_TOTAL, METRIC_COUNTER,
+	  "kueue_local_queue_quota_reserved_workloads_total",
+	  "The total number of quota reserved workloads per 'local_queue'",
+	  LQ_PC, B_NONE, G_LQ_METRICS },
+	{ F_LQ_QR_WAIT, METRIC_HISTOGRAM,
+	  "kueue_local_queue_quota_reserved_wait_time_seconds",
+	  "The time between a workload was created or requeued until it got "
+	  "quota reservation, per 'local_queue'",
+	  LQ_PC, B_WAIT, G_LQ_METRICS },
+	{ F_LQ_ADMITTED_TOTAL, METRIC_COUNTER,
+	  "kueue_local_queue_admitted_workloads_total",
+	  "The total number of admitted workloads per 'local_queue'",
+	  LQ_PC, B_NONE, G_LQ_METRICS },
+	{ F_LQ_ADMISSION_WAIT, METRIC_HISTOGRAM,
+	  "kueue_local_queue_admission_wait_time_seconds",
+	  "The time between a workload was created or requeued until "
+	  "admission, per 'local_queue'",
+	  LQ_PC, B_WAIT, G_LQ_METRICS },
+	{ F_LQ_CHECKS_WAIT, METRIC_HISTOGRAM,
+	  "kueue_local_queue_admission_checks_wait_time_seconds",
+	  "The time from when a workload got the quota reservation until "
+	  "admission, per 'local_queue'",
+	  LQ_PC, B_WAIT, G_LQ_METRICS },
+	{ F_LQ_READY_WAIT, METRIC_HISTOGRAM,
+	  "kueue_local_queue_ready_wait_time_seconds",
+	  "The time between a workload was created or requeued until ready, "
+	  "per 'local_queue'",
+	  LQ_PC, B_WAIT, G_LQ_METRICS },
+	{ F_LQ_ADMITTED_UNTIL_READY, METRIC_HISTOGRAM,
+	  "kueue_local_queue_admitted_until_ready_wait_time_seconds",
+	  "The time between a workload was admitted until ready, per "
+	  "'local_queue'",
+	  LQ_PC, B_WAIT, G_LQ_METRICS },
+	{ F_LQ_EVICTED, METRIC_COUNTER,
+	  "kueue_local_queue_evicted_workloads_total",
+	  "The number of evicted workloads per 'local_queue',\n"
+	  REASON_HELP CAUSE_HELP("underlying_cause") CAUSE_TAIL,
+	  METRIC_LABELS("name", "namespace", "reason", "underlying_cause",
+			"priority_class"), B_NONE, G_LQ_METRICS },
+	{ F_LQ_RESERVING_ACTIVE, METRIC_GAUGE,
+	  "kueue_local_queue_reserving_active_workloads",
+	  "The number of Workloads that are reserving quota, per "
+	  "'localQueue'",
+	  LQ_NN, B_NONE, G_LQ_METRICS },
+	{ F_LQ_ADMITTED_ACTIVE, METRIC_GAUGE,
+	  "kueue_local_queue_admitted_active_workloads",
+	  "The number of admitted Workloads that are active (unsuspended and "
+	  "not finished), per 'localQueue'",
+	  LQ_NN, B_NONE, G_LQ_METRICS },
+	{ F_LQ_STATUS, METRIC_GAUGE, "kueue_local_queue_status",
+	  "Reports 'localQueue' with its 'active' status (with possible "
+	  "values 'True', 'False', or 'Unknown').\nFor a LocalQueue, the "
+	  "metric only reports a value of 1 for one of the statuses.",
+	  METRIC_LABELS("name", "namespace", "active"), B_NONE,
+	  G_LQ_METRICS },
+	{ F_LQ_RES_RESERVATION, METRIC_GAUGE,
+	  "kueue_local_queue_resource_reservation",
+	  "Reports the localQueue's total resource reservation within all "
+	  "the flavors", LQ_RES, B_NONE, G_LQ_METRICS },
+	{ F_LQ_RES_USAGE, METRIC_GAUGE, "kueue_local_queue_resource_usage",
+	  "Reports the localQueue's total resource usage within all the "
+	  "flavors", LQ_RES, B_NONE, G_LQ_METRICS },
 };
 
 struct kueue_metrics {
 	struct metric_family *f[F_COUNT]; /* borrowed from the registry;
 					     NULL when not registered */
 	bool cq_resources;
+	bool lq_metrics;
 	/* Handles of fixed series, looked up once. */
 	struct metric *attempts[2];        /* [success] */
 	struct metric *attempt_duration[2];
@@ -303,10 +411,12 @@ struct kueue_metrics *kueue_metrics_new(struct metrics *reg,
 	const char *none = "";
 
 	km->cq_resources = o && o->cq_resources;
+	km->lq_metrics = o && o->lq_metrics;
 	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
 		const struct fam_def *d = &defs[i];
 
-		if (d->cq_resources && !km->cq_resources)
+		if ((d->gate == G_CQ_RESOURCES && !km->cq_resources) ||
+		    (d->gate == G_LQ_METRICS && !km->lq_metrics))
 			continue;
 		switch (d->type) {
 		case METRIC_COUNTER:
@@ -609,4 +719,154 @@ void kueue_metrics_api_requests_set(struct kueue_metrics *km,
 
 	metric_set(get(km, F_API_REQUESTS, METRIC_VALUES(s(verb),
 		code_text(code, buf))), (double)n);
+}
+
+void kueue_metrics_webhook_observe(void *km, const char *path, unsigned code,
+				   double seconds)
+{
+	struct kueue_metrics *k = km;
+	char buf[4];
+
+	metric_observe(get(k, F_WEBHOOK_LATENCY, METRIC_VALUES(s(path))),
+		       seconds);
+	metric_inc(get(k, F_WEBHOOK_REQUESTS, METRIC_VALUES(
+		code_text((int)code, buf), s(path))));
+}
+
+/* ---- LocalQueues (feature gate LocalQueueMetrics) ---- */
+
+void kueue_metrics_lq_pending(struct kueue_metrics *km, const char *ns,
+			      const char *name, int64_t active,
+			      int64_t inadmissible)
+{
+	if (!km->lq_metrics)
+		return;
+	metric_set(get(km, F_LQ_PENDING, METRIC_VALUES(name, ns, "active")),
+		   (double)active);
+	metric_set(get(km, F_LQ_PENDING, METRIC_VALUES(name, ns,
+						       "inadmissible")),
+		   (double)inadmissible);
+}
+
+void kueue_metrics_lq_workloads(struct kueue_metrics *km, const char *ns,
+				const char *name, int64_t reserving,
+				int64_t admitted)
+{
+	if (!km->lq_metrics)
+		return;
+	metric_set(get(km, F_LQ_RESERVING_ACTIVE, METRIC_VALUES(name, ns)),
+		   (double)reserving);
+	metric_set(get(km, F_LQ_ADMITTED_ACTIVE, METRIC_VALUES(name, ns)),
+		   (double)admitted);
+}
+
+void kueue_metrics_lq_status(struct kueue_metrics *km, const char *ns,
+			     const char *name, enum kueue_lq_active st)
+{
+	static const char *const names[] = {
+		[KUEUE_LQ_TRUE] = "True",
+		[KUEUE_LQ_FALSE] = "False",
+		[KUEUE_LQ_UNKNOWN] = "Unknown",
+	};
+
+	if (!km->lq_metrics)
+		return;
+	for (int i = KUEUE_LQ_TRUE; i <= KUEUE_LQ_UNKNOWN; i++)
+		metric_set(get(km, F_LQ_STATUS,
+			       METRIC_VALUES(name, ns, names[i])),
+			   i == (int)st ? 1 : 0);
+}
+
+void kueue_metrics_lq_quota_reserved(struct kueue_metrics *km,
+				     const char *ns, const char *name,
+				     const char *priority_class, double wait_s)
+{
+	const char *const *v = METRIC_VALUES(name, ns, s(priority_class));
+
+	if (!km->lq_metrics)
+		return;
+	metric_inc(get(km, F_LQ_QR_TOTAL, v));
+	metric_observe(get(km, F_LQ_QR_WAIT, v), wait_s);
+}
+
+void kueue_metrics_lq_admitted(struct kueue_metrics *km, const char *ns,
+			       const char *name, const char *priority_class,
+			       double wait_s)
+{
+	const char *const *v = METRIC_VALUES(name, ns, s(priority_class));
+
+	if (!km->lq_metrics)
+		return;
+	metric_inc(get(km, F_LQ_ADMITTED_TOTAL, v));
+	metric_observe(get(km, F_LQ_ADMISSION_WAIT, v), wait_s);
+}
+
+void kueue_metrics_lq_admission_checks_wait(struct kueue_metrics *km,
+					    const char *ns, const char *name,
+					    const char *priority_class,
+					    double wait_s)
+{
+	if (!km->lq_metrics)
+		return;
+	metric_observe(get(km, F_LQ_CHECKS_WAIT,
+			   METRIC_VALUES(name, ns, s(priority_class))), wait_s);
+}
+
+void kueue_metrics_lq_ready(struct kueue_metrics *km, const char *ns,
+			    const char *name, const char *priority_class,
+			    double ready_wait_s, double admitted_until_ready_s)
+{
+	const char *const *v = METRIC_VALUES(name, ns, s(priority_class));
+
+	if (!km->lq_metrics)
+		return;
+	metric_observe(get(km, F_LQ_READY_WAIT, v), ready_wait_s);
+	metric_observe(get(km, F_LQ_ADMITTED_UNTIL_READY, v),
+		       admitted_until_ready_s);
+}
+
+void kueue_metrics_lq_evicted(struct kueue_metrics *km, const char *ns,
+			      const char *name, const char *reason,
+			      const char *underlying_cause,
+			      const char *priority_class)
+{
+	if (!km->lq_metrics)
+		return;
+	metric_inc(get(km, F_LQ_EVICTED, METRIC_VALUES(name, ns, s(reason),
+		s(underlying_cause), s(priority_class))));
+}
+
+void kueue_metrics_lq_resources(struct kueue_metrics *km, const char *ns,
+				const char *name, const char *flavor,
+				const char *resource, int64_t reservation,
+				int64_t usage)
+{
+	const char *const *lv = METRIC_VALUES(name, ns, flavor, resource);
+
+	if (!km->lq_metrics)
+		return;
+	metric_set(get(km, F_LQ_RES_RESERVATION, lv), base_units(reservation));
+	metric_set(get(km, F_LQ_RES_USAGE, lv), base_units(usage));
+}
+
+void kueue_metrics_lq_resources_clear(struct kueue_metrics *km,
+				      const char *ns, const char *name)
+{
+	if (!km->lq_metrics)
+		return;
+	for (int id = F_LQ_RES_RESERVATION; id <= F_LQ_RES_USAGE; id++)
+		metric_family_remove_partial(km->f[id],
+			METRIC_LABELS("name", "namespace"),
+			METRIC_VALUES(name, ns));
+}
+
+void kueue_metrics_lq_delete(struct kueue_metrics *km, const char *ns,
+			     const char *name)
+{
+	if (!km->lq_metrics)
+		return;
+	for (int id = F_LQ_PENDING; id <= F_LQ_RES_USAGE; id++)
+		metric_family_remove_partial(km->f[id],
+			METRIC_LABELS("name", "namespace"),
+			METRIC_VALUES(name, ns));
 }

@@ -1,7 +1,9 @@
 /*
  * kueue_metrics: Kueue's metric families (kueue-api.md §14.2, the v0.14
- * core set with v0.14's labels: no replica_role, no custom labels) and
- * cueue's own, registered in a struct metrics with Kueue's exact names,
+ * core set with v0.14's labels: no replica_role, no custom labels; the
+ * LocalQueue families behind the LocalQueueMetrics gate, off by default
+ * as in v0.14), controller-runtime's two webhook families and cueue's
+ * own, registered in a struct metrics with Kueue's exact names,
  * help texts, types, label names and bucket layouts, plus one typed
  * function per event the manager reports. Dashboards and alerts written
  * for Kueue read cueue unchanged.
@@ -36,6 +38,9 @@ struct kueue_metrics_opts {
 	 * kueue_cluster_queue_{resource_reservation,resource_usage,
 	 * nominal_quota,borrowing_limit,lending_limit} gauges. */
 	bool cq_resources;
+	/* featureGates LocalQueueMetrics (alpha, off by default in v0.14):
+	 * registers the kueue_local_queue_* families. */
+	bool lq_metrics;
 	/* kueue_build_info's labels (borrowed during the call; NULL = "").
 	 * compiler and platform are filled from the build. */
 	const char *git_version;
@@ -193,5 +198,78 @@ void kueue_metrics_api_request(struct kueue_metrics *km, const char *verb,
  * loop thread for each entry, e.g. on a few-second timer). */
 void kueue_metrics_api_requests_set(struct kueue_metrics *km,
 				    const char *verb, int code, uint64_t n);
+
+/* ---- LocalQueues (opts.lq_metrics; every call a no-op without) ---- */
+
+/*
+ * Kueue's kueue_local_queue_* families, v0.14 labels: name, namespace
+ * (the LocalQueue's), plus priority_class on the counters and
+ * histograms. They mirror the ClusterQueue calls above and are made at
+ * the same moments, with the workload's LocalQueue (spec.queueName in
+ * its namespace).
+ */
+void kueue_metrics_lq_pending(struct kueue_metrics *km, const char *ns,
+			      const char *name, int64_t active,
+			      int64_t inadmissible);
+void kueue_metrics_lq_workloads(struct kueue_metrics *km, const char *ns,
+				const char *name, int64_t reserving,
+				int64_t admitted);
+
+/* The LocalQueue's Active condition status. */
+enum kueue_lq_active {
+	KUEUE_LQ_TRUE,
+	KUEUE_LQ_FALSE,
+	KUEUE_LQ_UNKNOWN,
+};
+/* kueue_local_queue_status{name,namespace,active}: 1 for st, 0 for the
+ * other two. */
+void kueue_metrics_lq_status(struct kueue_metrics *km, const char *ns,
+			     const char *name, enum kueue_lq_active st);
+void kueue_metrics_lq_quota_reserved(struct kueue_metrics *km,
+				     const char *ns, const char *name,
+				     const char *priority_class,
+				     double wait_s);
+void kueue_metrics_lq_admitted(struct kueue_metrics *km, const char *ns,
+			       const char *name, const char *priority_class,
+			       double wait_s);
+void kueue_metrics_lq_admission_checks_wait(struct kueue_metrics *km,
+					    const char *ns, const char *name,
+					    const char *priority_class,
+					    double wait_s);
+void kueue_metrics_lq_ready(struct kueue_metrics *km, const char *ns,
+			    const char *name, const char *priority_class,
+			    double ready_wait_s, double admitted_until_ready_s);
+void kueue_metrics_lq_evicted(struct kueue_metrics *km, const char *ns,
+			      const char *name, const char *reason,
+			      const char *underlying_cause,
+			      const char *priority_class);
+/* kueue_local_queue_resource_{reservation,usage}{name,namespace,flavor,
+ * resource}, milli-units in, base units out (status.flavorsReservation
+ * and flavorsUsage of the LocalQueue). */
+void kueue_metrics_lq_resources(struct kueue_metrics *km, const char *ns,
+				const char *name, const char *flavor,
+				const char *resource, int64_t reservation,
+				int64_t usage);
+/* Drops the LocalQueue's resource series (before reporting a new set). */
+void kueue_metrics_lq_resources_clear(struct kueue_metrics *km,
+				      const char *ns, const char *name);
+/* A LocalQueue was deleted: every kueue_local_queue_* series of it goes
+ * (Kueue's ClearLocalQueueMetrics, ...CacheMetrics, ...ResourceMetrics). */
+void kueue_metrics_lq_delete(struct kueue_metrics *km, const char *ns,
+			     const char *name);
+
+/* ---- the webhook server ---- */
+
+/*
+ * One served admission or conversion request (webhook/server.h
+ * server_observe_fn: pass this function as webhook_opts.observe with the
+ * struct kueue_metrics as observe_ud): controller-runtime's
+ * controller_runtime_webhook_latency_seconds{webhook} (DefBuckets;
+ * seconds from the body complete to the response queued) and
+ * controller_runtime_webhook_requests_total{code,webhook}; webhook is the
+ * path ("/mutate-batch-v1-job"). Runs on the webhook's threads.
+ */
+void kueue_metrics_webhook_observe(void *km, const char *path, unsigned code,
+				   double seconds);
 
 #endif

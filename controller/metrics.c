@@ -674,21 +674,32 @@ bool metric_family_remove(struct metric_family *f, const char *const *values)
 	return found;
 }
 
-size_t metric_family_remove_matching(struct metric_family *f,
-				     const char *label, const char *value)
+size_t metric_family_remove_partial(struct metric_family *f,
+				    const char *const *labels,
+				    const char *const *values)
 {
-	size_t li = f->nlabels, removed = 0, w = 0;
+	size_t li[8], nl = 0, removed = 0, w = 0;
 
-	for (size_t i = 0; i < f->nlabels; i++)
-		if (!strcmp(f->labels[i], label))
-			li = i;
-	if (li == f->nlabels)
-		BUG("%s has no label '%s'", f->name, label);
+	for (; labels[nl]; nl++) {
+		size_t i;
+
+		if (nl == sizeof(li) / sizeof(li[0]))
+			BUG("%s: more than 8 labels to match", f->name);
+		for (i = 0; i < f->nlabels; i++)
+			if (!strcmp(f->labels[i], labels[nl]))
+				break;
+		if (i == f->nlabels)
+			BUG("%s has no label '%s'", f->name, labels[nl]);
+		li[nl] = i;
+	}
 	pthread_mutex_lock(&f->lock);
 	for (size_t r = 0; r < f->n; r++) {
 		struct metric *c = f->children[r];
+		bool match = true;
 
-		if (!strcmp(c->values[li], value)) {
+		for (size_t k = 0; k < nl && match; k++)
+			match = !strcmp(c->values[li[k]], values[k]);
+		if (match) {
 			child_free(c, f->nlabels);
 			removed++;
 		} else {
@@ -698,6 +709,13 @@ size_t metric_family_remove_matching(struct metric_family *f,
 	f->n = w;
 	pthread_mutex_unlock(&f->lock);
 	return removed;
+}
+
+size_t metric_family_remove_matching(struct metric_family *f,
+				     const char *label, const char *value)
+{
+	return metric_family_remove_partial(f, METRIC_LABELS(label),
+					    METRIC_VALUES(value));
 }
 
 void metric_family_clear(struct metric_family *f)

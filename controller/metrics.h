@@ -122,6 +122,11 @@ bool metric_family_remove(struct metric_family *f, const char *const *values);
  * family has no such label. */
 size_t metric_family_remove_matching(struct metric_family *f,
 				     const char *label, const char *value);
+/* The same with several labels (at most 8; NULL-terminated, values in
+ * the same order): removes every child that has all of them. */
+size_t metric_family_remove_partial(struct metric_family *f,
+				    const char *const *labels,
+				    const char *const *values);
 /* Removes every child (a family without labels keeps its one child,
  * reset to zero). */
 void metric_family_clear(struct metric_family *f);

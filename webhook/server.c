@@ -47,6 +47,8 @@ struct server {
 	const char *prio;            /* static GnuTLS priority string */
 	struct daemon_gen cur;
 	unsigned generation;
+	server_observe_fn *observe;  /* NULL: none */
+	void *observe_ud;
 };
 
 /* Per-request state between the access-handler calls. */
@@ -202,6 +204,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	struct reqstate *rs = *con_cls;
 	struct server_resp resp = { 0, NULL, NULL, 0 };
 	enum MHD_Result ret;
+	unsigned code;
 
 	(void)version;
 	if (!rs) {
@@ -233,10 +236,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			.method = method, .path = url,
 			.body = rs->buf ? rs->buf : "", .len = rs->len,
 		};
+		struct timespec t0, t1;
 
+		if (s->observe)
+			clock_gettime(CLOCK_MONOTONIC, &t0);
 		rs->route->fn(rs->route->ctx, &req, &resp);
+		code = resp.code ? resp.code : 500;
+		ret = send_resp(c, &resp, NULL);
+		if (s->observe) {
+			clock_gettime(CLOCK_MONOTONIC, &t1);
+			s->observe(s->observe_ud, rs->route->path, code,
+				   (double)(t1.tv_sec - t0.tv_sec) +
+				   (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+		}
 	}
-	return send_resp(c, &resp, NULL);
+	return ret;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -380,6 +394,8 @@ struct server *server_start(const struct server_opts *o,
 	s->max_conns = o->max_connections ? o->max_connections
 					  : DEFAULT_MAX_CONNECTIONS;
 	s->prio = o->min_tls13 ? PRIO_TLS13 : PRIO_TLS12;
+	s->observe = o->observe;
+	s->observe_ud = o->observe_ud;
 	s->fd = -1;
 	if (!pem_usable(s, o->cert_pem, o->key_pem)) {
 		err_set(err, "webhook: the serving certificate or key is "

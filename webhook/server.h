@@ -59,6 +59,20 @@ struct server_resp {
 	size_t len;
 };
 
+/*
+ * Observer of served requests: called once per request that reached a
+ * route and was answered after its body was read (not for the early 404,
+ * 405, 415 and 413 answers, which reach no webhook, as in
+ * controller-runtime), with the route's path (static), the HTTP status
+ * and the server-side latency: seconds from the request body complete to
+ * the response queued (route function + encoding + MHD_queue_response;
+ * TLS and socket time excluded). Runs on the server thread that served
+ * the request, concurrently with other requests: it must be thread-safe
+ * and cheap (no lock held long, no I/O).
+ */
+typedef void server_observe_fn(void *ud, const char *path, unsigned code,
+			       double seconds);
+
 /* Route function: runs on a server thread; must not block for long. */
 typedef void server_fn(void *ctx, const struct server_req *req,
 		       struct server_resp *resp);
@@ -79,6 +93,8 @@ struct server_opts {
 	unsigned threads;      /* polling threads; 0: 2 */
 	unsigned timeout_s;    /* idle connection timeout; 0: 30 */
 	unsigned max_connections; /* 0: 512 */
+	server_observe_fn *observe; /* NULL: none */
+	void *observe_ud;      /* passed to observe; outlives the server */
 };
 
 struct server;

@@ -242,6 +242,7 @@ struct webhook *webhook_new(const struct webhook_opts *o, struct err *err)
 		.addr = o->addr, .port = o->port, .cert_pem = o->cert_pem,
 		.key_pem = o->key_pem, .min_tls13 = o->min_tls13,
 		.max_body = o->max_body, .threads = o->threads,
+		.observe = o->observe, .observe_ud = o->observe_ud,
 	};
 
 	pthread_mutex_init(&wh->snap_lock, NULL);

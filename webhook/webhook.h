@@ -34,6 +34,7 @@
 #include "model/errors.h"
 #include "webhook/admit.h"
 #include "webhook/nsview.h"
+#include "webhook/server.h"
 
 struct config;
 
@@ -49,6 +50,12 @@ struct webhook_opts {
 	size_t max_body;      /* 0: 3 MiB, as kube-apiserver */
 	unsigned threads;     /* 0: 2 */
 	struct admit_policy policy; /* owned by the opts; copied */
+	/* Per-request timing (server.h server_observe_fn: path, HTTP code,
+	 * seconds from body complete to response queued), on the server's
+	 * threads; the manager feeds controller-runtime's webhook metrics
+	 * with it (kueue_metrics_webhook_observe). NULL: none. */
+	server_observe_fn *observe;
+	void *observe_ud;     /* borrowed; outlives the webhook */
 };
 
 /* Defaults: every interface, port 9443, Kueue's default policy. */

@@ -195,7 +195,8 @@ static void start(bool metrics, bool health)
 
 	M = metrics_new();
 	KM = kueue_metrics_new(M, &(struct kueue_metrics_opts){
-		.cq_resources = true, .git_version = "v0.0.0-test" });
+		.cq_resources = true, .lq_metrics = true,
+		.git_version = "v0.0.0-test" });
 	o.metrics = metrics ? M : NULL;
 	H = httpd_start(&o, &err);
 	ck_assert_msg(H != NULL, "%s", err.msg);
@@ -750,6 +751,24 @@ START_TEST(dump)
 	kueue_metrics_api_request(KM, "PATCH", 200);
 	kueue_metrics_api_request(KM, "PUT", 409);
 	kueue_metrics_api_request(KM, "WATCH", 0);
+	kueue_metrics_lq_pending(KM, "team-a", "user-queue", 1, 0);
+	kueue_metrics_lq_workloads(KM, "team-a", "user-queue", 2, 2);
+	kueue_metrics_lq_status(KM, "team-a", "user-queue", KUEUE_LQ_TRUE);
+	kueue_metrics_lq_quota_reserved(KM, "team-a", "user-queue", "high",
+					12.5);
+	kueue_metrics_lq_admitted(KM, "team-a", "user-queue", "high", 12.5);
+	kueue_metrics_lq_admission_checks_wait(KM, "team-a", "user-queue",
+					       "high", 0);
+	kueue_metrics_lq_ready(KM, "team-a", "user-queue", "high", 30, 17.5);
+	kueue_metrics_lq_evicted(KM, "team-a", "user-queue", "Preempted", "",
+				 "high");
+	kueue_metrics_lq_resources(KM, "team-a", "user-queue", "default",
+				   "cpu", 1500, 500);
+	kueue_metrics_webhook_observe(KM, "/mutate-batch-v1-job", 200,
+				      0.0002);
+	kueue_metrics_webhook_observe(KM, "/validate-batch-v1-job", 200,
+				      0.0003);
+	kueue_metrics_webhook_observe(KM, "/convert", 400, 0.0001);
 	r = req("GET", httpd_url(H), "/metrics");
 	ck_assert_int_eq(r.code, 200);
 	ck_assert_ptr_nonnull(strstr(r.body, "\nprocess_cpu_seconds_total "));

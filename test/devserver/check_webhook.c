@@ -9,7 +9,8 @@
  * requests run), and an in-process devserver whose webhook
  * configurations point at the server: Jobs are suspended and defaulted,
  * bad ones denied with Kueue's text, ClusterQueues get their finalizer
- * and are converted through /convert.
+ * and are converted through /convert. The observe hook (server.h) sees
+ * each routed request once, with its path, code and latency.
  */
 #include <arpa/inet.h>
 #include <curl/curl.h>
@@ -45,6 +46,29 @@ static struct {
 	unsigned port;
 } W;
 
+/* What the observe hook saw (server threads write, the test reads after
+ * its request returned; the lock orders the two). */
+static struct {
+	pthread_mutex_t lock;
+	unsigned n;
+	char path[64];
+	unsigned code;
+	double seconds;
+	bool bad_ud;      /* the hook got another observe_ud */
+} OBS = { PTHREAD_MUTEX_INITIALIZER, 0, "", 0, 0, false };
+
+static void on_observe(void *ud, const char *path, unsigned code,
+		       double seconds)
+{
+	pthread_mutex_lock(&OBS.lock);
+	OBS.bad_ud |= ud != &OBS;
+	OBS.n++;
+	snprintf(OBS.path, sizeof(OBS.path), "%s", path);
+	OBS.code = code;
+	OBS.seconds = seconds;
+	pthread_mutex_unlock(&OBS.lock);
+}
+
 static void make_certs(struct certs *c, enum certs_key_type t)
 {
 	struct certs_opts o = { .service = SVC, .namespace = NS,
@@ -68,6 +92,11 @@ static void start_with(bool tls13)
 	o.cert_pem = W.c.cert_pem;
 	o.key_pem = W.c.key_pem;
 	o.min_tls13 = tls13;
+	o.observe = on_observe;
+	o.observe_ud = &OBS;
+	pthread_mutex_lock(&OBS.lock);
+	OBS.n = 0;
+	pthread_mutex_unlock(&OBS.lock);
 	W.wh = webhook_new(&o, &err);
 	webhook_opts_release(&o);
 	ck_assert_msg(W.wh != NULL, "webhook_new: %s", err.msg);
@@ -438,6 +467,62 @@ START_TEST(job_reviews)
 	ck_assert_ptr_null(json_object_get(resp, "patch"));
 	json_decref(ans);
 	free(body);
+}
+END_TEST
+
+/* The observe hook: once per routed request answered after its body,
+ * with the route's path, the status and a sane latency; never for the
+ * early 404/405/415 answers. */
+START_TEST(observe_hook)
+{
+	char *body = review("CREATE", "team",
+			    JOB(",\"labels\":{\"" QL "\":\"q\"}", ""), NULL);
+	json_t *ans = post_json("/validate-batch-v1-job", body);
+	struct resp r;
+	unsigned n;
+
+	json_decref(ans);
+	free(body);
+	/* the hook runs after the response is queued: wait for it */
+	for (int i = 0; i < 200; i++) {
+		pthread_mutex_lock(&OBS.lock);
+		n = OBS.n;
+		pthread_mutex_unlock(&OBS.lock);
+		if (n)
+			break;
+		usleep(10000);
+	}
+	pthread_mutex_lock(&OBS.lock);
+	ck_assert_uint_eq(OBS.n, 1);
+	ck_assert(!OBS.bad_ud);
+	ck_assert_str_eq(OBS.path, "/validate-batch-v1-job");
+	ck_assert_uint_eq(OBS.code, 200);
+	ck_assert(OBS.seconds >= 0 && OBS.seconds < 5);
+	pthread_mutex_unlock(&OBS.lock);
+
+	r = do_call(&(struct call){ .path = "/nope", .body = "{}" });
+	ck_assert_int_eq(r.code, 404);
+	resp_free(&r);
+	r = do_call(&(struct call){ .method = "GET",
+				    .path = "/validate-batch-v1-job" });
+	ck_assert_int_eq(r.code, 405);
+	resp_free(&r);
+	r = do_call(&(struct call){ .path = "/convert", .body = "{" });
+	ck_assert_int_eq(r.code, 400);
+	resp_free(&r);
+	for (int i = 0; i < 200; i++) {
+		pthread_mutex_lock(&OBS.lock);
+		n = OBS.n;
+		pthread_mutex_unlock(&OBS.lock);
+		if (n >= 2)
+			break;
+		usleep(10000);
+	}
+	pthread_mutex_lock(&OBS.lock);
+	ck_assert_uint_eq(OBS.n, 2);
+	ck_assert_str_eq(OBS.path, "/convert");
+	ck_assert_uint_eq(OBS.code, 400);
+	pthread_mutex_unlock(&OBS.lock);
 }
 END_TEST
 
@@ -1018,6 +1103,7 @@ Suite *webhook_suite(void)
 	tcase_add_test(tc, http_errors);
 	tcase_add_test(tc, body_limits);
 	tcase_add_test(tc, job_reviews);
+	tcase_add_test(tc, observe_hook);
 	tcase_add_test(tc, paths_table);
 	tcase_add_test(tc, not_tls);
 	tcase_add_test(tc, opts_from_config);

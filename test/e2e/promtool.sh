@@ -5,17 +5,28 @@
 #     populated plus process_* (written by the devserver-tests runner's
 #     case httpd/dump), passes `promtool check metrics` with no finding
 #     and carries every family the rules and Kueue dashboards use;
+#   - so does a scrape of a running cueue-manager (test/e2e/devcluster,
+#     enableClusterQueueResources on) taken while one workload is
+#     pending, two are admitted and one is finished;
 #   - manifests/prometheus/rules.yaml and the groups extracted from
 #     prometheus-rule.yaml are identical and pass `promtool check rules`;
 #   - the alerts fire (and stay quiet) as designed on synthetic series
 #     (`promtool test rules`, cases below);
 #   - scrape-config.yaml passes `promtool check config`.
 #
-# Usage: test/e2e/promtool.sh   (E2E_BUILD=build/<cfg> tests another build)
+# Usage: test/e2e/promtool.sh   (E2E_BUILD=build/<cfg> tests another build;
+# MANAGER_BIN / DEVSERVER_BIN other binaries for the devcluster)
 # Prints one line per check, "N passed, M failed" last; exit 1 on failure.
 set -u
 . "$(dirname "$0")/lib.bash"
 e2e_init promtool
+
+cluster=$work/cluster
+promtool_cleanup() {
+	[ -d "$cluster" ] && "$e2e_dir/devcluster" stop "$cluster" >/dev/null 2>&1
+	e2e_cleanup
+}
+trap promtool_cleanup EXIT
 
 prom=$e2e_top/manifests/prometheus
 build=${E2E_BUILD:-$e2e_top/build/default}
@@ -45,10 +56,14 @@ $out"
 	e2e_finish
 fi
 
-expect "promtool check metrics: no finding" 0 promtool check metrics <"$scrape" <<'OUT'
+# (the scrape is promtool's stdin inside bash -c: a redirection here would
+# compete with expect's here-document)
+expect "promtool check metrics: no finding" 0 \
+	bash -c 'promtool check metrics <"$1"' _ "$scrape" <<'OUT'
 OUT
 
-# Every family of the v0.14 core set (and cueue's own) with its type.
+# Every family of the v0.14 core set (and cueue's own; the LocalQueue ones
+# with the LocalQueueMetrics gate, which the dump turns on) with its type.
 families="
 kueue_admission_attempts_total counter
 kueue_admission_attempt_duration_seconds histogram
@@ -79,6 +94,22 @@ kueue_cluster_queue_weighted_share gauge
 kueue_cohort_weighted_share gauge
 cueue_scheduling_cycle_duration_seconds histogram
 cueue_api_requests_total counter
+kueue_local_queue_pending_workloads gauge
+kueue_local_queue_quota_reserved_workloads_total counter
+kueue_local_queue_quota_reserved_wait_time_seconds histogram
+kueue_local_queue_admitted_workloads_total counter
+kueue_local_queue_admission_wait_time_seconds histogram
+kueue_local_queue_admission_checks_wait_time_seconds histogram
+kueue_local_queue_ready_wait_time_seconds histogram
+kueue_local_queue_admitted_until_ready_wait_time_seconds histogram
+kueue_local_queue_evicted_workloads_total counter
+kueue_local_queue_reserving_active_workloads gauge
+kueue_local_queue_admitted_active_workloads gauge
+kueue_local_queue_status gauge
+kueue_local_queue_resource_reservation gauge
+kueue_local_queue_resource_usage gauge
+controller_runtime_webhook_latency_seconds histogram
+controller_runtime_webhook_requests_total counter
 process_cpu_seconds_total counter
 process_resident_memory_bytes gauge
 process_virtual_memory_bytes gauge
@@ -95,6 +126,78 @@ else
 	fail "every Kueue v0.14 core family, cueue's and process_* exposed with its type" \
 		"missing or mistyped: $missing"
 fi
+
+# ---- a live manager's scrape: pending, admitted and finished at once ----
+live_scrape() {
+	local murl w st
+	cp "${MANAGER_BIN:-$e2e_top/bin/cueue-manager}" "$work/cueue-manager" ||
+		return 1
+	sed 's/^  # enableClusterQueueResources: true$/  enableClusterQueueResources: true/' \
+		"$e2e_top/manifests/config/controller_manager_config.yaml" >"$work/config.yaml"
+	MANAGER_BIN=$work/cueue-manager DEVCLUSTER_WEBHOOK=0 \
+		DEVCLUSTER_CONFIG=$work/config.yaml \
+		"$e2e_dir/devcluster" start "$cluster" >/dev/null || return 1
+	export KUBECONFIG=$cluster/kubeconfig KUBECACHEDIR=$work/kcache
+	# cq-a: 4 cpu; w1 (1) admitted then finished, w2 and w3 (2 each)
+	# admitted, w4 (3) pending. w1 goes alone first.
+	printf '%s\n' 'apiVersion: kueue.x-k8s.io/v1beta2' \
+		'kind: ResourceFlavor' 'metadata:' '  name: default-flavor' \
+		--- 'apiVersion: kueue.x-k8s.io/v1beta2' 'kind: ClusterQueue' \
+		'metadata:' '  name: cq-a' 'spec:' '  namespaceSelector: {}' \
+		'  resourceGroups:' '  - coveredResources: ["cpu"]' \
+		'    flavors:' '    - name: default-flavor' \
+		'      resources:' '      - name: cpu' '        nominalQuota: 4' \
+		--- 'apiVersion: kueue.x-k8s.io/v1beta2' 'kind: LocalQueue' \
+		'metadata:' '  name: lq-a' '  namespace: default' 'spec:' \
+		'  clusterQueue: cq-a' >"$work/live1.yaml"
+	for w in w1:1 w2:2 w3:2 w4:3; do
+		printf '%s\n' --- 'apiVersion: kueue.x-k8s.io/v1beta2' \
+			'kind: Workload' 'metadata:' "  name: ${w%:*}" \
+			'  namespace: default' 'spec:' '  queueName: lq-a' \
+			'  podSets:' '  - name: main' '    count: 1' \
+			'    template:' '      spec:' \
+			'        restartPolicy: Never' '        containers:' \
+			'        - name: c' '          image: busybox' \
+			'          resources:' '            requests:' \
+			"              cpu: \"${w#*:}\""
+	done >"$work/wls.yaml"
+	awk '/^---$/ { n++ } n <= 1' "$work/wls.yaml" >>"$work/live1.yaml"
+	awk '/^---$/ { n++ } n > 1' "$work/wls.yaml" >"$work/live2.yaml"
+	kubectl apply -f "$work/live1.yaml" >/dev/null || return 1
+	for _ in $(seq 1 150); do
+		st=$(kubectl get workload w1 -o jsonpath='{.status.conditions[?(@.type=="Admitted")].status}' 2>/dev/null)
+		[ "$st" = True ] && break
+		sleep 0.2
+	done
+	kubectl patch workload w1 --subresource=status --type=json -p \
+		'[{"op":"add","path":"/status/conditions/-","value":{"type":"Finished","status":"True","reason":"Succeeded","message":"Job finished successfully","lastTransitionTime":"2026-01-01T00:00:00Z"}}]' \
+		>/dev/null || return 1
+	kubectl apply -f "$work/live2.yaml" >/dev/null || return 1
+	murl=$(sed -n 's/.*metrics[a-z ]* server listening on \(https\{0,1\}:\/\/[^" ]*\).*/\1/p' \
+		"$cluster/manager.log" | tail -1)
+	# wait for the state: pending 1 (w4), admitted active 2 (w2, w3),
+	# admitted total 3 (w1 finished)
+	for _ in $(seq 1 150); do
+		curl -sf --max-time 5 "$murl/metrics" >"$live" || return 1
+		grep -q '^kueue_pending_workloads{cluster_queue="cq-a",status="inadmissible"} 1$' "$live" &&
+			grep -q '^kueue_admitted_active_workloads{cluster_queue="cq-a"} 2$' "$live" &&
+			grep -q '^kueue_admitted_workloads_total{cluster_queue="cq-a",priority_class=""} 3$' "$live" &&
+			return 0
+		sleep 0.2
+	done
+	return 1
+}
+live=$work/live-scrape.txt
+if live_scrape; then
+	pass "a live manager's scrape: 1 pending, 2 admitted, 1 finished ($(wc -l <"$live") lines)"
+	expect "promtool check metrics on the live scrape: no finding" 0 \
+		bash -c 'promtool check metrics <"$1"' _ "$live" <<'OUT'
+OUT
+else
+	fail "a live manager's scrape: 1 pending, 2 admitted, 1 finished" \
+		"$(grep -E '^kueue_(pending|admitted)' "$live" 2>/dev/null | head; tail -5 "$cluster/manager.log" 2>/dev/null)"
+fi
+"$e2e_dir/devcluster" stop "$cluster" >/dev/null 2>&1
 
 # Kueue's wait-time buckets, exactly.
 match "kueue wait histograms: le 1, 2.5, 5 ... 10240, +Inf" 0 \

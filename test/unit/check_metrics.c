@@ -437,6 +437,10 @@ static const struct fam_want kueue_fams[] = {
 	{ "cueue_scheduling_cycle_duration_seconds", METRIC_HISTOGRAM, "",
 	  16 },
 	{ "cueue_api_requests_total", METRIC_COUNTER, "verb,code", 0 },
+	{ "controller_runtime_webhook_latency_seconds", METRIC_HISTOGRAM,
+	  "webhook", 11 },
+	{ "controller_runtime_webhook_requests_total", METRIC_COUNTER,
+	  "code,webhook", 0 },
 };
 
 static const char *const res_fams[] = {
@@ -517,6 +521,116 @@ static double val(struct metrics *m, const char *fam,
 	return metric_value(c);
 }
 
+static const struct fam_want lq_fams[] = {
+	{ "kueue_local_queue_pending_workloads", METRIC_GAUGE,
+	  "name,namespace,status", 0 },
+	{ "kueue_local_queue_quota_reserved_workloads_total", METRIC_COUNTER,
+	  "name,namespace,priority_class", 0 },
+	{ "kueue_local_queue_quota_reserved_wait_time_seconds",
+	  METRIC_HISTOGRAM, "name,namespace,priority_class", 14 },
+	{ "kueue_local_queue_admitted_workloads_total", METRIC_COUNTER,
+	  "name,namespace,priority_class", 0 },
+	{ "kueue_local_queue_admission_wait_time_seconds", METRIC_HISTOGRAM,
+	  "name,namespace,priority_class", 14 },
+	{ "kueue_local_queue_admission_checks_wait_time_seconds",
+	  METRIC_HISTOGRAM, "name,namespace,priority_class", 14 },
+	{ "kueue_local_queue_ready_wait_time_seconds", METRIC_HISTOGRAM,
+	  "name,namespace,priority_class", 14 },
+	{ "kueue_local_queue_admitted_until_ready_wait_time_seconds",
+	  METRIC_HISTOGRAM, "name,namespace,priority_class", 14 },
+	{ "kueue_local_queue_evicted_workloads_total", METRIC_COUNTER,
+	  "name,namespace,reason,underlying_cause,priority_class", 0 },
+	{ "kueue_local_queue_reserving_active_workloads", METRIC_GAUGE,
+	  "name,namespace", 0 },
+	{ "kueue_local_queue_admitted_active_workloads", METRIC_GAUGE,
+	  "name,namespace", 0 },
+	{ "kueue_local_queue_status", METRIC_GAUGE, "name,namespace,active",
+	  0 },
+	{ "kueue_local_queue_resource_reservation", METRIC_GAUGE,
+	  "name,namespace,flavor,resource", 0 },
+	{ "kueue_local_queue_resource_usage", METRIC_GAUGE,
+	  "name,namespace,flavor,resource", 0 },
+};
+#define NLQ (sizeof(lq_fams) / sizeof(lq_fams[0]))
+
+/* The LocalQueue families: only with the gate; v0.14 labels; removal by
+ * (name, namespace) leaves same-named queues of other namespaces. */
+START_TEST(kueue_local_queue)
+{
+	struct metrics *m = metrics_new();
+	struct kueue_metrics *km = kueue_metrics_new(m, NULL);
+
+	for (size_t i = 0; i < NLQ; i++)
+		ck_assert_ptr_null(metrics_find(m, lq_fams[i].name));
+	/* no-ops without the gate */
+	kueue_metrics_lq_pending(km, "ns", "lq", 1, 2);
+	kueue_metrics_lq_delete(km, "ns", "lq");
+	kueue_metrics_free(km);
+	metrics_free(m);
+
+	m = metrics_new();
+	km = kueue_metrics_new(m, &(struct kueue_metrics_opts){
+		.lq_metrics = true });
+	for (size_t i = 0; i < NLQ; i++) {
+		struct metric_family *f = metrics_find(m, lq_fams[i].name);
+
+		ck_assert_msg(f != NULL, "%s missing", lq_fams[i].name);
+		ck_assert_int_eq(metric_family_type(f), lq_fams[i].type);
+		ck_labels(f, lq_fams[i].labels);
+		ck_assert_uint_eq(metric_family_nbounds(f),
+				  lq_fams[i].buckets);
+	}
+	kueue_metrics_lq_pending(km, "team-a", "lq", 3, 1);
+	kueue_metrics_lq_pending(km, "team-b", "lq", 5, 0);
+	kueue_metrics_lq_workloads(km, "team-a", "lq", 2, 1);
+	kueue_metrics_lq_status(km, "team-a", "lq", KUEUE_LQ_FALSE);
+	kueue_metrics_lq_quota_reserved(km, "team-a", "lq", NULL, 2);
+	kueue_metrics_lq_admitted(km, "team-a", "lq", "high", 2);
+	kueue_metrics_lq_admitted(km, "team-a", "lq", "high", 20);
+	kueue_metrics_lq_admission_checks_wait(km, "team-a", "lq", "high", 0);
+	kueue_metrics_lq_ready(km, "team-a", "lq", "high", 5, 3);
+	kueue_metrics_lq_evicted(km, "team-a", "lq", "Preempted", "", "high");
+	kueue_metrics_lq_resources(km, "team-a", "lq", "default", "cpu",
+				   1500, 500);
+	ck_assert(val(m, "kueue_local_queue_pending_workloads",
+		      METRIC_VALUES("lq", "team-a", "active")) == 3);
+	ck_assert(val(m, "kueue_local_queue_pending_workloads",
+		      METRIC_VALUES("lq", "team-a", "inadmissible")) == 1);
+	ck_assert(val(m, "kueue_local_queue_status",
+		      METRIC_VALUES("lq", "team-a", "False")) == 1);
+	ck_assert(val(m, "kueue_local_queue_status",
+		      METRIC_VALUES("lq", "team-a", "True")) == 0);
+	ck_assert(val(m, "kueue_local_queue_quota_reserved_workloads_total",
+		      METRIC_VALUES("lq", "team-a", "")) == 1);
+	ck_assert(val(m, "kueue_local_queue_admitted_workloads_total",
+		      METRIC_VALUES("lq", "team-a", "high")) == 2);
+	ck_assert(val(m, "kueue_local_queue_admitted_active_workloads",
+		      METRIC_VALUES("lq", "team-a")) == 1);
+	ck_assert(val(m, "kueue_local_queue_resource_reservation",
+		      METRIC_VALUES("lq", "team-a", "default", "cpu")) == 1.5);
+	ck_assert(val(m, "kueue_local_queue_resource_usage",
+		      METRIC_VALUES("lq", "team-a", "default", "cpu")) == 0.5);
+	ck_assert(val(m, "kueue_local_queue_evicted_workloads_total",
+		      METRIC_VALUES("lq", "team-a", "Preempted", "",
+				    "high")) == 1);
+	kueue_metrics_lq_resources_clear(km, "team-a", "lq");
+	ck_assert_uint_eq(metric_family_size(metrics_find(m,
+		"kueue_local_queue_resource_usage")), 0);
+	kueue_metrics_lq_delete(km, "team-a", "lq");
+	for (size_t i = 0; i < NLQ; i++) {
+		size_t left = metric_family_size(metrics_find(m,
+							      lq_fams[i].name));
+
+		/* team-b/lq keeps its two pending series */
+		ck_assert_msg(left == (i == 0 ? 2 : 0), "%s: %zu left",
+			      lq_fams[i].name, left);
+	}
+	ck_assert(metrics_check(m));
+	kueue_metrics_free(km);
+	metrics_free(m);
+}
+END_TEST
+
 START_TEST(kueue_events)
 {
 	struct metrics *m = metrics_new();
@@ -590,6 +704,21 @@ START_TEST(kueue_events)
 		      METRIC_VALUES("GET", "<error>")) == 1);
 	ck_assert(val(m, "cueue_api_requests_total",
 		      METRIC_VALUES("GET", "404")) == 1);
+
+	/* controller-runtime's webhook metrics, through the observe hook */
+	kueue_metrics_webhook_observe(km, "/mutate-batch-v1-job", 200, 0.0004);
+	kueue_metrics_webhook_observe(km, "/mutate-batch-v1-job", 200, 0.02);
+	kueue_metrics_webhook_observe(km, "/convert", 400, 0.0001);
+	ck_assert(val(m, "controller_runtime_webhook_requests_total",
+		      METRIC_VALUES("200", "/mutate-batch-v1-job")) == 2);
+	ck_assert(val(m, "controller_runtime_webhook_requests_total",
+		      METRIC_VALUES("400", "/convert")) == 1);
+	h = metric_family_find(metrics_find(m,
+		"controller_runtime_webhook_latency_seconds"),
+		METRIC_VALUES("/mutate-batch-v1-job"));
+	ck_assert_uint_eq(metric_hist_count(h), 2);
+	ck_assert_uint_eq(metric_hist_bucket(h, 0), 1);  /* <= 5 ms */
+	ck_assert_uint_eq(metric_hist_bucket(h, 2), 2);  /* <= 25 ms */
 
 	/* resources: milli-units to base units; a nil limit is 0 (v0.14) */
 	kueue_metrics_cq_resources(km, "org", "team-a", "a100",
@@ -689,6 +818,7 @@ Suite *metrics_suite(void)
 	tc = tcase_create("kueue-families");
 	tcase_add_test(tc, kueue_names_labels_buckets);
 	tcase_add_test(tc, kueue_events);
+	tcase_add_test(tc, kueue_local_queue);
 	suite_add_tcase(s, tc);
 	return s;
 }
