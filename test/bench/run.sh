@@ -128,6 +128,12 @@ fi
 # jobpath: batch/v1 Jobs created through the TLS webhooks to Complete on a
 # devcluster of its own (test/bench/jobpath.sh); QUICK=1: 60 Jobs.
 benches+=("jobpath|360|60|$top/test/bench/jobpath.sh")
+# webhook: the manager's webhook server in-process beside a bare TLS
+# libmicrohttpd responder, same client load (test/bench/webhook_bench.c).
+# scrape: an admission scenario quiet and with /metrics scraped in a
+# tight loop, on fresh devclusters (test/bench/scrape.sh).
+benches+=("webhook|120|30|$build/webhook-bench"
+	"scrape|600|120|$top/test/bench/scrape.sh")
 
 # BENCH_SKIP: an extended regex of bench names to leave out (e.g. the
 # long large-scale scenario); the recorded command says so.
