@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "controller/events.h"
 #include "controller/hmap.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
@@ -38,7 +39,6 @@
 #include "model/codec.h"
 #include "model/jobwl.h"
 #include "model/selector.h"
-#include "model/timestamp.h"
 
 #define COMPONENT "job"
 #define EVENT_COMPONENT "batch/job-kueue-controller"
@@ -106,12 +106,6 @@ struct pc_entry {
 	uint64_t seen;
 };
 
-struct event_call {
-	struct jobs *js;
-	struct kube_call *call;
-	struct event_call *prev, *next;
-};
-
 struct jobs {
 	struct kube *k;           /* borrowed */
 	struct loop *l;           /* borrowed */
@@ -133,8 +127,7 @@ struct jobs {
 	struct timer retry;       /* reconcile the failed ones again */
 	bool has_retry;
 	size_t inflight;
-	struct event_call *events;
-	uint64_t event_seq;
+	struct event_recorder *ev; /* owned; Events on Jobs */
 	struct jobs_stats stats;
 	bool has_ns_sel;          /* o.ns_selector was given */
 	struct label_selector ns_sel; /* owned copy of it */
@@ -246,72 +239,21 @@ static const struct owner_ref *controller_of(const struct object_meta *m)
 }
 
 /* ------------------------------------------------------------------ */
-/* Events (core/v1), fire and forget */
+/* Events (core/v1), best effort through the recorder (events.h) */
 
-static void event_done(void *ud, const struct kube_reply *r, json_t *body)
+static void job_event(struct jobs *js, const struct job *j,
+		      enum event_type type, const char *reason,
+		      const char *msg)
 {
-	struct event_call *ec = ud;
-	struct jobs *js = ec->js;
+	struct event_object obj = {
+		.api_version = "batch/v1", .kind = "Job",
+		.ns = j->meta.namespace, .name = j->meta.name,
+		.uid = j->meta.uid,
+		.resource_version = j->meta.resource_version,
+	};
 
-	if (r->outcome != KUBE_OK)
-		log_msg(LOG_DEBUG, COMPONENT, NULL, NULL,
-			"event not recorded: %ld %s", r->code, r->message);
-	if (ec->prev)
-		ec->prev->next = ec->next;
-	else
-		js->events = ec->next;
-	if (ec->next)
-		ec->next->prev = ec->prev;
-	free(ec);
-	json_decref(body);
-}
-
-static void post_event(struct jobs *js, const struct job *j,
-		       const char *type, const char *reason, const char *msg)
-{
-	char ts[64], *name, *path;
-	struct kube_ref ref = { .version = "v1", .resource = "events",
-				.ns = j->meta.namespace };
-	struct kube_req req = { .verb = KUBE_POST, .done = event_done };
-	struct event_call *ec;
-	json_t *ev;
-
-	timestamp_format(loop_wall_ms(js->l), ts, sizeof(ts));
-	name = xasprintf("%s.%llx%04llx", j->meta.name,
-			 (unsigned long long)loop_wall_ms(js->l),
-			 (unsigned long long)(++js->event_seq & 0xffff));
-	ev = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s, s:s, s:s*, "
-		       "s:s*}, s:s, s:s, s:s, s:{s:s}, s:s, s:s, s:s, s:s, "
-		       "s:i}",
-		       "apiVersion", "v1", "kind", "Event",
-		       "metadata", "name", name, "namespace", j->meta.namespace,
-		       "involvedObject", "apiVersion", "batch/v1", "kind", "Job",
-		       "namespace", j->meta.namespace, "name", j->meta.name,
-		       "uid", j->meta.uid, "resourceVersion",
-		       j->meta.resource_version,
-		       "reason", reason, "message", msg, "type", type,
-		       "source", "component", EVENT_COMPONENT,
-		       "reportingComponent", EVENT_COMPONENT,
-		       "reportingInstance", "cueue-manager",
-		       "firstTimestamp", ts, "lastTimestamp", ts, "count", 1);
-	free(name);
-	if (!ev)
-		return;
-	path = kube_path(&ref);
-	ec = xcalloc(1, sizeof(*ec));
-	ec->js = js;
-	ec->next = js->events;
-	if (js->events)
-		js->events->prev = ec;
-	js->events = ec;
-	req.path = path;
-	req.body = ev;
-	req.ud = ec;
-	req.no_retry = true;
-	ec->call = kube_submit(js->k, &req);
+	event_record(js->ev, &obj, type, reason, msg);
 	js->stats.events++;
-	free(path);
-	json_decref(ev);
 }
 
 /* ------------------------------------------------------------------ */
@@ -424,8 +366,8 @@ static void write_done(void *ud, const struct kube_reply *r, json_t *body)
 			struct job_entry *e = (struct job_entry *)(void *)s;
 
 			if (e->j)
-				post_event(js, e->j, "Normal", s->event_reason,
-					   s->event_msg);
+				job_event(js, e->j, EVENT_NORMAL,
+					  s->event_reason, s->event_msg);
 		}
 	} else {
 		if (r->code == 409)
@@ -1586,6 +1528,11 @@ struct jobs *jobs_new(struct kube *k, struct manager *m,
 		label_selector_copy(&js->ns_sel, js->o.ns_selector);
 	}
 	js->o.ns_selector = NULL;
+	js->o.registry = NULL;
+	js->ev = event_recorder_new(k, &(struct event_recorder_opts){
+		.component = EVENT_COMPONENT,
+		.registry = o ? o->registry : NULL,
+	});
 	hmap_init(&js->ns_match);
 	hmap_init(&js->jobs);
 	hmap_init(&js->wls);
@@ -1619,13 +1566,7 @@ void jobs_free(struct jobs *js)
 	kube_watch_free(js->pcw);
 	loop_timer_cancel(js->l, &js->run);
 	loop_timer_cancel(js->l, &js->retry);
-	while (js->events) {
-		struct event_call *ec = js->events;
-
-		js->events = ec->next;
-		kube_cancel(js->k, ec->call);
-		free(ec);
-	}
+	event_recorder_free(js->ev);
 	for (pos = 0; (v = hmap_next(&js->jobs, &pos, NULL));)
 		job_entry_free(v);
 	for (pos = 0; (v = hmap_next(&js->wls, &pos, NULL));)

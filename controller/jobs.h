@@ -19,7 +19,10 @@
  *    finished, deleted or orphaned Workloads is removed, and orphans
  *    (their Job gone) are deleted;
  *  - core/v1 Events on Jobs (CreatedWorkload, Started, Stopped,
- *    FinishedWorkload), fire and forget.
+ *    FinishedWorkload; Normal), each recorded when its write succeeds
+ *    through one best-effort recorder (events.h, component
+ *    "batch/job-kueue-controller"; bounded, held back while the kube
+ *    client is saturated, never retried).
  * A second informer keeps the scheduling.k8s.io/v1 PriorityClasses (a
  * Job's pod priorityClassName, or the globalDefault class, gives the
  * Workload's priority when no WorkloadPriorityClass label does).
@@ -27,7 +30,7 @@
  * manager have synced, so a restart creates no duplicate Workload.
  *
  * Lifetimes: created after the manager on the same kube client; free it
- * before the manager. Threads: the loop thread only.
+ * before the manager (and so before the client: it owns the recorder). Threads: the loop thread only.
  */
 #ifndef CONTROLLER_JOBS_H
 #define CONTROLLER_JOBS_H
@@ -38,6 +41,7 @@
 
 struct kube;
 struct manager;
+struct metrics;
 struct jobs;
 struct label_selector;
 
@@ -61,6 +65,9 @@ struct jobs_opts {
 	size_t nlabel_keys_to_copy;
 	unsigned page_size;             /* informer list pages; 0: 500 */
 	int64_t retry_ms;               /* after a failed write; 0: 1000 */
+	struct metrics *registry;       /* borrowed; the recorder's
+				 * cueue_events_total{component=
+				 * "batch/job-kueue-controller"}; NULL: none */
 };
 
 struct jobs_stats {
@@ -72,7 +79,8 @@ struct jobs_stats {
 	uint64_t deleted;      /* orphaned Workloads deleted */
 	uint64_t conflicts;    /* 409 answers */
 	uint64_t failures;     /* other failed writes */
-	uint64_t events;       /* Events posted */
+	uint64_t events;       /* Events recorded (handed to the recorder;
+				  it may still drop or fail them) */
 };
 
 /* Returns a new reconciler on k and m (both borrowed; they must outlive
@@ -85,7 +93,8 @@ void jobs_free(struct jobs *j);
 
 /* True once the Job informer has synced. */
 bool jobs_synced(const struct jobs *j);
-/* True when no write (events excepted) is in flight or due. */
+/* True when no write (events excepted: the recorder's are not
+ * counted) is in flight or due. */
 bool jobs_idle(const struct jobs *j);
 /* Borrowed; valid until jobs_free. */
 const struct jobs_stats *jobs_stats(const struct jobs *j);

@@ -222,6 +222,7 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	mo.metrics = wiring_metrics(w);
+	mo.registry = wiring_registry(w);
 	m = manager_new(k, &mo);
 	wiring_attach(w, m);
 	/* batch/job is on unless integrations.frameworks leaves it out */
@@ -239,6 +240,7 @@ int main(int argc, char **argv)
 	jo.label_keys_to_copy =
 		(const char *const *)cfg.int_label_keys_to_copy.v;
 	jo.nlabel_keys_to_copy = cfg.int_label_keys_to_copy.n;
+	jo.registry = wiring_registry(w);
 	for (size_t i = 0; i < cfg.int_frameworks.n || i == 0; i++)
 		if (!cfg.int_frameworks.n ||
 		    !strcmp(cfg.int_frameworks.v[i], "batch/job")) {

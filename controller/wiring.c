@@ -27,6 +27,12 @@
 #include "model/alloc.h"
 #include "webhook/webhook.h"
 
+/* The tick also bounds how late a namespace, LocalQueue or
+ * WorkloadPriorityClass change reaches the webhook's view (a Job created
+ * right after the LocalQueue "default" of its namespace must be
+ * defaulted to it), so it stays short: the manager has no hook that says
+ * when manager_nsview_gen moves (the loop's one before-sleep hook is
+ * the manager's). */
 #define DEFAULT_TICK_MS 50
 #define API_STATS_EVERY_MS 5000
 #define CERTDIR_RETRY_MS 5000
@@ -95,6 +101,9 @@ static int use_certs(void *ud, const struct certs *c)
 	o.port = w->wh_port;
 	o.cert_pem = c->cert_pem;
 	o.key_pem = c->key_pem;
+	/* controller_runtime_webhook_* from the server's threads */
+	o.observe = kueue_metrics_webhook_observe;
+	o.observe_ud = w->km;
 	w->wh = webhook_new(&o, &err);
 	webhook_opts_release(&o);
 	if (!w->wh) {
@@ -351,6 +360,11 @@ void wiring_free(struct wiring *w)
 struct kueue_metrics *wiring_metrics(struct wiring *w)
 {
 	return w->km;
+}
+
+struct metrics *wiring_registry(struct wiring *w)
+{
+	return w->reg;
 }
 
 unsigned wiring_metrics_port(const struct wiring *w)

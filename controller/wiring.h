@@ -79,6 +79,10 @@ void wiring_free(struct wiring *w);
 
 /* For manager_opts.metrics; borrowed. */
 struct kueue_metrics *wiring_metrics(struct wiring *w);
+/* The registry itself, for families outside Kueue's (manager_opts.registry:
+ * the event recorder's counter); borrowed. */
+struct metrics;
+struct metrics *wiring_registry(struct wiring *w);
 /* 0 when that server is off (or, for the webhook, not started yet). */
 unsigned wiring_metrics_port(const struct wiring *w);
 unsigned wiring_health_port(const struct wiring *w);

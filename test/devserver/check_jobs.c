@@ -39,6 +39,7 @@
 #include "controller/log.h"
 #include "controller/loop.h"
 #include "controller/manager.h"
+#include "controller/metrics.h"
 #include "devserver/api.h"
 #include "devserver/gc.h"
 #include "devserver/http.h"
@@ -283,6 +284,48 @@ static bool has_event(const char *ns, const char *name, const char *reason)
 	return ok;
 }
 
+/*
+ * Checks the one Event with this reason on Job name: posted by the jobs
+ * recorder (events.h) as Kueue's job controller does, Normal, about the
+ * Job (its uid), with exactly this message.
+ */
+static void check_event(const char *ns, const char *name, const char *reason,
+			const char *message)
+{
+	struct api_ref r = ref_of("events", ns, NULL);
+	struct api_status st = API_STATUS_INIT;
+	json_t *list = NULL;
+	const json_t *ev;
+	char *uid = xstrdup(val("jobs", ns, name, "metadata.uid"));
+	uint64_t rv;
+	size_t i;
+	int n = 0;
+
+	ck_assert(api_internal_list(S.api, &r, NULL, NULL, &list, &rv,
+				    &st) == 0);
+	json_array_foreach(list, i, ev) {
+		if (strcmp(val_or(jpath(ev, "involvedObject.name")), name) ||
+		    strcmp(val_or(jpath(ev, "reason")), reason))
+			continue;
+		n++;
+		ck_assert_str_eq(val_or(jpath(ev, "message")), message);
+		ck_assert_str_eq(val_or(jpath(ev, "type")), "Normal");
+		ck_assert_str_eq(val_or(jpath(ev, "involvedObject.apiVersion")),
+				 "batch/v1");
+		ck_assert_str_eq(val_or(jpath(ev, "involvedObject.kind")),
+				 "Job");
+		ck_assert_str_eq(val_or(jpath(ev, "involvedObject.uid")), uid);
+		ck_assert_str_eq(val_or(jpath(ev, "source.component")),
+				 "batch/job-kueue-controller");
+		ck_assert_str_eq(val_or(jpath(ev, "reportingComponent")),
+				 "batch/job-kueue-controller");
+	}
+	ck_assert_msg(n == 1, "%d %s events on %s", n, reason, name);
+	free(uid);
+	status_release(&st);
+	json_decref(list);
+}
+
 /* ---- manager + jobs under test ---- */
 
 static struct loop *L;
@@ -290,6 +333,17 @@ static struct kube *K;
 static struct manager *M;
 static struct jobs *J;
 static struct jobs_opts JO;
+static struct metrics *REG; /* JO.registry */
+
+/* cueue_events_total{component="batch/job-kueue-controller",result} */
+static double events_total(const char *result)
+{
+	struct metric_family *f = metrics_find(REG, "cueue_events_total");
+	struct metric *c = f ? metric_family_find(
+		f, METRIC_VALUES("batch/job-kueue-controller", result)) : NULL;
+
+	return c ? metric_value(c) : -1;
+}
 
 static void mgr_start(void)
 {
@@ -325,12 +379,16 @@ static void setup(void)
 {
 	memset(&JO, 0, sizeof(JO));
 	JO.retry_ms = 100;
+	REG = metrics_new();
+	JO.registry = REG;
 	srv_start();
 }
 
 static void teardown(void)
 {
 	mgr_stop();
+	metrics_free(REG);
+	REG = NULL;
 	kube_free(K);
 	K = NULL;
 	loop_free(L);
@@ -508,6 +566,23 @@ START_TEST(lifecycle)
 	WAIT_FOR(has_event("default", "a", "CreatedWorkload") &&
 		 has_event("default", "a", "Started") &&
 		 has_event("default", "a", "FinishedWorkload"), 5000);
+	{
+		char *msg = xasprintf("Created Workload: default/%s", wa);
+
+		check_event("default", "a", "CreatedWorkload", msg);
+		free(msg);
+		check_event("default", "a", "Started",
+			    "Admitted by clusterQueue cq");
+		msg = xasprintf("Workload 'default/%s' is declared finished",
+				wa);
+		check_event("default", "a", "FinishedWorkload", msg);
+		free(msg);
+	}
+	/* a's and b's three each, counted by the recorder */
+	WAIT_FOR(events_total("posted") >= 6, 5000);
+	ck_assert_uint_ge(jobs_stats(J)->events, 6);
+	ck_assert(events_total("failed") == 0);
+	ck_assert(events_total("dropped") == 0);
 	ck_assert_int_eq((int)count("workloads", "default"), 2);
 	ck_assert(manager_check(M));
 	free(wa);
