@@ -302,13 +302,13 @@ bench: all
 	QUICK=$(QUICK) test/bench/run.sh
 
 # ---- bench programs (test/bench/; run by test/bench/run.sh) ----
-# dsbench: the devserver load generator. It links libcurl and pthreads,
-# and only the allocation policy (model/alloc.o) out of libcore. run.sh
+# dsbench: the devserver load generator. It links libcurl, pthreads and
+# test/bench/benchlib.o (the bench programs' shared client code). run.sh
 # finds the programs in $(BUILD) through BENCH_BUILD.
 DSBENCH := $(BUILD)/dsbench
 all: $(DSBENCH)
-$(DSBENCH): $(BUILD)/test/bench/dsbench.o $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
+$(DSBENCH): $(BUILD)/test/bench/dsbench.o $(BUILD)/test/bench/benchlib.o $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/test/bench/benchlib.o $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
 # scenario-bench: Kueue's scheduler performance scenarios (baseline,
 # large scale) end to end against a devcluster: generator, fake job
 # runner and recorder in one program (libcurl + jansson).
@@ -316,8 +316,8 @@ SCENARIO_BENCH := $(BUILD)/scenario-bench
 ifneq ($(wildcard test/bench/scenario.c),)
 all: $(SCENARIO_BENCH)
 endif
-$(SCENARIO_BENCH): $(BUILD)/test/bench/scenario.o $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
+$(SCENARIO_BENCH): $(BUILD)/test/bench/scenario.o $(BUILD)/test/bench/benchlib.o $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/test/bench/benchlib.o $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
 -include $(BUILD)/test/bench/scenario.d
 
 # core-bench: the scheduling core in memory (flavors/sched), no I/O.

@@ -8,8 +8,13 @@ WEBHOOK_BENCH := $(BUILD)/webhook-bench
 ifneq ($(wildcard test/bench/webhook_bench.c),)
 all: $(WEBHOOK_BENCH)
 endif
-$(WEBHOOK_BENCH): $(BUILD)/test/bench/webhook_bench.o $(LIBWEBHOOK) \
-		$(LIBCONFIG) $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBWEBHOOK) $(LIBCONFIG) $(LIBCORE) -lcurl \
+# benchlib.o (test/bench/benchlib.c: percentiles, ROW lines, rusage) is
+# mk/jobpath.mk's BENCHLIB_OBJ, named in full here so that the order the
+# mk/ files are read in does not matter.
+$(WEBHOOK_BENCH): $(BUILD)/test/bench/webhook_bench.o \
+		$(BUILD)/test/bench/benchlib.o $(LIBWEBHOOK) $(LIBCONFIG) \
+		$(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/test/bench/benchlib.o \
+	  $(LIBWEBHOOK) $(LIBCONFIG) $(LIBCORE) -lcurl \
 	  $(WEBHOOK_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
 -include $(BUILD)/test/bench/webhook_bench.d

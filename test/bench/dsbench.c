@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "model/alloc.h"
+#include "test/bench/benchlib.h"
 
 #define NS "bench"
 #define LINE_CAP (1u << 20)   /* one watch event line; far above ours */
@@ -186,38 +187,6 @@ static void progress(const char *fmt, ...)
 }
 
 /* ---- the devserver process ---- */
-
-/* User+system CPU seconds of pid so far, from /proc/<pid>/stat; -1 if gone. */
-static double proc_cpu_s(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long ut, st;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	/* fields after "(comm)": state is field 3, utime 14, stime 15 */
-	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u "
-			 "%llu %llu", &ut, &st) != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-static double self_cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-}
 
 static int rm_entry(const char *path, const struct stat *sb, int flag,
 		    struct FTW *ftw)
@@ -845,8 +814,8 @@ static void percentiles(struct client *cs, int nc, int k, bool patch,
 		j += (size_t)k;
 	}
 	qsort(all, n, sizeof(*all), cmp_u32);
-	*p50 = all[(n * 50 + 99) / 100 - 1] / 1000.0;
-	*p99 = all[(n * 99 + 99) / 100 - 1] / 1000.0;
+	*p50 = all[bench_rank(n, 50)] / 1000.0;
+	*p99 = all[bench_rank(n, 99)] / 1000.0;
 	free(all);
 }
 
@@ -967,8 +936,8 @@ static int scenario(const struct opts *o, bool disk, int nwatch,
 	}
 	/* 3. creates, then patches; wall time between barriers */
 	if (srv.pid)
-		cpu0 = proc_cpu_s(srv.pid);
-	self0 = self_cpu_s();
+		cpu0 = bench_proc_cpu_s((long)srv.pid);
+	self0 = bench_self_cpu_s();
 	pthread_barrier_wait(&r.barrier);
 	t0 = now_ns();
 	pthread_barrier_wait(&r.barrier);
@@ -982,8 +951,8 @@ static int scenario(const struct opts *o, bool disk, int nwatch,
 	while (!all_drained(&r) && now_ns() < deadline)
 		sleep_ms(1);
 	if (srv.pid)
-		cpu1 = proc_cpu_s(srv.pid);
-	self1 = self_cpu_s();
+		cpu1 = bench_proc_cpu_s((long)srv.pid);
+	self1 = bench_self_cpu_s();
 	for (int i = 0; i < o->nclients; i++) {
 		pthread_join(cs[i].tid, NULL);
 		res->nerr += cs[i].nerr;
@@ -1083,9 +1052,10 @@ static void row(const char *prefix, const char *metric, const char *figure,
 		const char *unit, const char *anchor, const char *ratio,
 		const char *note)
 {
-	printf("ROW\t%s: %s\t%s\t%s\t%s\t%s\t%s\n", prefix, metric, figure,
-	       unit, anchor, ratio, note);
-	fflush(stdout);
+	char what[192];
+
+	snprintf(what, sizeof(what), "%s: %s", prefix, metric);
+	bench_row(what, figure, unit, anchor, ratio, note);
 }
 
 static void report(const struct opts *o, bool disk, int nwatch,

@@ -40,14 +40,14 @@
  *
  * Threads (this program only): main (setup, wait, report), T creators
  * and one watcher, sharing struct run under one mutex.
+ *
+ * The client code (kubeconfig, requests, the watch's line splitting,
+ * /proc, percentiles, ROW lines) is test/bench/benchlib.h's.
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
-#include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,6 +57,8 @@
 #include <unistd.h>
 
 #include "model/alloc.h"
+#include "model/errors.h"
+#include "test/bench/benchlib.h"
 
 #define NS "jobpath"
 #define LQ "jobpath-lq"
@@ -66,7 +68,6 @@
 #define RUN_LABEL "bench.cueue.dev/run"
 #define KAPI "/apis/kueue.x-k8s.io/v1beta2"
 #define JOBS_PATH "/apis/batch/v1/namespaces/" NS "/jobs"
-#define LINE_CAP (4u << 20)
 #define MAX_TRIES 12
 
 struct job {
@@ -78,10 +79,7 @@ struct job {
 };
 
 struct run {
-	char *server;       /* owned */
-	char *auth;         /* owned "Authorization: Bearer ..." or NULL */
-	unsigned char *ca;  /* owned PEM or NULL */
-	size_t ca_len;
+	struct bench_kube kube; /* the devcluster's API server */
 	int n, window, threads, runtime_ms;
 	char run_id[16];    /* this run's RUN_LABEL value (Job names too) */
 
@@ -94,286 +92,48 @@ struct run {
 	int64_t t_first, t_last; /* us: first create, last Complete */
 };
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("jobpath-bench: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("jobpath-bench: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* ---- the devcluster's files ---- */
-
-static char *slurp(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0, len = 0, got;
-
-	if (!f)
-		return NULL;
-	do {
-		XGROW(buf, cap, len + 4096 + 1);
-		got = fread(buf + len, 1, cap - len - 1, f);
-		len += got;
-	} while (got > 0);
-	buf[len] = '\0';
-	fclose(f);
-	return buf;
-}
-
-/* The scalar after "key:" on the first line holding it (kubeconfig). */
-static char *kc_value(const char *text, const char *key)
-{
-	size_t klen = strlen(key);
-
-	for (const char *p = text; p && *p;) {
-		const char *q = p, *eol = strchr(p, '\n');
-		size_t len;
-
-		while (*q == ' ' || *q == '-')
-			q++;
-		if (!strncmp(q, key, klen) && q[klen] == ':') {
-			q += klen + 1;
-			while (*q == ' ')
-				q++;
-			len = eol ? (size_t)(eol - q) : strlen(q);
-			while (len > 0 && (q[len - 1] == ' ' || q[len - 1] == '\r'))
-				len--;
-			if (len >= 2 && (q[0] == '"' || q[0] == '\'')) {
-				q++;
-				len -= 2;
-			}
-			return xstrndup(q, len);
-		}
-		p = eol ? eol + 1 : NULL;
-	}
-	return NULL;
-}
-
-static void load_kubeconfig(struct run *r, const char *dir)
-{
-	char *path = xasprintf("%s/kubeconfig", dir);
-	char *text = slurp(path), *token, *cad;
-
-	if (!text)
-		die("cannot read %s: %s", path, strerror(errno));
-	r->server = kc_value(text, "server");
-	if (!r->server)
-		die("%s: no server", path);
-	token = kc_value(text, "token");
-	if (token)
-		r->auth = xasprintf("Authorization: Bearer %s", token);
-	cad = kc_value(text, "certificate-authority-data");
-	if (cad) {
-		size_t len = strlen(cad);
-		int got;
-
-		r->ca = xmalloc(len / 4 * 3 + 4);
-		got = EVP_DecodeBlock(r->ca, (unsigned char *)cad, (int)len);
-		if (got < 0)
-			die("%s: bad certificate-authority-data", path);
-		r->ca_len = (size_t)got;
-		while (r->ca_len > 0 && r->ca[r->ca_len - 1] == '\0')
-			r->ca_len--;
-	}
-	free(cad);
-	free(token);
-	free(text);
-	free(path);
-}
-
-static long pid_of(const char *dir, const char *name)
-{
-	char *path = xasprintf("%s/%s.pid", dir, name);
-	char *text = slurp(path);
-	long pid = text ? strtol(text, NULL, 10) : 0;
-
-	free(text);
-	free(path);
-	return pid;
-}
-
-/* utime + stime of pid, seconds; -1 when unreadable. */
-static double cpu_s(long pid)
-{
-	char path[64], *text, *p;
-	unsigned long ut = 0, st = 0;
-	int got;
-
-	if (pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	text = slurp(path);
-	if (!text)
-		return -1;
-	p = strrchr(text, ')');
-	got = p ? sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u "
-			 "%*u %lu %lu", &ut, &st) : 0;
-	free(text);
-	if (got != 2)
-		return -1;
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
-
-/* ---- HTTP ---- */
-
-struct conn {
-	CURL *h;
-	char *buf;
-	size_t len, cap;
-};
-
-static size_t on_body(char *data, size_t size, size_t nmemb, void *ud)
-{
-	struct conn *c = ud;
-	size_t n = size * nmemb;
-
-	XGROW(c->buf, c->cap, c->len + n + 1);
-	memcpy(c->buf + c->len, data, n);
-	c->len += n;
-	c->buf[c->len] = '\0';
-	return n;
-}
-
-static void set_ca(const struct run *r, CURL *h)
-{
-	if (r->ca) {
-		struct curl_blob blob = { r->ca, r->ca_len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
-	}
-}
-
-static void conn_open(const struct run *r, struct conn *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->h = curl_easy_init();
-	if (!c->h)
-		die("curl_easy_init failed");
-	curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, 30000L);
-	curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
-	set_ca(r, c->h);
-}
-
-static void conn_close(struct conn *c)
-{
-	curl_easy_cleanup(c->h);
-	free(c->buf);
-}
-
-/* POST body (JSON) to path; the HTTP status, 0 on a transport error. */
-static long post(const struct run *r, struct conn *c, const char *path,
-		 const char *body)
-{
-	struct curl_slist *hdrs = NULL;
-	char *url = xasprintf("%s%s", r->server, path);
-	long code = 0;
-	CURLcode rc;
-
-	c->len = 0;
-	if (c->buf)
-		c->buf[0] = '\0';
-	if (r->auth)
-		hdrs = curl_slist_append(hdrs, r->auth);
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	curl_easy_setopt(c->h, CURLOPT_URL, url);
-	curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	rc = curl_easy_perform(c->h);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &code);
-	else
-		note("POST %s: %s", path, curl_easy_strerror(rc));
-	curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(hdrs);
-	free(url);
-	return code;
-}
-
-/* Setup objects must be created (201); obj is consumed. */
-static void must_create(const struct run *r, struct conn *c, const char *path,
-			json_t *obj)
-{
-	char *body = json_dumps(obj, JSON_COMPACT);
-	long code = post(r, c, path, body);
-
-	if (code != 201 && code != 409) /* 409: a run before this one */
-		die("POST %s: HTTP %ld: %.300s", path, code, c->buf ? c->buf : "");
-	free(body);
-	json_decref(obj);
-}
-
+/* The queue objects; each may exist already (409: a run before this
+ * one made it). */
 static void setup(const struct run *r)
 {
-	struct conn c;
+	struct bench_conn c;
 	char quota[16];
 
 	snprintf(quota, sizeof(quota), "%d", r->window);
-	conn_open(r, &c);
-	must_create(r, &c, "/api/v1/namespaces",
-		    json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1", "kind",
-			      "Namespace", "metadata", "name", NS));
-	must_create(r, &c, KAPI "/resourceflavors",
-		    json_pack("{s:s, s:s, s:{s:s}}", "apiVersion",
-			      "kueue.x-k8s.io/v1beta2", "kind", "ResourceFlavor",
-			      "metadata", "name", RF));
-	must_create(r, &c, KAPI "/clusterqueues",
-		    json_pack("{s:s, s:s, s:{s:s}, s:{s:{}, s:[{s:[s], "
-			      "s:[{s:s, s:[{s:s, s:s}]}]}]}}",
-			      "apiVersion", "kueue.x-k8s.io/v1beta2",
-			      "kind", "ClusterQueue", "metadata", "name", CQ,
-			      "spec", "namespaceSelector", "resourceGroups",
-			      "coveredResources", "cpu", "flavors", "name", RF,
-			      "resources", "name", "cpu", "nominalQuota", quota));
-	must_create(r, &c, KAPI "/namespaces/" NS "/localqueues",
-		    json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}",
-			      "apiVersion", "kueue.x-k8s.io/v1beta2",
-			      "kind", "LocalQueue", "metadata", "name", LQ,
-			      "namespace", NS, "spec", "clusterQueue", CQ));
-	conn_close(&c);
+	bench_conn_init(&c, &r->kube);
+	bench_create_take(&c, "/api/v1/namespaces",
+			  json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1",
+				    "kind", "Namespace", "metadata", "name",
+				    NS),
+			  true);
+	bench_create_take(&c, KAPI "/resourceflavors",
+			  json_pack("{s:s, s:s, s:{s:s}}", "apiVersion",
+				    "kueue.x-k8s.io/v1beta2", "kind",
+				    "ResourceFlavor", "metadata", "name", RF),
+			  true);
+	bench_create_take(&c, KAPI "/clusterqueues",
+			  json_pack("{s:s, s:s, s:{s:s}, s:{s:{}, s:[{s:[s], "
+				    "s:[{s:s, s:[{s:s, s:s}]}]}]}}",
+				    "apiVersion", "kueue.x-k8s.io/v1beta2",
+				    "kind", "ClusterQueue", "metadata", "name",
+				    CQ, "spec", "namespaceSelector",
+				    "resourceGroups", "coveredResources", "cpu",
+				    "flavors", "name", RF, "resources", "name",
+				    "cpu", "nominalQuota", quota),
+			  true);
+	bench_create_take(&c, KAPI "/namespaces/" NS "/localqueues",
+			  json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}",
+				    "apiVersion", "kueue.x-k8s.io/v1beta2",
+				    "kind", "LocalQueue", "metadata", "name",
+				    LQ, "namespace", NS, "spec",
+				    "clusterQueue", CQ),
+			  true);
+	bench_conn_release(&c);
 }
 
 /* ---- creators ---- */
 
-static bool retryable(long code)
-{
-	return code == 0 || code == 429 || code == 500 || code == 503 ||
-	       code == 504;
-}
-
-static void create_job(struct run *r, struct conn *c, int idx)
+static void create_job(struct run *r, struct bench_conn *c, int idx)
 {
 	char name[32], id[16], rt[32], *body;
 	json_t *o, *ans;
@@ -403,14 +163,15 @@ static void create_job(struct run *r, struct conn *c, int idx)
 			pthread_mutex_unlock(&r->mu);
 			usleep((useconds_t)(100000 << (tries < 3 ? tries : 3)));
 		}
-		t = now_us();
+		t = bench_now_us();
 		pthread_mutex_lock(&r->mu);
 		r->jobs[idx].t_create = t;
 		if (!r->t_first)
 			r->t_first = t;
 		pthread_mutex_unlock(&r->mu);
-		code = post(r, c, JOBS_PATH, body);
-		if (!retryable(code))
+		code = bench_request(c, "POST", JOBS_PATH, "application/json",
+				     body);
+		if (!bench_is_retryable(code))
 			break;
 	}
 	free(body);
@@ -425,8 +186,8 @@ static void create_job(struct run *r, struct conn *c, int idx)
 		if (!suspended)
 			r->nnot_suspended++;
 	} else {
-		note("create %s: HTTP %ld: %.300s", name, code,
-		     c->buf ? c->buf : "");
+		bench_note("create %s: HTTP %ld: %.300s", name, code,
+			   c->buf ? c->buf : "");
 		r->nfailed++;
 		pthread_cond_broadcast(&r->cv);
 	}
@@ -436,9 +197,9 @@ static void create_job(struct run *r, struct conn *c, int idx)
 static void *creator_main(void *arg)
 {
 	struct run *r = arg;
-	struct conn c;
+	struct bench_conn c;
 
-	conn_open(r, &c);
+	bench_conn_init(&c, &r->kube);
 	pthread_mutex_lock(&r->mu);
 	for (;;) {
 		int idx;
@@ -455,43 +216,26 @@ static void *creator_main(void *arg)
 		pthread_mutex_lock(&r->mu);
 	}
 	pthread_mutex_unlock(&r->mu);
-	conn_close(&c);
+	bench_conn_release(&c);
 	return NULL;
 }
 
 /* ---- the watch ---- */
 
+/* The watcher thread's own state. */
 struct watch {
 	struct run *r;
-	char *line;
-	size_t len, cap;
-	bool overflow;
 	char *rv;          /* owned; last resourceVersion seen */
 };
 
-static bool complete(const json_t *job)
+/* One event line (bench_line_fn); on the watcher thread. */
+static void on_event(void *ud, const char *p, size_t n)
 {
-	const json_t *conds = json_object_get(json_object_get(job, "status"),
-					      "conditions");
-	const json_t *cd;
-	size_t i;
-
-	json_array_foreach(conds, i, cd) {
-		const char *t = json_string_value(json_object_get(cd, "type"));
-		const char *s = json_string_value(json_object_get(cd, "status"));
-
-		if (t && s && !strcmp(t, "Complete") && !strcmp(s, "True"))
-			return true;
-	}
-	return false;
-}
-
-static void on_event(struct watch *w, const char *p, size_t n)
-{
+	struct watch *w = ud;
 	struct run *r = w->r;
 	json_t *ev = json_loadb(p, n, 0, NULL), *obj, *meta;
 	const char *type, *id, *rv;
-	int64_t now = now_us();
+	int64_t now = bench_now_us();
 	long idx;
 	bool running, done;
 
@@ -510,10 +254,10 @@ static void on_event(struct watch *w, const char *p, size_t n)
 	idx = id ? strtol(id, NULL, 10) : -1;
 	running = json_is_false(json_object_get(json_object_get(obj, "spec"),
 						"suspend"));
-	done = complete(obj);
+	done = bench_has_condition(obj, "Complete");
 	pthread_mutex_lock(&r->mu);
 	if (type && !strcmp(type, "ERROR"))
-		note("watch: ERROR event");
+		bench_note("watch: ERROR event");
 	if (idx >= 0 && idx < r->n && type && strcmp(type, "DELETED")) {
 		struct job *j = &r->jobs[idx];
 
@@ -533,138 +277,63 @@ static void on_event(struct watch *w, const char *p, size_t n)
 	json_decref(ev);
 }
 
-static size_t on_stream(char *data, size_t size, size_t nmemb, void *ud)
+/* bench_stop_fn: the run is over. */
+static bool stopped(void *ud)
 {
-	struct watch *w = ud;
-	size_t n = size * nmemb, start = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		if (data[i] != '\n')
-			continue;
-		if (w->len + (i - start) > LINE_CAP)
-			w->overflow = true;
-		if (!w->overflow) {
-			XGROW(w->line, w->cap, w->len + (i - start) + 1);
-			memcpy(w->line + w->len, data + start, i - start);
-			w->len += i - start;
-			if (w->len)
-				on_event(w, w->line, w->len);
-		}
-		w->len = 0;
-		w->overflow = false;
-		start = i + 1;
-	}
-	if (start < n && !w->overflow) {
-		if (w->len + (n - start) > LINE_CAP) {
-			w->overflow = true;
-		} else {
-			XGROW(w->line, w->cap, w->len + (n - start) + 1);
-			memcpy(w->line + w->len, data + start, n - start);
-			w->len += n - start;
-		}
-	}
-	return n;
-}
-
-static int on_progress(void *ud, curl_off_t a, curl_off_t b, curl_off_t c,
-		       curl_off_t d)
-{
-	struct run *r = ud;
+	const struct watch *w = ud;
 	bool stop;
 
-	(void)a;
-	(void)b;
-	(void)c;
-	(void)d;
-	pthread_mutex_lock(&r->mu);
-	stop = r->stop;
-	pthread_mutex_unlock(&r->mu);
-	return stop ? 1 : 0;
+	pthread_mutex_lock(&w->r->mu);
+	stop = w->r->stop;
+	pthread_mutex_unlock(&w->r->mu);
+	return stop;
 }
 
 static void *watch_main(void *arg)
 {
 	struct run *r = arg;
 	struct watch w = { .r = r };
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdrs = NULL;
+	struct bench_watch bw;
 
-	if (!h)
-		die("curl_easy_init failed");
-	if (r->auth)
-		hdrs = curl_slist_append(hdrs, r->auth);
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_stream);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, r);
-	set_ca(r, h);
+	bench_watch_init(&bw, &r->kube, on_event, stopped, &w);
 	for (;;) {
 		/* resourceVersion 0: the Jobs already there as ADDED first */
 		char *url = xasprintf("%s" JOBS_PATH "?watch=1&labelSelector="
 				      RUN_LABEL "%%3D%s&resourceVersion=%s",
-				      r->server, r->run_id, w.rv ? w.rv : "0");
-		CURLcode rc;
-		bool stop;
+				      r->kube.server, r->run_id,
+				      w.rv ? w.rv : "0");
+		struct err err = { "" };
+		int rc = bench_watch_run(&bw, url, &err);
 
-		w.len = 0;
-		w.overflow = false;
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		rc = curl_easy_perform(h);
 		free(url);
-		pthread_mutex_lock(&r->mu);
-		stop = r->stop;
-		pthread_mutex_unlock(&r->mu);
-		if (stop)
+		if (stopped(&w))
 			break;
-		if (rc != CURLE_OK)
-			note("watch: %s; reconnecting", curl_easy_strerror(rc));
+		if (rc)
+			bench_note("watch: %s; reconnecting", err.msg);
 		usleep(100000);
 	}
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(h);
-	free(w.line);
+	bench_watch_release(&bw);
 	free(w.rv);
 	return NULL;
 }
 
 /* ---- report ---- */
 
-static int cmp_i64(const void *a, const void *b)
+/* The pct-th percentile (nearest rank) of sorted v[n], in ms; -1 when
+ * empty. */
+static double quantile_ms(const int64_t *v, size_t n, unsigned pct)
 {
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
+	return n ? (double)v[bench_rank(n, pct)] / 1000.0 : -1;
 }
 
-/* The q-quantile (nearest rank) of sorted v[n], in ms; -1 when empty. */
-static double quantile_ms(const int64_t *v, size_t n, double q)
-{
-	size_t k;
-
-	if (!n)
-		return -1;
-	k = (size_t)(q * (double)n + 0.999999);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return (double)v[k - 1] / 1000.0;
-}
-
+/* A row without an anchor; fig < 0: none. */
 static void row(const char *what, double fig, int prec, const char *unit,
 		const char *note_text)
 {
 	char f[32];
 
-	if (fig < 0)
-		snprintf(f, sizeof(f), "—");
-	else
-		snprintf(f, sizeof(f), "%.*f", prec, fig);
-	printf("ROW\t%s\t%s\t%s\t—\t—\t%s\n", what, f, unit, note_text);
+	bench_fmt(f, sizeof(f), fig, prec);
+	bench_row(what, f, unit, "—", "—", note_text);
 }
 
 static void usage(void)
@@ -687,8 +356,10 @@ int main(int argc, char **argv)
 	int64_t *lat, end;
 	size_t nlat = 0;
 	char what[128], note_text[512];
+	struct err err = { "" };
 	int rc = 0, noted = 0;
 
+	bench_init("jobpath-bench");
 	for (i = 1; i < argc; i++) {
 		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
@@ -715,25 +386,26 @@ int main(int argc, char **argv)
 		usage();
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	snprintf(r.run_id, sizeof(r.run_id), "%ld", (long)getpid());
-	load_kubeconfig(&r, dir);
-	mpid = pid_of(dir, "manager");
+	if (bench_kube_load(&r.kube, dir, &err) < 0)
+		bench_die("%s", err.msg);
+	mpid = bench_read_pid(dir, "manager");
 	pthread_mutex_init(&r.mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
 	r.jobs = xcalloc((size_t)r.n, sizeof(*r.jobs));
 	setup(&r);
-	note("%d Jobs, window %d, %d client threads, runtime %d ms", r.n,
-	     r.window, r.threads, r.runtime_ms);
+	bench_note("%d Jobs, window %d, %d client threads, runtime %d ms",
+		   r.n, r.window, r.threads, r.runtime_ms);
 	if (pthread_create(&watcher, NULL, watch_main, &r))
-		die("pthread_create failed");
+		bench_die("pthread_create failed");
 	usleep(200000); /* let the watch connect before the first create */
-	cpu0 = cpu_s(mpid);
+	cpu0 = bench_proc_cpu_s(mpid);
 	creators = xcalloc((size_t)r.threads, sizeof(*creators));
 	for (i = 0; i < r.threads; i++)
 		if (pthread_create(&creators[i], NULL, creator_main, &r))
-			die("pthread_create failed");
-	end = now_us() + (int64_t)timeout_s * 1000000;
+			bench_die("pthread_create failed");
+	end = bench_now_us() + (int64_t)timeout_s * 1000000;
 	pthread_mutex_lock(&r.mu);
-	while (r.ncomplete + r.nfailed < r.n && now_us() < end) {
+	while (r.ncomplete + r.nfailed < r.n && bench_now_us() < end) {
 		struct timespec ts;
 
 		clock_gettime(CLOCK_REALTIME, &ts);
@@ -741,32 +413,33 @@ int main(int argc, char **argv)
 		pthread_cond_timedwait(&r.cv, &r.mu, &ts);
 		if (r.ncomplete - noted >= 500) {
 			noted = r.ncomplete;
-			note("%d of %d complete", r.ncomplete, r.n);
+			bench_note("%d of %d complete", r.ncomplete, r.n);
 		}
 	}
 	if (r.ncomplete + r.nfailed < r.n) {
-		note("timeout after %d s: %d created, %d started, %d complete",
-		     timeout_s, r.ncreated, r.nstarted, r.ncomplete);
+		bench_note("timeout after %d s: %d created, %d started, "
+			   "%d complete", timeout_s, r.ncreated, r.nstarted,
+			   r.ncomplete);
 		rc = 1;
 	}
 	r.stop = true;
 	pthread_cond_broadcast(&r.cv);
 	pthread_mutex_unlock(&r.mu);
-	cpu1 = cpu_s(mpid);
+	cpu1 = bench_proc_cpu_s(mpid);
 	for (i = 0; i < r.threads; i++)
 		pthread_join(creators[i], NULL);
 	pthread_join(watcher, NULL);
 	free(creators);
 	if (r.nfailed || r.nnot_suspended) {
-		note("%d creates failed, %d Jobs not suspended by the webhook",
-		     r.nfailed, r.nnot_suspended);
+		bench_note("%d creates failed, %d Jobs not suspended by the "
+			   "webhook", r.nfailed, r.nnot_suspended);
 		rc = 1;
 	}
 	lat = xcalloc((size_t)r.n, sizeof(*lat));
 	for (i = 0; i < r.n; i++)
 		if (r.jobs[i].created && r.jobs[i].unsuspended)
 			lat[nlat++] = r.jobs[i].t_start - r.jobs[i].t_create;
-	qsort(lat, nlat, sizeof(*lat), cmp_i64);
+	qsort(lat, nlat, sizeof(*lat), bench_cmp_i64);
 	wall_s = r.t_last > r.t_first ? (double)(r.t_last - r.t_first) / 1e6
 				      : -1;
 	jps = rc == 0 && wall_s > 0 ? r.ncomplete / wall_s : -1;
@@ -788,9 +461,9 @@ int main(int argc, char **argv)
 			 "with spec.suspend=false (webhook, Workload, "
 			 "admission, Job patch); %zu Jobs", nlat);
 		snprintf(w2, sizeof(w2), "%s: create → admitted p50", what);
-		row(w2, quantile_ms(lat, nlat, 0.50), 1, "ms", note_text);
+		row(w2, quantile_ms(lat, nlat, 50), 1, "ms", note_text);
 		snprintf(w2, sizeof(w2), "%s: create → admitted p99", what);
-		row(w2, quantile_ms(lat, nlat, 0.99), 1, "ms", note_text);
+		row(w2, quantile_ms(lat, nlat, 99), 1, "ms", note_text);
 		snprintf(note_text, sizeof(note_text),
 			 "cueue-manager utime+stime (/proc/pid/stat) over the "
 			 "run divided by the Jobs (webhook TLS serving "
@@ -801,13 +474,11 @@ int main(int argc, char **argv)
 			? (cpu1 - cpu0) * 1e6 / r.ncomplete : -1, 0,
 		    "µs", note_text);
 	}
-	note("%d created, %d started, %d complete in %.2f s", r.ncreated,
-	     r.nstarted, r.ncomplete, wall_s);
+	bench_note("%d created, %d started, %d complete in %.2f s",
+		   r.ncreated, r.nstarted, r.ncomplete, wall_s);
 	free(lat);
 	free(r.jobs);
-	free(r.server);
-	free(r.auth);
-	free(r.ca);
+	bench_kube_release(&r.kube);
 	pthread_mutex_destroy(&r.mu);
 	pthread_cond_destroy(&r.cv);
 	curl_global_cleanup();

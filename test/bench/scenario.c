@@ -65,15 +65,16 @@
  * PATCHes capped the large scenario at ~60 finishes/s; each thread has
  * its own curl handle), one watch thread. They share struct run under
  * one mutex.
+ *
+ * The client code (kubeconfig, requests, the watch's line splitting,
+ * /proc, ROW lines) is test/bench/benchlib.h's.
  */
 #define _GNU_SOURCE
 #include <curl/curl.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,6 +84,8 @@
 #include <unistd.h>
 
 #include "model/alloc.h"
+#include "model/errors.h"
+#include "test/bench/benchlib.h"
 
 #define KAPI "/apis/kueue.x-k8s.io/v1beta2"
 #define RUNTIME_LABEL "kueue.x-k8s.io/performance-scheduler-running-ms"
@@ -91,7 +94,6 @@
 #define NOMINAL_CPU 20
 #define NOMINAL_STR "20"
 #define BORROW_STR "100"
-#define LINE_CAP (4u << 20) /* one watch event line */
 #define MAX_TRIES 12 /* per request, on retryable answers */
 
 enum { SMALL, MEDIUM, LARGE, NCLASS };
@@ -156,11 +158,8 @@ struct due {
 
 struct run {
 	const struct scenario *sc;
-	char *server;      /* owned: https://host:port */
+	struct bench_kube kube; /* the devcluster's API server */
 	int nworkers;      /* creation threads, and as many finish threads */
-	char *auth;        /* owned: "Authorization: Bearer ..." or NULL */
-	unsigned char *ca; /* owned: PEM bytes, or NULL */
-	size_t ca_len;
 	int ncq;
 	char **cq_name; /* owned array of owned names */
 
@@ -183,157 +182,7 @@ struct run {
 	int64_t t_last_finish;
 };
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("scenario-bench: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static void note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("scenario-bench: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-static int64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 /* ---- the devcluster's files ---- */
-
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "r");
-	char *buf = NULL;
-	size_t cap = 0, len = 0, n;
-
-	if (!f)
-		return NULL;
-	do {
-		XGROW(buf, cap, len + 4096 + 1);
-		n = fread(buf + len, 1, cap - len - 1, f);
-		len += n;
-	} while (n > 0);
-	buf[len] = '\0';
-	fclose(f);
-	return buf;
-}
-
-/* The value after "key:" on the first line that has it, trimmed. */
-static char *yaml_value(const char *text, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p = text;
-
-	while (p && *p) {
-		const char *q = p;
-		const char *eol = strchr(p, '\n');
-		size_t n;
-
-		while (*q == ' ' || *q == '-')
-			q++;
-		if (!strncmp(q, key, klen) && q[klen] == ':') {
-			q += klen + 1;
-			while (*q == ' ')
-				q++;
-			n = eol ? (size_t)(eol - q) : strlen(q);
-			while (n > 0 && (q[n - 1] == ' ' || q[n - 1] == '\r'))
-				n--;
-			if (n >= 2 && (q[0] == '"' || q[0] == '\'')) {
-				q++;
-				n -= 2;
-			}
-			return xstrndup(q, n);
-		}
-		p = eol ? eol + 1 : NULL;
-	}
-	return NULL;
-}
-
-static void read_kubeconfig(struct run *r, const char *dir)
-{
-	char *path = xasprintf("%s/kubeconfig", dir);
-	char *text = read_file(path);
-	char *token, *cad;
-
-	if (!text)
-		die("cannot read %s: %s", path, strerror(errno));
-	r->server = yaml_value(text, "server");
-	if (!r->server)
-		die("%s: no server", path);
-	token = yaml_value(text, "token");
-	if (token)
-		r->auth = xasprintf("Authorization: Bearer %s", token);
-	cad = yaml_value(text, "certificate-authority-data");
-	if (cad) {
-		size_t n = strlen(cad);
-		int got;
-
-		r->ca = xmalloc(n / 4 * 3 + 4);
-		got = EVP_DecodeBlock(r->ca, (unsigned char *)cad, (int)n);
-		if (got < 0)
-			die("%s: bad certificate-authority-data", path);
-		r->ca_len = (size_t)got;
-		while (r->ca_len > 0 && r->ca[r->ca_len - 1] == '\0')
-			r->ca_len--; /* base64 padding */
-	}
-	free(cad);
-	free(token);
-	free(text);
-	free(path);
-}
-
-/* pid from DIR/NAME.pid, or 0. */
-static long read_pid(const char *dir, const char *name)
-{
-	char *path = xasprintf("%s/%s.pid", dir, name);
-	char *text = read_file(path);
-	long pid = text ? strtol(text, NULL, 10) : 0;
-
-	free(text);
-	free(path);
-	return pid;
-}
-
-/* utime + stime of pid in seconds, or -1. */
-static double proc_cpu_s(long pid)
-{
-	char path[64];
-	char *text, *p;
-	unsigned long ut = 0, st = 0;
-
-	if (pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-	text = read_file(path);
-	if (!text)
-		return -1;
-	p = strrchr(text, ')'); /* comm may hold spaces */
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-			 &ut, &st) != 2) {
-		free(text);
-		return -1;
-	}
-	free(text);
-	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-}
 
 /* VmHWM of pid in MiB, or -1. */
 static double proc_hwm_mib(long pid)
@@ -345,7 +194,7 @@ static double proc_hwm_mib(long pid)
 	if (pid <= 0)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-	text = read_file(path);
+	text = bench_read_file(path);
 	if (!text)
 		return -1;
 	p = strstr(text, "\nVmHWM:");
@@ -359,7 +208,7 @@ static double proc_hwm_mib(long pid)
 static char *manager_limits(const char *dir)
 {
 	char *path = xasprintf("%s/manager.log", dir);
-	char *text = read_file(path);
+	char *text = bench_read_file(path);
 	char *res = NULL;
 	const char *p = text, *hit = NULL;
 
@@ -379,157 +228,66 @@ static char *manager_limits(const char *dir)
 	return res ? res : xstrdup("QPS/burst unknown");
 }
 
-/* ---- HTTP ---- */
-
-struct conn {
-	CURL *h;
-	char *buf; /* response body, NUL-terminated */
-	size_t len, cap;
-};
-
-static size_t conn_data(char *data, size_t size, size_t nmemb, void *cls)
-{
-	struct conn *c = cls;
-	size_t n = size * nmemb;
-
-	XGROW(c->buf, c->cap, c->len + n + 1);
-	memcpy(c->buf + c->len, data, n);
-	c->len += n;
-	c->buf[c->len] = '\0';
-	return n;
-}
-
-static void tls_opts(const struct run *r, CURL *h)
-{
-	if (r->ca) {
-		struct curl_blob blob = { r->ca, r->ca_len, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
-	}
-}
-
-static void conn_init(const struct run *r, struct conn *c)
-{
-	memset(c, 0, sizeof(*c));
-	c->h = curl_easy_init();
-	if (!c->h)
-		die("curl_easy_init failed");
-	curl_easy_setopt(c->h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c->h, CURLOPT_TCP_NODELAY, 1L);
-	curl_easy_setopt(c->h, CURLOPT_TIMEOUT_MS, 30000L);
-	curl_easy_setopt(c->h, CURLOPT_WRITEFUNCTION, conn_data);
-	curl_easy_setopt(c->h, CURLOPT_WRITEDATA, c);
-	tls_opts(r, c->h);
-}
-
-static void conn_free(struct conn *c)
-{
-	curl_easy_cleanup(c->h);
-	free(c->buf);
-}
-
-/* One request; returns the HTTP status, or 0 when the transfer failed. */
-static long request(const struct run *r, struct conn *c, const char *method,
-		    const char *path, const char *ctype, const char *body)
-{
-	struct curl_slist *hdrs = NULL;
-	char *url = xasprintf("%s%s", r->server, path);
-	char *ct = NULL;
-	long code = 0;
-	CURLcode rc;
-
-	c->len = 0;
-	if (c->buf)
-		c->buf[0] = '\0';
-	if (r->auth)
-		hdrs = curl_slist_append(hdrs, r->auth);
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	hdrs = curl_slist_append(hdrs, "Expect:");
-	if (ctype) {
-		ct = xasprintf("Content-Type: %s", ctype);
-		hdrs = curl_slist_append(hdrs, ct);
-	}
-	curl_easy_setopt(c->h, CURLOPT_URL, url);
-	curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, hdrs);
-	if (body) {
-		curl_easy_setopt(c->h, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c->h, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
-	} else {
-		curl_easy_setopt(c->h, CURLOPT_HTTPGET, 1L);
-	}
-	curl_easy_setopt(c->h, CURLOPT_CUSTOMREQUEST, method);
-	rc = curl_easy_perform(c->h);
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(c->h, CURLINFO_RESPONSE_CODE, &code);
-	else
-		note("%s %s: %s", method, path, curl_easy_strerror(rc));
-	curl_easy_setopt(c->h, CURLOPT_HTTPHEADER, NULL);
-	curl_slist_free_all(hdrs);
-	free(ct);
-	free(url);
-	return code;
-}
-
-/* POST that must answer 201 (setup objects); dies otherwise. */
-static void create(const struct run *r, struct conn *c, const char *path,
-		   json_t *obj)
-{
-	char *body = json_dumps(obj, JSON_COMPACT);
-	long code = request(r, c, "POST", path, "application/json", body);
-
-	if (code != 201)
-		die("POST %s: HTTP %ld: %.300s", path, code, c->buf ? c->buf : "");
-	free(body);
-	json_decref(obj);
-}
-
 /* ---- setup ---- */
 
 static void setup(struct run *r)
 {
 	const struct scenario *sc = r->sc;
-	struct conn c;
+	struct bench_conn c;
 	int i;
 
-	conn_init(r, &c);
-	create(r, &c, KAPI "/resourceflavors",
-	       json_pack("{s:s, s:s, s:{s:s}}", "apiVersion",
-			 "kueue.x-k8s.io/v1beta2", "kind", "ResourceFlavor",
-			 "metadata", "name", "rf"));
+	bench_conn_init(&c, &r->kube);
+	bench_create_take(&c, KAPI "/resourceflavors",
+			  json_pack("{s:s, s:s, s:{s:s}}", "apiVersion",
+				    "kueue.x-k8s.io/v1beta2", "kind",
+				    "ResourceFlavor", "metadata", "name", "rf"),
+			  false);
 	for (i = 0; i < r->ncq; i++) {
 		const char *n = r->cq_name[i];
 		char *cohort = xasprintf("cohort-%d", i / sc->cqs_per_cohort);
 		char *path;
 
-		create(r, &c, "/api/v1/namespaces",
-		       json_pack("{s:s, s:s, s:{s:s}}", "apiVersion", "v1",
-				 "kind", "Namespace", "metadata", "name", n));
-		create(r, &c, KAPI "/clusterqueues",
-		       json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:s, s:{}, "
-				 "s:s, s:{s:s, s:s}, s:[{s:[s], s:[{s:s, "
-				 "s:[{s:s, s:s, s:s}]}]}]}}",
-				 "apiVersion", "kueue.x-k8s.io/v1beta2",
-				 "kind", "ClusterQueue",
-				 "metadata", "name", n, "labels", CLASS_LABEL, "cq",
-				 "spec", "cohortName", cohort,
-				 "namespaceSelector",
-				 "queueingStrategy", "BestEffortFIFO",
-				 "preemption", "reclaimWithinCohort", "Any",
-				 "withinClusterQueue", "LowerPriority",
-				 "resourceGroups", "coveredResources", "cpu",
-				 "flavors", "name", "rf", "resources", "name",
-				 "cpu", "nominalQuota", NOMINAL_STR,
-				 "borrowingLimit", BORROW_STR));
-		path = xasprintf("/apis/kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues", n);
-		create(r, &c, path,
-		       json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}",
-				 "apiVersion", "kueue.x-k8s.io/v1beta2",
-				 "kind", "LocalQueue", "metadata", "name", n,
-				 "namespace", n, "spec", "clusterQueue", n));
+		bench_create_take(&c, "/api/v1/namespaces",
+				  json_pack("{s:s, s:s, s:{s:s}}", "apiVersion",
+					    "v1", "kind", "Namespace",
+					    "metadata", "name", n),
+				  false);
+		bench_create_take(&c, KAPI "/clusterqueues",
+				  json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, "
+					    "s:{s:s, s:{}, s:s, s:{s:s, s:s}, "
+					    "s:[{s:[s], s:[{s:s, s:[{s:s, "
+					    "s:s, s:s}]}]}]}}",
+					    "apiVersion",
+					    "kueue.x-k8s.io/v1beta2",
+					    "kind", "ClusterQueue",
+					    "metadata", "name", n, "labels",
+					    CLASS_LABEL, "cq",
+					    "spec", "cohortName", cohort,
+					    "namespaceSelector",
+					    "queueingStrategy",
+					    "BestEffortFIFO",
+					    "preemption", "reclaimWithinCohort",
+					    "Any", "withinClusterQueue",
+					    "LowerPriority", "resourceGroups",
+					    "coveredResources", "cpu",
+					    "flavors", "name", "rf",
+					    "resources", "name",
+					    "cpu", "nominalQuota", NOMINAL_STR,
+					    "borrowingLimit", BORROW_STR),
+				  false);
+		path = xasprintf(KAPI "/namespaces/%s/localqueues", n);
+		bench_create_take(&c, path,
+				  json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s}}",
+					    "apiVersion",
+					    "kueue.x-k8s.io/v1beta2",
+					    "kind", "LocalQueue", "metadata",
+					    "name", n, "namespace", n, "spec",
+					    "clusterQueue", n),
+				  false);
 		free(path);
 		free(cohort);
 	}
-	conn_free(&c);
+	bench_conn_release(&c);
 }
 
 /* The Workload objects and the creation schedule. */
@@ -612,13 +370,6 @@ static void wl_name(const struct run *r, int idx, char *buf, size_t cap)
 	snprintf(buf, cap, "%s-%d-%d-0", class_name[w->cls], w->cls, w->seq);
 }
 
-/* What client-go retries: transport errors, 429 and unavailability. */
-static bool retryable(long code)
-{
-	return code == 0 || code == 429 || code == 500 || code == 503 ||
-	       code == 504;
-}
-
 /* 100 ms, 200 ms, ... capped at 1 s (the devserver's Retry-After). */
 static void backoff(int tries)
 {
@@ -627,7 +378,7 @@ static void backoff(int tries)
 	usleep((useconds_t)(ms > 1000 ? 1000 : ms) * 1000);
 }
 
-static void do_create(struct run *r, struct conn *c, int idx)
+static void do_create(struct run *r, struct bench_conn *c, int idx)
 {
 	const struct wl *w = &r->wls[idx];
 	const struct wclass *k = &r->sc->cls[w->cls];
@@ -657,14 +408,15 @@ static void do_create(struct run *r, struct conn *c, int idx)
 	json_decref(o);
 	path = xasprintf(KAPI "/namespaces/%s/workloads", ns);
 	for (tries = 0;; tries++) {
-		t = now_us();
+		t = bench_now_us();
 		pthread_mutex_lock(&r->mu);
 		r->wls[idx].t_create = t;
 		pthread_mutex_unlock(&r->mu);
-		code = request(r, c, "POST", path, "application/json", body);
+		code = bench_request(c, "POST", path, "application/json",
+				     body);
 		/* 409 after a lost answer: an earlier attempt created it. */
 		if (code == 201 || (code == 409 && tries > 0) ||
-		    !retryable(code) || tries + 1 >= MAX_TRIES)
+		    !bench_is_retryable(code) || tries + 1 >= MAX_TRIES)
 			break;
 		pthread_mutex_lock(&r->mu);
 		r->nretries++;
@@ -676,8 +428,8 @@ static void do_create(struct run *r, struct conn *c, int idx)
 		r->wls[idx].created = true;
 		r->ncreated++;
 	} else {
-		note("create %s/%s: HTTP %ld: %.200s", ns, name, code,
-		     c->buf ? c->buf : "");
+		bench_note("create %s/%s: HTTP %ld: %.200s", ns, name, code,
+			   c->buf ? c->buf : "");
 		r->wls[idx].failed = true;
 		r->nfailed++;
 		pthread_cond_broadcast(&r->cv);
@@ -693,7 +445,7 @@ static const char finish_patch[] =
 	"\"message\":\"finished by scenario-bench\","
 	"\"lastTransitionTime\":\"%s\"}}]";
 
-static void do_finish(struct run *r, struct conn *c, int idx)
+static void do_finish(struct run *r, struct bench_conn *c, int idx)
 {
 	const struct wl *w = &r->wls[idx];
 	char name[64], ts[32], body[512], *path;
@@ -709,12 +461,13 @@ static void do_finish(struct run *r, struct conn *c, int idx)
 	path = xasprintf(KAPI "/namespaces/%s/workloads/%s/status",
 			 r->cq_name[w->cq], name);
 	for (tries = 0;; tries++) {
-		code = request(r, c, "PATCH", path,
-			       "application/json-patch+json", body);
+		code = bench_request(c, "PATCH", path,
+				     "application/json-patch+json", body);
 		/* 422 after a lost answer: Finished is already there. */
 		if (code == 422 && tries > 0)
 			code = 200;
-		if (code == 200 || !retryable(code) || tries + 1 >= MAX_TRIES)
+		if (code == 200 || !bench_is_retryable(code) ||
+		    tries + 1 >= MAX_TRIES)
 			break;
 		pthread_mutex_lock(&r->mu);
 		r->nretries++;
@@ -722,8 +475,9 @@ static void do_finish(struct run *r, struct conn *c, int idx)
 		backoff(tries);
 	}
 	if (code != 200)
-		note("finish %s/%s: HTTP %ld: %.200s", r->cq_name[w->cq], name,
-		     code, c->buf ? c->buf : "");
+		bench_note("finish %s/%s: HTTP %ld: %.200s",
+			   r->cq_name[w->cq], name, code,
+			   c->buf ? c->buf : "");
 	if (code != 200) {
 		pthread_mutex_lock(&r->mu);
 		r->wls[idx].failed = true;
@@ -749,12 +503,12 @@ static void *worker_main(void *arg)
 {
 	struct worker *wk = arg;
 	struct run *r = wk->r;
-	struct conn c;
+	struct bench_conn c;
 
-	conn_init(r, &c);
+	bench_conn_init(&c, &r->kube);
 	pthread_mutex_lock(&r->mu);
 	while (!r->stop) {
-		int64_t now = now_us(), next;
+		int64_t now = bench_now_us(), next;
 		int64_t tc = r->next_create < r->nwl
 				     ? r->t0 + r->creates[r->next_create].at
 				     : INT64_MAX;
@@ -787,47 +541,25 @@ static void *worker_main(void *arg)
 		pthread_cond_timedwait(&r->cv, &r->mu, &ts);
 	}
 	pthread_mutex_unlock(&r->mu);
-	conn_free(&c);
+	bench_conn_release(&c);
 	return NULL;
 }
 
 /* ---- the watch (fake job controller's eyes) ---- */
 
-struct watch {
-	struct run *r;
-	char *line;
-	size_t len, cap;
-	bool overflow;
-};
-
-static bool cond_true(json_t *conds, const char *type)
+/* One event line (bench_line_fn, ud: the run); taken under no lock. */
+static void watch_event(void *ud, const char *p, size_t n)
 {
-	size_t i;
-	json_t *cd;
-
-	json_array_foreach(conds, i, cd) {
-		const char *t = json_string_value(json_object_get(cd, "type"));
-		const char *s = json_string_value(json_object_get(cd, "status"));
-
-		if (t && s && !strcmp(t, type) && !strcmp(s, "True"))
-			return true;
-	}
-	return false;
-}
-
-/* One event; under no lock. */
-static void watch_event(struct watch *w, const char *p, size_t n)
-{
-	struct run *r = w->r;
+	struct run *r = ud;
 	json_error_t jerr;
-	json_t *ev = json_loadb(p, n, 0, &jerr), *obj, *meta, *conds;
+	json_t *ev = json_loadb(p, n, 0, &jerr), *obj, *meta;
 	const char *type, *rv, *id;
-	int64_t now = now_us();
+	int64_t now = bench_now_us();
 	bool adm, fin, evicted;
 	long idx;
 
 	if (!ev) {
-		note("watch: bad event line: %s", jerr.text);
+		bench_note("watch: bad event line: %s", jerr.text);
 		return;
 	}
 	type = json_string_value(json_object_get(ev, "type"));
@@ -836,7 +568,7 @@ static void watch_event(struct watch *w, const char *p, size_t n)
 	if (type && !strcmp(type, "ERROR")) {
 		char *s = json_dumps(obj, JSON_COMPACT);
 
-		note("watch: ERROR event: %.300s", s ? s : "");
+		bench_note("watch: ERROR event: %.300s", s ? s : "");
 		free(s);
 		pthread_mutex_lock(&r->mu);
 		r->watch_failed = true;
@@ -849,10 +581,9 @@ static void watch_event(struct watch *w, const char *p, size_t n)
 	id = json_string_value(json_object_get(json_object_get(meta, "labels"),
 					       ID_LABEL));
 	idx = id ? strtol(id, NULL, 10) : -1;
-	conds = json_object_get(json_object_get(obj, "status"), "conditions");
-	adm = cond_true(conds, "Admitted");
-	fin = cond_true(conds, "Finished");
-	evicted = cond_true(conds, "Evicted");
+	adm = bench_has_condition(obj, "Admitted");
+	fin = bench_has_condition(obj, "Finished");
+	evicted = bench_has_condition(obj, "Evicted");
 	pthread_mutex_lock(&r->mu);
 	if (rv) {
 		free(r->last_rv);
@@ -875,8 +606,8 @@ static void watch_event(struct watch *w, const char *p, size_t n)
 			x->finished = true;
 			x->t_finish = now;
 			if (!x->admitted) /* Finished without Admitted: flag it */
-				note("watch: workload %ld finished, never seen admitted",
-				     idx);
+				bench_note("watch: workload %ld finished, "
+					   "never seen admitted", idx);
 			r->nfinished++;
 			r->t_last_finish = now;
 			pthread_cond_broadcast(&r->cv);
@@ -886,125 +617,66 @@ static void watch_event(struct watch *w, const char *p, size_t n)
 	json_decref(ev);
 }
 
-static size_t watch_data(char *data, size_t size, size_t nmemb, void *cls)
+/* bench_stop_fn: the run is over (ud: the run). */
+static bool watch_stopped(void *ud)
 {
-	struct watch *w = cls;
-	size_t n = size * nmemb, i, start = 0;
-
-	for (i = 0; i < n; i++) {
-		if (data[i] != '\n')
-			continue;
-		if (w->len + (i - start) > LINE_CAP)
-			w->overflow = true;
-		if (!w->overflow) {
-			XGROW(w->line, w->cap, w->len + (i - start) + 1);
-			memcpy(w->line + w->len, data + start, i - start);
-			w->len += i - start;
-			if (w->len > 0)
-				watch_event(w, w->line, w->len);
-		} else {
-			note("watch: event line over %u bytes dropped", LINE_CAP);
-		}
-		w->len = 0;
-		w->overflow = false;
-		start = i + 1;
-	}
-	if (start < n && !w->overflow) {
-		if (w->len + (n - start) > LINE_CAP) {
-			w->overflow = true;
-		} else {
-			XGROW(w->line, w->cap, w->len + (n - start) + 1);
-			memcpy(w->line + w->len, data + start, n - start);
-			w->len += n - start;
-		}
-	}
-	return n;
-}
-
-static int watch_progress(void *cls, curl_off_t a, curl_off_t b, curl_off_t c,
-			  curl_off_t d)
-{
-	struct run *r = cls;
+	struct run *r = ud;
 	bool stop;
 
-	(void)a;
-	(void)b;
-	(void)c;
-	(void)d;
 	pthread_mutex_lock(&r->mu);
 	stop = r->stop;
 	pthread_mutex_unlock(&r->mu);
-	return stop ? 1 : 0;
+	return stop;
 }
 
 static void *watch_main(void *arg)
 {
 	struct run *r = arg;
-	struct watch w = { .r = r };
-	CURL *h = curl_easy_init();
-	struct curl_slist *hdrs = NULL;
+	struct bench_watch w;
 
-	if (!h)
-		die("curl_easy_init failed");
-	if (r->auth)
-		hdrs = curl_slist_append(hdrs, r->auth);
-	hdrs = curl_slist_append(hdrs, "Accept: application/json");
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, watch_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &w);
-	curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, watch_progress);
-	curl_easy_setopt(h, CURLOPT_XFERINFODATA, r);
-	tls_opts(r, h);
+	bench_watch_init(&w, &r->kube, watch_event, watch_stopped, r);
 	for (;;) {
+		struct err err = { "" };
 		char *url;
-		CURLcode rc;
 		bool stop;
+		int rc;
 
 		pthread_mutex_lock(&r->mu);
 		stop = r->stop || r->watch_failed;
 		url = xasprintf("%s" KAPI "/workloads?watch=1&resourceVersion=%s",
-				r->server, r->last_rv ? r->last_rv : "0");
+				r->kube.server,
+				r->last_rv ? r->last_rv : "0");
 		pthread_mutex_unlock(&r->mu);
 		if (stop) {
 			free(url);
 			break;
 		}
-		w.len = 0;
-		w.overflow = false;
-		curl_easy_setopt(h, CURLOPT_URL, url);
-		rc = curl_easy_perform(h);
+		rc = bench_watch_run(&w, url, &err);
 		free(url);
-		pthread_mutex_lock(&r->mu);
-		stop = r->stop;
-		pthread_mutex_unlock(&r->mu);
-		if (stop)
+		if (watch_stopped(r))
 			break;
 		/* The server ended the stream (its timeout): resume. */
-		if (rc != CURLE_OK) {
-			note("watch: %s; reconnecting", curl_easy_strerror(rc));
+		if (rc) {
+			bench_note("watch: %s; reconnecting", err.msg);
 			usleep(200000);
 		}
 	}
-	curl_slist_free_all(hdrs);
-	curl_easy_cleanup(h);
-	free(w.line);
+	bench_watch_release(&w);
 	return NULL;
 }
 
 /* The list's resourceVersion, to watch from. */
 static char *list_rv(const struct run *r)
 {
-	struct conn c;
+	struct bench_conn c;
 	json_t *o;
 	char *rv = NULL;
 	long code;
 
-	conn_init(r, &c);
-	code = request(r, &c, "GET", KAPI "/workloads?limit=1", NULL, NULL);
+	bench_conn_init(&c, &r->kube);
+	code = bench_request(&c, "GET", KAPI "/workloads?limit=1", NULL, NULL);
 	if (code != 200)
-		die("list workloads: HTTP %ld", code);
+		bench_die("list workloads: HTTP %ld", code);
 	o = json_loads(c.buf, 0, NULL);
 	if (o) {
 		const char *s = json_string_value(json_object_get(
@@ -1013,9 +685,9 @@ static char *list_rv(const struct run *r)
 			rv = xstrdup(s);
 	}
 	json_decref(o);
-	conn_free(&c);
+	bench_conn_release(&c);
 	if (!rv)
-		die("list workloads: no resourceVersion");
+		bench_die("list workloads: no resourceVersion");
 	return rv;
 }
 
@@ -1026,7 +698,7 @@ static char *list_rv(const struct run *r)
 static char *metrics_url(const char *dir)
 {
 	char *path = xasprintf("%s/manager.log", dir);
-	char *text = read_file(path);
+	char *text = bench_read_file(path);
 	const char *p = text, *hit = NULL;
 	static const char key[] = "metrics server listening on ";
 	char *url = NULL;
@@ -1091,22 +763,17 @@ static bool label_of(const char *line, const char *name, char *buf,
 
 static void scrape_metrics(const char *url, struct scrape *sc)
 {
-	CURL *h = curl_easy_init();
-	struct conn c = { 0 };
+	struct bench_conn c;
 	const char *line;
 
 	memset(sc, 0, sizeof(*sc));
-	if (!url || !h) {
-		curl_easy_cleanup(h);
+	if (!url)
 		return;
-	}
-	c.h = h;
-	curl_easy_setopt(h, CURLOPT_URL, url);
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 10000L);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, conn_data);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &c);
-	if (curl_easy_perform(h) != CURLE_OK || !c.buf) {
-		conn_free(&c);
+	bench_conn_init(&c, NULL); /* a plain http URL */
+	curl_easy_setopt(c.h, CURLOPT_URL, url);
+	curl_easy_setopt(c.h, CURLOPT_TIMEOUT_MS, 10000L);
+	if (curl_easy_perform(c.h) != CURLE_OK || !c.buf) {
+		bench_conn_release(&c);
 		return;
 	}
 	sc->ok = true;
@@ -1130,7 +797,7 @@ static void scrape_metrics(const char *url, struct scrape *sc)
 		}
 		line = eol ? eol + 1 : NULL;
 	}
-	conn_free(&c);
+	bench_conn_release(&c);
 }
 
 static double scrape_get(const struct scrape *sc, const char *key)
@@ -1142,13 +809,6 @@ static double scrape_get(const struct scrape *sc, const char *key)
 }
 
 /* ---- analysis ---- */
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* How many of v[0..n) (sorted) are <= t. */
 static size_t count_le(const int64_t *v, size_t n, int64_t t)
@@ -1207,8 +867,8 @@ static size_t finish_to_admit(const struct run *r, int64_t **out)
 			if (w->admitted)
 				ad[nad++] = w->t_admit;
 		}
-		qsort(cr, ncr, sizeof(*cr), cmp_i64);
-		qsort(ad, nad, sizeof(*ad), cmp_i64);
+		qsort(cr, ncr, sizeof(*cr), bench_cmp_i64);
+		qsort(ad, nad, sizeof(*ad), bench_cmp_i64);
 		for (int i = 0; i < r->nwl; i++) {
 			const struct wl *w = &r->wls[i];
 			size_t a;
@@ -1221,7 +881,7 @@ static size_t finish_to_admit(const struct run *r, int64_t **out)
 				lat[nlat++] = ad[a] - w->t_finish;
 		}
 	}
-	qsort(lat, nlat, sizeof(*lat), cmp_i64);
+	qsort(lat, nlat, sizeof(*lat), bench_cmp_i64);
 	free(cr);
 	free(ad);
 	*out = lat;
@@ -1344,21 +1004,13 @@ static void simulate(const struct scenario *sc, struct sim_res *res)
 
 /* ---- the report ---- */
 
-static void fmt_num(char *buf, size_t cap, double v, int prec)
-{
-	if (v < 0)
-		snprintf(buf, cap, "—");
-	else
-		snprintf(buf, cap, "%.*f", prec, v);
-}
-
 static void row(const struct scenario *sc, const char *metric, double fig,
 		int prec, const char *unit, double anchor, const char *aunit,
 		const char *note_text)
 {
-	char f[32], a[64], ra[32];
+	char what[256], f[32], a[64], ra[32];
 
-	fmt_num(f, sizeof(f), fig, prec);
+	bench_fmt(f, sizeof(f), fig, prec);
 	if (anchor > 0) {
 		snprintf(a, sizeof(a), "%g %s", anchor, aunit);
 		if (fig >= 0)
@@ -1369,8 +1021,8 @@ static void row(const struct scenario *sc, const char *metric, double fig,
 		snprintf(a, sizeof(a), "—");
 		snprintf(ra, sizeof(ra), "—");
 	}
-	printf("ROW\t%s: %s\t%s\t%s\t%s\t%s\t%s\n", sc->title, metric, f, unit,
-	       a, ra, note_text);
+	snprintf(what, sizeof(what), "%s: %s", sc->title, metric);
+	bench_row(what, f, unit, a, ra, note_text);
 }
 
 /* The rows that explain the figures above: API traffic, the latency of
@@ -1388,7 +1040,7 @@ static void report_analysis(struct run *r, double wall_s, double floor_s,
 	size_t nlat = finish_to_admit(r, &lat);
 	char buf[1024], *n;
 
-	qsort(r->flag, (size_t)r->nflag, sizeof(*r->flag), cmp_i64);
+	qsort(r->flag, (size_t)r->nflag, sizeof(*r->flag), bench_cmp_i64);
 	size_t len = 0;
 	double total = 0;
 
@@ -1568,7 +1220,7 @@ static void dump(const struct run *r, const char *path)
 	int i;
 
 	if (!f) {
-		note("%s: %s", path, strerror(errno));
+		bench_note("%s: %s", path, strerror(errno));
 		return;
 	}
 	fprintf(f, "cq,class,created_ms,admitted_ms,finished_ms\n");
@@ -1596,7 +1248,7 @@ static void usage_exit(void)
 
 static char *loadavg(void)
 {
-	char *t = read_file("/proc/loadavg");
+	char *t = bench_read_file("/proc/loadavg");
 	char a[16], b[16], c[16];
 	char *s;
 
@@ -1621,7 +1273,9 @@ int main(int argc, char **argv)
 	char *limits, *load, *murl;
 	struct scrape m0, m1;
 	int64_t deadline, last_print;
+	struct err err = { "" };
 
+	bench_init("scenario-bench");
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--cluster") && i + 1 < argc)
 			dir = argv[++i];
@@ -1649,11 +1303,12 @@ int main(int argc, char **argv)
 		nworkers = r.sc->workers;
 
 	curl_global_init(CURL_GLOBAL_DEFAULT);
-	read_kubeconfig(&r, dir);
-	mpid = read_pid(dir, "manager");
-	dpid = read_pid(dir, "devserver");
+	if (bench_kube_load(&r.kube, dir, &err) < 0)
+		bench_die("%s", err.msg);
+	mpid = bench_read_pid(dir, "manager");
+	dpid = bench_read_pid(dir, "devserver");
 	if (mpid <= 0)
-		note("no manager pid in %s: no CPU/RSS figures", dir);
+		bench_note("no manager pid in %s: no CPU/RSS figures", dir);
 	limits = manager_limits(dir);
 	murl = metrics_url(dir);
 	pthread_mutex_init(&r.mu, NULL);
@@ -1670,34 +1325,34 @@ int main(int argc, char **argv)
 					 i / r.sc->cqs_per_cohort);
 	plan(&r);
 	r.flag = xcalloc((size_t)r.nwl, sizeof(*r.flag));
-	note("%s: %d ClusterQueues, %d workloads, manager pid %ld (%s)",
-	     r.sc->name, r.ncq, r.nwl, mpid, limits);
+	bench_note("%s: %d ClusterQueues, %d workloads, manager pid %ld (%s)",
+		   r.sc->name, r.ncq, r.nwl, mpid, limits);
 
 	scrape_metrics(murl, &m0);
-	mcpu0 = proc_cpu_s(mpid);
-	dcpu0 = proc_cpu_s(dpid);
+	mcpu0 = bench_proc_cpu_s(mpid);
+	dcpu0 = bench_proc_cpu_s(dpid);
 	setup(&r);
 	r.last_rv = list_rv(&r);
-	note("setup done; generating");
+	bench_note("setup done; generating");
 	if (pthread_create(&watcher, NULL, watch_main, &r))
-		die("pthread_create failed");
+		bench_die("pthread_create failed");
 	r.nworkers = nworkers;
 	workers = xcalloc(2 * (size_t)nworkers, sizeof(*workers));
 	pthread_mutex_lock(&r.mu);
-	r.t0 = now_us();
+	r.t0 = bench_now_us();
 	pthread_mutex_unlock(&r.mu);
 	for (i = 0; i < 2 * nworkers; i++) {
 		workers[i].r = &r;
 		workers[i].finisher = i >= nworkers;
 		if (pthread_create(&workers[i].th, NULL, worker_main, &workers[i]))
-			die("pthread_create failed");
+			bench_die("pthread_create failed");
 	}
 
 	deadline = r.t0 + (int64_t)timeout_s * 1000000;
 	last_print = r.t0;
 	pthread_mutex_lock(&r.mu);
 	for (;;) {
-		int64_t now = now_us(), wake = now + 1000000;
+		int64_t now = bench_now_us(), wake = now + 1000000;
 		struct timespec ts;
 
 		if (r.nfinished + r.nfailed >= r.nwl || r.watch_failed)
@@ -1707,9 +1362,11 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (now - last_print >= 5000000) {
-			note("%.0f s: %d created, %d admitted, %d finished, %d failed",
-			     (double)(now - r.t0) / 1e6, r.ncreated, r.nadmitted,
-			     r.nfinished, r.nfailed);
+			bench_note("%.0f s: %d created, %d admitted, "
+				   "%d finished, %d failed",
+				   (double)(now - r.t0) / 1e6, r.ncreated,
+				   r.nadmitted,
+				   r.nfinished, r.nfailed);
 			last_print = now;
 		}
 		ts.tv_sec = wake / 1000000;
@@ -1728,7 +1385,8 @@ int main(int argc, char **argv)
 	if (dump_path)
 		dump(&r, dump_path);
 	if (r.nretries > 0)
-		note("%d requests retried (429 or transport error)", r.nretries);
+		bench_note("%d requests retried (429 or transport error)",
+			   r.nretries);
 	if (rc || r.watch_failed || r.nfailed > 0) {
 		int pend = 0, adm = 0, notcr = 0;
 
@@ -1742,33 +1400,34 @@ int main(int argc, char **argv)
 			else if (!w->finished)
 				adm++;
 		}
-		note("%s: %s: %d not created, %d pending (never seen "
-		     "admitted), %d admitted but not seen finished, %d failed "
-		     "for good, %d requests retried", r.sc->name,
-		     rc ? "TIMED OUT" : "FAILED", notcr, pend, adm, r.nfailed,
-		     r.nretries);
+		bench_note("%s: %s: %d not created, %d pending (never seen "
+			   "admitted), %d admitted but not seen finished, %d failed "
+			   "for good, %d requests retried", r.sc->name,
+			   rc ? "TIMED OUT" : "FAILED", notcr, pend, adm, r.nfailed,
+			   r.nretries);
 		for (i = 0; i < r.nwl && pend > 0; i++) {
 			const struct wl *w = &r.wls[i];
 			char nm[64];
 
 			if (w->created && !w->admitted) {
 				wl_name(&r, i, nm, sizeof(nm));
-				note("first pending workload: %s/%s",
-				     r.cq_name[w->cq], nm);
+				bench_note("first pending workload: %s/%s",
+					   r.cq_name[w->cq], nm);
 				break;
 			}
 		}
 		rc = 1;
 	} else {
-		double mcpu1 = proc_cpu_s(mpid), dcpu1 = proc_cpu_s(dpid);
+		double mcpu1 = bench_proc_cpu_s(mpid);
+		double dcpu1 = bench_proc_cpu_s(dpid);
 
 		wall_s = (double)(r.t_last_finish - r.t0) / 1e6;
-		note("%s: done in %.1f s; %d evicted events seen", r.sc->name,
-		     wall_s, r.nevicted);
+		bench_note("%s: done in %.1f s; %d evicted events seen",
+			   r.sc->name, wall_s, r.nevicted);
 		double hwm = proc_hwm_mib(mpid);
 
 		/* the manager mirrors its request counters every 5 s */
-		note("reading the manager's metrics");
+		bench_note("reading the manager's metrics");
 		usleep(5500000);
 		scrape_metrics(murl, &m1);
 		report(&r, wall_s, mcpu0 >= 0 && mcpu1 >= 0 ? mcpu1 - mcpu0 : -1,
@@ -1787,9 +1446,7 @@ int main(int argc, char **argv)
 	free(r.heap);
 	free(r.flag);
 	free(r.last_rv);
-	free(r.server);
-	free(r.auth);
-	free(r.ca);
+	bench_kube_release(&r.kube);
 	pthread_cond_destroy(&r.cv);
 	pthread_mutex_destroy(&r.mu);
 	curl_global_cleanup();

@@ -49,12 +49,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "model/alloc.h"
 #include "model/strmap.h"
+#include "test/bench/benchlib.h"
 #include "webhook/certs.h"
 #include "webhook/nsview.h"
 #include "webhook/webhook.h"
@@ -142,21 +142,15 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* The q-quantile (nearest rank) in microseconds; sorts s. */
-static double quantile_us(struct samples *s, double q)
+/* The pct-th percentile (nearest rank) in microseconds; sorts s. */
+static double quantile_us(struct samples *s, unsigned pct)
 {
 	unsigned n = samples_count(s);
-	size_t k;
 
 	if (!n)
 		return 0;
 	qsort(s->v, n, sizeof(double), cmp_double);
-	k = (size_t)(q * (double)n + 0.999999);
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return s->v[k - 1] * 1e6;
+	return s->v[bench_rank(n, pct)] * 1e6;
 }
 
 static double mono_s(void)
@@ -165,15 +159,6 @@ static double mono_s(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
 static void sleep_s(double s)
@@ -388,7 +373,7 @@ static void drive(struct target *t, double warm, double secs,
 		if (pthread_create(&th[i], NULL, client_main, t))
 			BUG("pthread_create");
 	sleep_s(warm);
-	c0 = cpu_s();
+	c0 = bench_self_cpu_s();
 	t0 = mono_s();
 	atomic_store(&server_lat.on, true);
 	atomic_store(&t->measure, true);
@@ -396,25 +381,28 @@ static void drive(struct target *t, double warm, double secs,
 	atomic_store(&t->measure, false);
 	atomic_store(&server_lat.on, false);
 	wall = mono_s() - t0;
-	out->cpu_us = (cpu_s() - c0) * 1e6;
+	out->cpu_us = (bench_self_cpu_s() - c0) * 1e6;
 	atomic_store(&t->stop, true);
 	for (int i = 0; i < CLIENTS; i++)
 		pthread_join(th[i], NULL);
 	out->n = atomic_load(&t->done);
 	out->rps = (double)out->n / wall;
 	out->cpu_us = out->n ? out->cpu_us / (double)out->n : 0;
-	out->p50 = quantile_us(&server_lat, 0.50);
-	out->p99 = quantile_us(&server_lat, 0.99);
-	out->cp99 = quantile_us(&t->client, 0.99);
+	out->p50 = quantile_us(&server_lat, 50);
+	out->p99 = quantile_us(&server_lat, 99);
+	out->cp99 = quantile_us(&t->client, 99);
 	free(t->client.v);
 	pthread_mutex_destroy(&t->bad_lock);
 }
 
+/* A row without an anchor; whole numbers from 100 up. */
 static void row(const char *what, double v, const char *unit,
 		const char *note)
 {
-	printf("ROW\t%s\t%.*f\t%s\t—\t—\t%s\n", what, v >= 100 ? 0 : 1, v,
-	       unit, note);
+	char f[32];
+
+	bench_fmt(f, sizeof(f), v, v >= 100 ? 0 : 1);
+	bench_row(what, f, unit, "—", "—", note);
 }
 
 int main(void)
@@ -439,11 +427,12 @@ int main(void)
 	char note[512];
 	int rc = 0;
 
+	bench_init("webhook-bench");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	server_lat.v = xcalloc(MAX_SAMPLES, sizeof(double));
 	/* 1. certificates */
 	if (certs_generate(&co, &c, &err) != 0) {
-		fprintf(stderr, "webhook-bench: certificates: %s\n", err.msg);
+		bench_note("certificates: %s", err.msg);
 		return 1;
 	}
 	/* 2. the servers */
@@ -457,7 +446,7 @@ int main(void)
 	wh = webhook_new(&wo, &err);
 	webhook_opts_release(&wo);
 	if (!wh) {
-		fprintf(stderr, "webhook-bench: webhook: %s\n", err.msg);
+		bench_note("webhook: %s", err.msg);
 		return 1;
 	}
 	nv = nsview_new();
@@ -468,8 +457,7 @@ int main(void)
 	strmap_release(&labels);
 	bare = bare_start(&c, &bare_port);
 	if (!bare || !bare_port) {
-		fprintf(stderr, "webhook-bench: cannot start the bare "
-			"responder\n");
+		bench_note("cannot start the bare responder");
 		webhook_free(wh);
 		return 1;
 	}
@@ -477,16 +465,14 @@ int main(void)
 	tw.ca_pem = tb.ca_pem = c.ca_pem;
 	tb.port = bare_port;
 	/* 3. the same load on each */
-	fprintf(stderr, "webhook-bench: %d keep-alive TLS clients, %.1f s "
-		"warm-up + %.1f s per target\n", CLIENTS, warm, secs);
+	bench_note("%d keep-alive TLS clients, %.1f s warm-up + %.1f s per "
+		   "target", CLIENTS, warm, secs);
 	drive(&tw, warm, secs, &rw);
-	fprintf(stderr, "webhook-bench: webhook %.0f reviews/s, server p50 "
-		"%.0f us p99 %.0f us, client p99 %.0f us\n", rw.rps, rw.p50,
-		rw.p99, rw.cp99);
+	bench_note("webhook %.0f reviews/s, server p50 %.0f us p99 %.0f us, "
+		   "client p99 %.0f us", rw.rps, rw.p50, rw.p99, rw.cp99);
 	drive(&tb, warm, secs, &rb);
-	fprintf(stderr, "webhook-bench: bare    %.0f reviews/s, server p50 "
-		"%.0f us p99 %.0f us, client p99 %.0f us\n", rb.rps, rb.p50,
-		rb.p99, rb.cp99);
+	bench_note("bare    %.0f reviews/s, server p50 %.0f us p99 %.0f us, "
+		   "client p99 %.0f us", rb.rps, rb.p50, rb.p99, rb.cp99);
 	MHD_stop_daemon(bare);
 	webhook_free(wh);
 	if (getloadavg(load, 3) < 0)
@@ -521,10 +507,10 @@ int main(void)
 	row("webhook: process CPU per review (bare responder)", rb.cpu_us,
 	    "µs", "same");
 	if (atomic_load(&tw.bad) || atomic_load(&tb.bad) || !rw.n || !rb.n) {
-		fprintf(stderr, "webhook-bench: FAILED: webhook %lu bad (%s), "
-			"bare %lu bad (%s), answered %lu / %lu\n",
-			atomic_load(&tw.bad), tw.first_bad,
-			atomic_load(&tb.bad), tb.first_bad, rw.n, rb.n);
+		bench_note("FAILED: webhook %lu bad (%s), bare %lu bad (%s), "
+			   "answered %lu / %lu", atomic_load(&tw.bad),
+			   tw.first_bad, atomic_load(&tb.bad), tb.first_bad,
+			   rw.n, rb.n);
 		rc = 1;
 	}
 	certs_release(&c);

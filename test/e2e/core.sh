@@ -32,11 +32,7 @@ T=${CORE_WAIT:-300}
 cd "$e2e_dir/manifests/core" || exit 1
 
 # The cluster is stopped on any exit, before lib.bash's cleanup.
-core_cleanup() {
-	[ -d "$cluster" ] && "$devcluster" stop "$cluster" >/dev/null 2>&1
-	e2e_cleanup
-}
-trap core_cleanup EXIT
+on_exit_stop_clusters "$cluster"
 
 # ---------------------------------------------------------------------
 # 1. The invariant checker on its fixtures (no cluster).
@@ -61,100 +57,10 @@ done
 # ---------------------------------------------------------------------
 # Helpers
 
-# snapshot FILE: everything the checker reads, as one List.
-snapshot() {
-	kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues \
-		-A -o json >"$1" 2>"$1.err"
-}
+# (now_ms, wait_until, is_eq, expect_eventually, jp, cond_line,
+# active_of, admission_of, snapshot, invariants, wl and FINISHED are
+# lib.bash's.)
 
-# invariants LABEL [--status]: one check: the checker passes on the
-# current state (--status: the statuses agree too; quiet points only).
-# With --status the queues' status counts are checked too; the manager
-# writes a queue's status at most once per second (controller/README.md),
-# so that check is retried for up to 5 s before it fails.
-invariants() {
-	local label=$1 end
-	shift
-	end=$(($(now_ms) + 5000))
-	while :; do
-		if ! snapshot "$work/snap.json"; then
-			fail "invariants: $label" "kubectl get failed: $(cat "$work/snap.json.err")"
-			return
-		fi
-		run_cmd "$inv_bin" "$@" "$work/snap.json"
-		[ "$rc" -eq 0 ] && break
-		[[ " $* " == *" --status "* ]] && [ "$(now_ms)" -lt "$end" ] ||
-			break
-		sleep 0.3
-	done
-	if [ "$rc" -eq 0 ]; then
-		pass "invariants: $label"
-	else
-		fail "invariants: $label" "$out"
-	fi
-}
-
-# now_ms: wall clock in milliseconds.
-now_ms() {
-	local t=${EPOCHREALTIME/./}
-	echo $((t / 1000))
-}
-
-# wait_until TENTHS CMD...: polls CMD (output discarded) every 0.2 s for
-# TENTHS/10 s of wall time (the machine may be busy: time, not tries).
-wait_until() {
-	local end=$(($(now_ms) + $1 * 100))
-	shift
-	while :; do
-		"$@" >/dev/null 2>&1 && return 0
-		[ "$(now_ms)" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
-
-# jp OBJ JSONPATH: kubectl get OBJ -o jsonpath (namespace default).
-jp() {
-	kubectl get "$1" -o jsonpath="$2" 2>&1
-}
-
-# is_eq WANT CMD...: CMD prints exactly WANT.
-is_eq() {
-	local want=$1
-	shift
-	[ "$("$@" 2>&1)" == "$want" ]
-}
-
-# expect_eventually NAME TENTHS WANT CMD...: CMD comes to print WANT.
-expect_eventually() {
-	local name=$1 n=$2 want=$3
-	shift 3
-	if wait_until "$n" is_eq "$want" "$@"; then
-		pass "$name"
-	else
-		fail "$name" "command: $*
-want: $want
-got:  $("$@" 2>&1 | head -20)
-manager log tail:
-$(tail -5 "$cluster/manager.log")"
-	fi
-}
-
-# wl NAME QUEUE CPU [MEMORY] [COUNT]: a v1beta2 Workload with one pod set
-# (printf only: the load case writes 200 of them).
-wl() {
-	printf '%s\n' --- 'apiVersion: kueue.x-k8s.io/v1beta2' 'kind: Workload' \
-		metadata: "  name: $1" '  namespace: default' spec: \
-		"  queueName: $2" '  podSets:' '  - name: main' \
-		"    count: ${5:-1}" '    template:' '      spec:' \
-		'        restartPolicy: Never' '        containers:' \
-		'        - name: c' \
-		'          image: registry.k8s.io/e2e-test-images/agnhost:2.53' \
-		'          resources:' '            requests:' \
-		"              cpu: \"$3\""
-	[ -z "${4:-}" ] || printf '              memory: "%s"\n' "$4"
-}
-
-FINISHED='[{"op":"add","path":"/status/conditions/-","value":{"type":"Finished","status":"True","reason":"Succeeded","message":"Job finished successfully","lastTransitionTime":"2026-01-01T00:00:00Z"}}]'
 # finish NAME...: adds Finished=True (the way a job integration does).
 finish() {
 	kubectl patch workload "$@" --subresource=status --type=json \
@@ -177,22 +83,8 @@ finish_many() {
 	done
 }
 
-# admitted_in WL: "Admitted-status CQ flavors" (one kubectl call).
-admitted_in() {
-	jp "workload/$1" '{.status.conditions[?(@.type=="Admitted")].status} {.status.admission.clusterQueue} {.status.admission.podSetAssignments[0].flavors}'
-}
-
-# cond_line OBJ TYPE: "status reason: message" of a condition.
-cond_line() {
-	jp "$1" "{range .status.conditions[?(@.type==\"$2\")]}{.status} {.reason}: {.message}{end}"
-}
-
 pending_msg() { # pending_msg WL: QuotaReserved's "status reason: message"
 	cond_line "workload/$1" QuotaReserved
-}
-
-active_of() { # active_of CQ: its Active condition as "status reason: message"
-	cond_line "clusterqueue/$1" Active
 }
 
 # ---------------------------------------------------------------------
@@ -212,15 +104,7 @@ export DEVCLUSTER_WEBHOOK=0
 # The reservation lines checked at the end are debug lines (Kueue's V(2)).
 export DEVCLUSTER_MANAGER_ARGS="--log-level debug"
 
-run_cmd "$devcluster" start "$cluster"
-if [ "$rc" -eq 0 ] && [ "$out" = "export KUBECONFIG=$cluster/kubeconfig" ]; then
-	pass "devcluster start"
-else
-	fail "devcluster start" "exit $rc: $out
-$(tail -20 "$cluster/manager.log" 2>/dev/null)"
-	e2e_finish
-fi
-export KUBECONFIG=$cluster/kubeconfig
+devcluster_start "devcluster start"
 match "devcluster status" 0 '^manager: running' "$devcluster" status "$cluster"
 
 # ---------------------------------------------------------------------
@@ -241,9 +125,9 @@ workload.kueue.x-k8s.io/w1 created
 workload.kueue.x-k8s.io/w2 created
 EOF
 expect_eventually "w1 admitted in default-flavor" "$T" \
-	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in w1
+	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admission_of w1
 expect_eventually "w2 admitted in default-flavor" "$T" \
-	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in w2
+	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admission_of w2
 invariants "w1, w2 admitted"
 expect "w2 admission" 0 kubectl get workload w2 -o jsonpath='{.status.admission}' <<'EOF'
 {"clusterQueue":"cluster-queue","podSetAssignments":[{"count":2,"flavors":{"cpu":"default-flavor","memory":"default-flavor"},"name":"main","resourceUsage":{"cpu":"4","memory":"2Gi"}}]}
@@ -288,7 +172,7 @@ expect "finish w1" 0 cat "$work/finish.out" <<'EOF'
 workload.kueue.x-k8s.io/w1 patched
 EOF
 expect_eventually "w3 admitted once w1 finished" "$T" \
-	'True cluster-queue {"cpu":"default-flavor"}' admitted_in w3
+	'True cluster-queue {"cpu":"default-flavor"}' admission_of w3
 expect_eventually "cluster-queue counts (pending 0, reserving 2, admitted 2)" "$T" "0 2 2" \
 	jp clusterqueue/cluster-queue '{.status.pendingWorkloads} {.status.reservingWorkloads} {.status.admittedWorkloads}'
 expect_eventually "cluster-queue reservation after w1" "$T" \
@@ -314,11 +198,11 @@ localqueue.kueue.x-k8s.io/lq-a created
 localqueue.kueue.x-k8s.io/lq-b created
 EOF
 wl wa1 lq-a 3 | kubectl create -f - >/dev/null 2>&1
-expect_eventually "wa1 (3 cpu) admitted in on-demand" "$T" 'True team-a {"cpu":"on-demand"}' admitted_in wa1
+expect_eventually "wa1 (3 cpu) admitted in on-demand" "$T" 'True team-a {"cpu":"on-demand"}' admission_of wa1
 wl wa2 lq-a 3 | kubectl create -f - >/dev/null 2>&1
-expect_eventually "wa2 (3 cpu) borrows on-demand from team-b" "$T" 'True team-a {"cpu":"on-demand"}' admitted_in wa2
+expect_eventually "wa2 (3 cpu) borrows on-demand from team-b" "$T" 'True team-a {"cpu":"on-demand"}' admission_of wa2
 wl wa3 lq-a 1 | kubectl create -f - >/dev/null 2>&1
-expect_eventually "wa3 (1 cpu) goes to spot: borrowingLimit 2 reached" "$T" 'True team-a {"cpu":"spot"}' admitted_in wa3
+expect_eventually "wa3 (1 cpu) goes to spot: borrowingLimit 2 reached" "$T" 'True team-a {"cpu":"spot"}' admission_of wa3
 expect_eventually "team-a flavorsReservation shows borrowed" "$T" \
 	'[{"name":"on-demand","resources":[{"borrowed":"2","name":"cpu","total":"6"},{"borrowed":"0","name":"memory","total":"0"}]},{"name":"spot","resources":[{"borrowed":"0","name":"cpu","total":"1"},{"borrowed":"0","name":"memory","total":"0"}]}]' \
 	jp clusterqueue/team-a '{.status.flavorsReservation}'
@@ -338,7 +222,7 @@ team-a | pool | 0
 team-b | pool | 1
 EOF
 finish wa2
-expect_eventually "wb1 admitted once wa2 finished" "$T" 'True team-b {"cpu":"on-demand"}' admitted_in wb1
+expect_eventually "wb1 admitted once wa2 finished" "$T" 'True team-b {"cpu":"on-demand"}' admission_of wb1
 expect_eventually "team-a no longer borrows" "$T" \
 	'[{"name":"on-demand","resources":[{"borrowed":"0","name":"cpu","total":"3"},{"borrowed":"0","name":"memory","total":"0"}]},{"name":"spot","resources":[{"borrowed":"0","name":"cpu","total":"1"},{"borrowed":"0","name":"memory","total":"0"}]}]' \
 	jp clusterqueue/team-a '{.status.flavorsReservation}'
@@ -354,10 +238,10 @@ EOF
 # small (1 cpu), created with it, fits and must not wait behind it.
 kubectl apply -f fifo.yaml >/dev/null 2>&1
 wl big1 lq-fifo 8 | kubectl create -f - >/dev/null 2>&1
-expect_eventually "big1 (8 of 9 cpu) admitted in fifo" "$T" 'True fifo {"cpu":"default-flavor"}' admitted_in big1
+expect_eventually "big1 (8 of 9 cpu) admitted in fifo" "$T" 'True fifo {"cpu":"default-flavor"}' admission_of big1
 { wl big2 lq-fifo 5; wl small lq-fifo 1; } | kubectl create -f - >/dev/null 2>&1
 expect_eventually "small (1 cpu), created with big2 (5 cpu), admitted" "$T" \
-	'True fifo {"cpu":"default-flavor"}' admitted_in small
+	'True fifo {"cpu":"default-flavor"}' admission_of small
 match "big2 pending (4 or 5 more needed, by which went first)" 0 \
 	"^False Pending: couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, [45] more needed$" \
 	pending_msg big2
@@ -444,7 +328,7 @@ if [ "$rc" -eq 0 ]; then
 else
 	fail "devcluster start (manager only) after a stop" "exit $rc: $out"
 fi
-expect_eventually "wc admitted by the new manager" "$T" 'True cluster-queue {"cpu":"default-flavor"}' admitted_in wc
+expect_eventually "wc admitted by the new manager" "$T" 'True cluster-queue {"cpu":"default-flavor"}' admission_of wc
 expect_eventually "cluster-queue counts after catching up" "$T" "0 2 2" \
 	jp clusterqueue/cluster-queue '{.status.pendingWorkloads} {.status.reservingWorkloads} {.status.admittedWorkloads}'
 invariants "manager caught up" --status
@@ -564,12 +448,7 @@ fi
 # ---------------------------------------------------------------------
 # 8. Stop: both processes end on SIGTERM.
 
-run_cmd "$devcluster" stop "$cluster"
-if [ "$rc" -eq 0 ] && [ -z "$out" ]; then
-	pass "devcluster stop (SIGTERM was enough)"
-else
-	fail "devcluster stop" "exit $rc: $out"
-fi
+devcluster_stop
 match "devcluster status after stop" 1 '^manager: stopped' "$devcluster" status "$cluster"
 run_cmd "$devcluster" stop "$cluster"
 if [ "$rc" -eq 0 ]; then pass "devcluster stop again (idempotent)"; else fail "devcluster stop again" "exit $rc: $out"; fi

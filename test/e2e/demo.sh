@@ -23,11 +23,7 @@ export DEMO_STATE=$state DEMO_JOBS=12 DEMO_SPAN=2 DEMO_RUNTIME_SCALE=0.15 \
 	DEMO_INTERVAL=500 DEMO_TIMEOUT=40
 export KUBECACHEDIR=$work/kcache
 
-demo_cleanup() {
-	[ -d "$state" ] && "$devcluster" stop "$state" >/dev/null 2>&1
-	e2e_cleanup
-}
-trap demo_cleanup EXIT
+on_exit_stop_clusters "$state"
 
 # leftovers: processes whose command line names the state dir (the
 # devserver's --data-dir, the manager's and cueue-demo's --kubeconfig)

@@ -42,101 +42,13 @@ cluster=$work/cluster
 T=${JOBS_WAIT:-300}
 cd "$e2e_dir/manifests/jobs" || exit 1
 
-jobs_cleanup() {
-	[ -d "$cluster" ] && "$devcluster" stop "$cluster" >/dev/null 2>&1
-	e2e_cleanup
-}
-trap jobs_cleanup EXIT
+on_exit_stop_clusters "$cluster"
 
 # ---------------------------------------------------------------------
-# Helpers (as core.sh's)
+# Helpers (now_ms, wait_until, is_eq, expect_eventually, jp, cond_line,
+# active_of, admission_of, snapshot, invariants, wl_name and release are
+# lib.bash's)
 
-now_ms() {
-	local t=${EPOCHREALTIME/./}
-	echo $((t / 1000))
-}
-
-# wait_until TENTHS CMD...: polls CMD every 0.2 s for TENTHS/10 s.
-wait_until() {
-	local end=$(($(now_ms) + $1 * 100))
-	shift
-	while :; do
-		"$@" >/dev/null 2>&1 && return 0
-		[ "$(now_ms)" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
-
-is_eq() {
-	local want=$1
-	shift
-	[ "$("$@" 2>&1)" == "$want" ]
-}
-
-# expect_eventually NAME TENTHS WANT CMD...: CMD comes to print WANT.
-expect_eventually() {
-	local name=$1 n=$2 want=$3
-	shift 3
-	if wait_until "$n" is_eq "$want" "$@"; then
-		pass "$name"
-	else
-		fail "$name" "command: $*
-want: $want
-got:  $("$@" 2>&1 | head -20)
-manager log tail:
-$(tail -5 "$cluster/manager.log")"
-	fi
-}
-
-# jp OBJ JSONPATH [NS]: kubectl get OBJ -o jsonpath (namespace default).
-jp() {
-	kubectl get "$1" -n "${3:-default}" -o jsonpath="$2" 2>&1
-}
-
-snapshot() {
-	kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues \
-		-A -o json >"$1" 2>"$1.err"
-}
-
-# invariants LABEL [--status]: the checker passes on the current state.
-# With --status the queues' status counts are checked too; the manager
-# writes a queue's status at most once per second (controller/README.md),
-# so that check is retried for up to 5 s before it fails.
-invariants() {
-	local label=$1 end
-	shift
-	end=$(($(now_ms) + 5000))
-	while :; do
-		if ! snapshot "$work/snap.json"; then
-			fail "invariants: $label" "kubectl get failed: $(cat "$work/snap.json.err")"
-			return
-		fi
-		run_cmd "$inv_bin" "$@" "$work/snap.json"
-		[ "$rc" -eq 0 ] && break
-		[[ " $* " == *" --status "* ]] && [ "$(now_ms)" -lt "$end" ] ||
-			break
-		sleep 0.3
-	done
-	if [ "$rc" -eq 0 ]; then
-		pass "invariants: $label"
-	else
-		fail "invariants: $label" "$out"
-	fi
-}
-
-# wl_name JOB [NS]: the Workload name Kueue derives from the Job:
-# job-<name>-<first 5 hex of sha1("Job\nbatch\n<name>\n<uid>")>.
-# Cached by namespace/name while the Job's uid stays (wl_cache).
-declare -A wl_cache=()
-wl_name() {
-	local key=${2:-default}/$1 uid h
-	if [ -z "${wl_cache[$key]:-}" ]; then
-		uid=$(jp "job/$1" '{.metadata.uid}' "${2:-default}")
-		h=$(printf 'Job\nbatch\n%s\n%s' "$1" "$uid" | sha1sum | cut -c1-5)
-		wl_cache[$key]=job-$1-$h
-	fi
-	echo "${wl_cache[$key]}"
-}
 # track JOB [NS]: fills the cache (call it in the suite's own shell).
 track() {
 	wl_name "$@" >/dev/null
@@ -144,12 +56,12 @@ track() {
 
 # admitted_in JOB [NS]: "Admitted-status CQ flavors" of the Job's Workload.
 admitted_in() {
-	jp "workload/$(wl_name "$1" "${2:-default}")" '{.status.conditions[?(@.type=="Admitted")].status} {.status.admission.clusterQueue} {.status.admission.podSetAssignments[0].flavors}' "${2:-default}"
+	admission_of "$(wl_name "$1" "${2:-default}")" "${2:-default}"
 }
 
 # reserved_msg JOB [NS]: the Workload's QuotaReserved "status reason: message".
 reserved_msg() {
-	jp "workload/$(wl_name "$1" "${2:-default}")" '{range .status.conditions[?(@.type=="QuotaReserved")]}{.status} {.reason}: {.message}{end}' "${2:-default}"
+	cond_line "workload/$(wl_name "$1" "${2:-default}")" QuotaReserved "${2:-default}"
 }
 
 # finished_of JOB [NS]: the Workload's Finished "status reason".
@@ -160,11 +72,6 @@ finished_of() {
 # running JOB [NS]: "suspend nodeSelector tolerations podset-label".
 running() {
 	jp "job/$1" '{.spec.suspend} {.spec.template.spec.nodeSelector} {.spec.template.spec.tolerations} {.spec.template.metadata.labels.kueue\.x-k8s\.io/podset}' "${2:-default}"
-}
-
-# release JOB... : the devserver's runner completes them now.
-release() {
-	kubectl annotate --overwrite job "$@" cueue.dev/runtime=1ms >/dev/null 2>&1
 }
 
 # cq_state CQ: "pending reserving admitted" and the reservation.
@@ -216,15 +123,7 @@ done
 cp "$manager_src" "$work/cueue-manager"
 export MANAGER_BIN=$work/cueue-manager
 export DEVCLUSTER_JOB_RUNTIME=1h
-run_cmd "$devcluster" start "$cluster"
-if [ "$rc" -eq 0 ] && [ "$out" = "export KUBECONFIG=$cluster/kubeconfig" ]; then
-	pass "devcluster start (webhook serving)"
-else
-	fail "devcluster start" "exit $rc: $out
-$(tail -20 "$cluster/manager.log" 2>/dev/null)"
-	e2e_finish
-fi
-export KUBECONFIG=$cluster/kubeconfig
+devcluster_start "devcluster start (webhook serving)"
 
 # ---------------------------------------------------------------------
 # 2. Quick start (getting-started/): the Job first, then the setup.
@@ -424,9 +323,6 @@ EOF
 expect "apply upstream minimal-cq" 0 kubectl apply -f "$up/admin/minimal-cq.yaml" <<'EOF'
 clusterqueue.kueue.x-k8s.io/cluster-queue-2 created
 EOF
-active_of() {
-	jp "clusterqueue/$1" '{range .status.conditions[?(@.type=="Active")]}{.status} {.reason}: {.message}{end}'
-}
 expect_eventually "cluster-queue-2 inactive: its AdmissionChecks do not exist" "$T" \
 	"False AdmissionCheckNotFound: Can't admit new workloads: references missing AdmissionCheck(s): sample-prov,sample-prov-2." \
 	active_of cluster-queue-2
@@ -921,10 +817,5 @@ EOF
 # ---------------------------------------------------------------------
 # 10. Stop.
 
-run_cmd "$devcluster" stop "$cluster"
-if [ "$rc" -eq 0 ] && [ -z "$out" ]; then
-	pass "devcluster stop (SIGTERM was enough)"
-else
-	fail "devcluster stop" "exit $rc: $out"
-fi
+devcluster_stop
 e2e_finish

@@ -11,6 +11,10 @@
 # Every server and background helper a suite starts is a child of the
 # suite's shell, recorded here and stopped (and reaped) on EXIT, so a
 # suite leaves no process behind even when it dies half-way.
+#
+# The last section holds what the devcluster suites share (core, jobs,
+# v1beta1, prometheus, promtool, demo): the cluster's start, stop and
+# cleanup, polling checks, jsonpath reads, cueue-invariants, Workloads.
 
 e2e_top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 e2e_dir=$e2e_top/test/e2e
@@ -304,4 +308,189 @@ e2e_finish() {
 	printf '%d passed, %d failed\n' "$passed" "$failed"
 	[ "$failed" -eq 0 ]
 	exit
+}
+
+# ---------------------------------------------------------------------
+# Helpers of the suites that run a test/e2e/devcluster (core, jobs,
+# v1beta1, prometheus, promtool, demo). They use the suite's variables
+# $devcluster (the script), $cluster (its state dir) and, for
+# invariants, $inv_bin (cueue-invariants).
+
+# on_exit_stop_clusters DIR...: the EXIT trap also stops each DIR's devcluster.
+e2e_clusters=()
+on_exit_stop_clusters() {
+	e2e_clusters=("$@")
+	trap e2e_cluster_cleanup EXIT
+}
+
+# e2e_cluster_cleanup: stops the devclusters whose dirs exist, then e2e_cleanup.
+e2e_cluster_cleanup() {
+	local d
+	for d in "${e2e_clusters[@]}"; do
+		[ -d "$d" ] && "$e2e_dir/devcluster" stop "$d" >/dev/null 2>&1
+	done
+	e2e_cleanup
+}
+
+# devcluster_start NAME: starts $cluster, check NAME; the suite ends if it fails.
+devcluster_start() {
+	run_cmd "$devcluster" start "$cluster"
+	if [ "$rc" -eq 0 ] && [ "$out" = "export KUBECONFIG=$cluster/kubeconfig" ]; then
+		pass "$1"
+	else
+		fail "devcluster start" "exit $rc: $out
+$(tail -20 "$cluster/manager.log" 2>/dev/null)"
+		e2e_finish
+	fi
+	export KUBECONFIG=$cluster/kubeconfig
+}
+
+# devcluster_stop: stops $cluster, one check that SIGTERM was enough (no output).
+devcluster_stop() {
+	run_cmd "$devcluster" stop "$cluster"
+	if [ "$rc" -eq 0 ] && [ -z "$out" ]; then
+		pass "devcluster stop (SIGTERM was enough)"
+	else
+		fail "devcluster stop" "exit $rc: $out"
+	fi
+}
+
+# now_ms: wall clock in milliseconds.
+now_ms() {
+	local t=${EPOCHREALTIME/./}
+	echo $((t / 1000))
+}
+
+# wait_until TENTHS CMD...: polls CMD (output discarded) every $poll_every s
+# for TENTHS/10 s of wall time (the machine may be busy: time, not tries).
+poll_every=0.2
+wait_until() {
+	local end=$(($(now_ms) + $1 * 100))
+	shift
+	while :; do
+		"$@" >/dev/null 2>&1 && return 0
+		[ "$(now_ms)" -lt "$end" ] || return 1
+		sleep "$poll_every"
+	done
+}
+
+# is_eq WANT CMD...: CMD prints exactly WANT (stdout+stderr).
+is_eq() {
+	local want=$1
+	shift
+	[ "$("$@" 2>&1)" == "$want" ]
+}
+
+# expect_eventually NAME TENTHS WANT CMD...: CMD comes to print WANT (a diff if multi-line).
+expect_eventually() {
+	local name=$1 n=$2 want=$3 got
+	shift 3
+	if wait_until "$n" is_eq "$want" "$@"; then
+		pass "$name"
+		return
+	fi
+	got=$("$@" 2>&1)
+	if [[ $want == *$'\n'* || $got == *$'\n'* ]]; then
+		got="diff want got:
+$(diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | head -30)"
+	else
+		got="want: $want
+got:  $got"
+	fi
+	fail "$name" "command: $*
+$got
+manager log tail:
+$(tail -5 "$cluster/manager.log")"
+}
+
+# jp OBJ JSONPATH [NS]: kubectl get OBJ -o jsonpath, stderr included (namespace default).
+jp() {
+	kubectl get "$1" -n "${3:-default}" -o jsonpath="$2" 2>&1
+}
+
+# cond_line OBJ TYPE [NS]: "status reason: message" of OBJ's condition TYPE.
+cond_line() {
+	jp "$1" "{range .status.conditions[?(@.type==\"$2\")]}{.status} {.reason}: {.message}{end}" "${3:-default}"
+}
+
+# active_of CQ: the ClusterQueue's Active condition as "status reason: message".
+active_of() {
+	cond_line "clusterqueue/$1" Active
+}
+
+# admission_of WL [NS]: "Admitted-status CQ flavors" of Workload WL (one kubectl call).
+admission_of() {
+	jp "workload/$1" '{.status.conditions[?(@.type=="Admitted")].status} {.status.admission.clusterQueue} {.status.admission.podSetAssignments[0].flavors}' "${2:-default}"
+}
+
+# snapshot FILE: everything cueue-invariants reads, as one List (stderr in FILE.err).
+snapshot() {
+	kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues \
+		-A -o json >"$1" 2>"$1.err"
+}
+
+# invariants LABEL [--status]: one check: $inv_bin passes on the current
+# state (--status: the statuses agree too; quiet points only). The
+# manager writes a queue's status at most once per second
+# (controller/README.md), so a --status check is retried for up to 5 s.
+invariants() {
+	local label=$1 end
+	shift
+	end=$(($(now_ms) + 5000))
+	while :; do
+		if ! snapshot "$work/snap.json"; then
+			fail "invariants: $label" "kubectl get failed: $(cat "$work/snap.json.err")"
+			return
+		fi
+		run_cmd "$inv_bin" "$@" "$work/snap.json"
+		[ "$rc" -eq 0 ] && break
+		[[ " $* " == *" --status "* ]] && [ "$(now_ms)" -lt "$end" ] ||
+			break
+		sleep 0.3
+	done
+	if [ "$rc" -eq 0 ]; then
+		pass "invariants: $label"
+	else
+		fail "invariants: $label" "$out"
+	fi
+}
+
+# wl NAME QUEUE CPU [MEMORY] [COUNT]: a v1beta2 Workload YAML, one pod set (printf only).
+wl() {
+	printf '%s\n' --- 'apiVersion: kueue.x-k8s.io/v1beta2' 'kind: Workload' \
+		metadata: "  name: $1" '  namespace: default' spec: \
+		"  queueName: $2" '  podSets:' '  - name: main' \
+		"    count: ${5:-1}" '    template:' '      spec:' \
+		'        restartPolicy: Never' '        containers:' \
+		'        - name: c' \
+		'          image: registry.k8s.io/e2e-test-images/agnhost:2.53' \
+		'          resources:' '            requests:' \
+		"              cpu: \"$3\""
+	[ -z "${4:-}" ] || printf '              memory: "%s"\n' "$4"
+}
+
+# FINISHED: the JSON patch that adds Finished=True (as a job integration does).
+FINISHED='[{"op":"add","path":"/status/conditions/-","value":{"type":"Finished","status":"True","reason":"Succeeded","message":"Job finished successfully","lastTransitionTime":"2026-01-01T00:00:00Z"}}]'
+
+# wl_name JOB [NS]: Kueue's Workload name job-<name>-<5 hex of sha1("Job\nbatch\n<name>\n<uid>")>, cached (wl_cache) by NS/name.
+declare -A wl_cache=()
+wl_name() {
+	local key=${2:-default}/$1 uid h
+	if [ -z "${wl_cache[$key]:-}" ]; then
+		uid=$(jp "job/$1" '{.metadata.uid}' "${2:-default}")
+		h=$(printf 'Job\nbatch\n%s\n%s' "$1" "$uid" | sha1sum | cut -c1-5)
+		wl_cache[$key]=job-$1-$h
+	fi
+	echo "${wl_cache[$key]}"
+}
+
+# release JOB...: the devserver's job runner completes them now.
+release() {
+	kubectl annotate --overwrite job "$@" cueue.dev/runtime=1ms >/dev/null 2>&1
+}
+
+# metrics_url: the manager's metrics URL from $cluster/manager.log ("... server listening on URL").
+metrics_url() {
+	sed -n 's/.*metrics[a-z ]* server listening on \(https\{0,1\}:\/\/[^" ]*\).*/\1/p' \
+		"$cluster/manager.log" | tail -1
 }

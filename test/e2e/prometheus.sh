@@ -60,10 +60,10 @@ prom_cleanup() {
 		wait "$prom_pid" 2>/dev/null
 		prom_pid=
 	fi
-	[ -d "$cluster" ] && "$devcluster" stop "$cluster" >/dev/null 2>&1
-	e2e_cleanup
+	e2e_cluster_cleanup
 }
-trap prom_cleanup EXIT
+on_exit_stop_clusters "$cluster"
+trap prom_cleanup EXIT # Prometheus first, then lib.bash's cluster cleanup
 
 for tool in kubectl curl; do
 	if ! command -v "$tool" >/dev/null 2>&1; then
@@ -82,46 +82,9 @@ if [ ! -x "$manager_src" ]; then
 fi
 
 # ---------------------------------------------------------------------
-# Helpers
-
-now_ms() {
-	local t=${EPOCHREALTIME/./}
-	echo $((t / 1000))
-}
-
-# wait_until TENTHS CMD...: polls CMD every 0.3 s for TENTHS/10 s.
-wait_until() {
-	local end=$(($(now_ms) + $1 * 100))
-	shift
-	while :; do
-		"$@" >/dev/null 2>&1 && return 0
-		[ "$(now_ms)" -lt "$end" ] || return 1
-		sleep 0.3
-	done
-}
-
-is_eq() {
-	local want=$1
-	shift
-	[ "$("$@" 2>&1)" == "$want" ]
-}
-
-# expect_eventually NAME TENTHS WANT CMD...: CMD comes to print WANT
-# (multi-line WANT compared exactly; the diff is shown on failure).
-expect_eventually() {
-	local name=$1 n=$2 want=$3 got
-	shift 3
-	if wait_until "$n" is_eq "$want" "$@"; then
-		pass "$name"
-	else
-		got=$("$@" 2>&1)
-		fail "$name" "command: $*
-diff want got:
-$(diff <(printf '%s\n' "$want") <(printf '%s\n' "$got") | head -30)
-manager log tail:
-$(tail -5 "$cluster/manager.log")"
-	fi
-}
+# Helpers (now_ms, wait_until, is_eq, expect_eventually, jp, wl, FINISHED
+# and metrics_url are lib.bash's). wait_until polls every 0.3 s here.
+poll_every=0.3
 
 # urlencode TEXT: percent-encodes everything but [A-Za-z0-9._~-].
 urlencode() {
@@ -171,35 +134,9 @@ promq() {
 	}' | LC_ALL=C sort
 }
 
-# scrape_url: the manager's metrics URL, from its log line
-# `... server listening on http://127.0.0.1:PORT` (devcluster binds
-# port 0; the log says which one).
-metrics_url() {
-	sed -n 's/.*metrics[a-z ]* server listening on \(https\{0,1\}:\/\/[^" ]*\).*/\1/p' \
-		"$cluster/manager.log" | tail -1
-}
-
-# wl NAME QUEUE CPU: a v1beta2 Workload in namespace default.
-wl() {
-	printf '%s\n' --- 'apiVersion: kueue.x-k8s.io/v1beta2' 'kind: Workload' \
-		metadata: "  name: $1" '  namespace: default' spec: \
-		"  queueName: $2" '  podSets:' '  - name: main' '    count: 1' \
-		'    template:' '      spec:' '        restartPolicy: Never' \
-		'        containers:' '        - name: c' \
-		'          image: registry.k8s.io/e2e-test-images/agnhost:2.53' \
-		'          resources:' '            requests:' \
-		"              cpu: \"$3\""
-}
-
-jp() {
-	kubectl get "$1" -o jsonpath="$2" 2>&1
-}
-
 admitted() { # admitted WL: the Admitted condition's status
 	jp "workload/$1" '{.status.conditions[?(@.type=="Admitted")].status}'
 }
-
-FINISHED='[{"op":"add","path":"/status/conditions/-","value":{"type":"Finished","status":"True","reason":"Succeeded","message":"Job finished successfully","lastTransitionTime":"2026-01-01T00:00:00Z"}}]'
 
 # ---------------------------------------------------------------------
 # 1. The cluster, with enableClusterQueueResources
@@ -218,15 +155,7 @@ else
 fi
 export DEVCLUSTER_CONFIG=$work/config.yaml
 
-run_cmd "$devcluster" start "$cluster"
-if [ "$rc" -eq 0 ] && [ "$out" = "export KUBECONFIG=$cluster/kubeconfig" ]; then
-	pass "devcluster start"
-else
-	fail "devcluster start" "exit $rc: $out
-$(tail -20 "$cluster/manager.log" 2>/dev/null)"
-	e2e_finish
-fi
-export KUBECONFIG=$cluster/kubeconfig
+devcluster_start "devcluster start"
 murl=$(metrics_url)
 if [ -n "$murl" ] && curl -sf --max-time 5 "$murl/metrics" >/dev/null; then
 	pass "the manager serves /metrics at $murl"

@@ -22,11 +22,7 @@ set -u
 e2e_init promtool
 
 cluster=$work/cluster
-promtool_cleanup() {
-	[ -d "$cluster" ] && "$e2e_dir/devcluster" stop "$cluster" >/dev/null 2>&1
-	e2e_cleanup
-}
-trap promtool_cleanup EXIT
+on_exit_stop_clusters "$cluster"
 
 prom=$e2e_top/manifests/prometheus
 build=${E2E_BUILD:-$e2e_top/build/default}
@@ -151,15 +147,7 @@ live_scrape() {
 		'metadata:' '  name: lq-a' '  namespace: default' 'spec:' \
 		'  clusterQueue: cq-a' >"$work/live1.yaml"
 	for w in w1:1 w2:2 w3:2 w4:3; do
-		printf '%s\n' --- 'apiVersion: kueue.x-k8s.io/v1beta2' \
-			'kind: Workload' 'metadata:' "  name: ${w%:*}" \
-			'  namespace: default' 'spec:' '  queueName: lq-a' \
-			'  podSets:' '  - name: main' '    count: 1' \
-			'    template:' '      spec:' \
-			'        restartPolicy: Never' '        containers:' \
-			'        - name: c' '          image: busybox' \
-			'          resources:' '            requests:' \
-			"              cpu: \"${w#*:}\""
+		wl "${w%:*}" lq-a "${w#*:}"
 	done >"$work/wls.yaml"
 	awk '/^---$/ { n++ } n <= 1' "$work/wls.yaml" >>"$work/live1.yaml"
 	awk '/^---$/ { n++ } n > 1' "$work/wls.yaml" >"$work/live2.yaml"
@@ -169,12 +157,10 @@ live_scrape() {
 		[ "$st" = True ] && break
 		sleep 0.2
 	done
-	kubectl patch workload w1 --subresource=status --type=json -p \
-		'[{"op":"add","path":"/status/conditions/-","value":{"type":"Finished","status":"True","reason":"Succeeded","message":"Job finished successfully","lastTransitionTime":"2026-01-01T00:00:00Z"}}]' \
+	kubectl patch workload w1 --subresource=status --type=json -p "$FINISHED" \
 		>/dev/null || return 1
 	kubectl apply -f "$work/live2.yaml" >/dev/null || return 1
-	murl=$(sed -n 's/.*metrics[a-z ]* server listening on \(https\{0,1\}:\/\/[^" ]*\).*/\1/p' \
-		"$cluster/manager.log" | tail -1)
+	murl=$(metrics_url)
 	# wait for the state: pending 1 (w4), admitted active 2 (w2, w3),
 	# admitted total 3 (w1 finished)
 	for _ in $(seq 1 150); do

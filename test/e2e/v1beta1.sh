@@ -42,52 +42,11 @@ V1=v1beta1.kueue.x-k8s.io
 V2=v1beta2.kueue.x-k8s.io
 WARNING='Warning: This version is deprecated. Use v1beta2 instead.'
 
-v1beta1_cleanup() {
-	[ -d "$cluster" ] && "$devcluster" stop "$cluster" >/dev/null 2>&1
-	[ -d "$nowebhook" ] && "$devcluster" stop "$nowebhook" >/dev/null 2>&1
-	e2e_cleanup
-}
-trap v1beta1_cleanup EXIT
+on_exit_stop_clusters "$cluster" "$nowebhook"
 
 # ---------------------------------------------------------------------
-# Helpers (as jobs.sh's)
-
-now_ms() {
-	local t=${EPOCHREALTIME/./}
-	echo $((t / 1000))
-}
-
-# wait_until TENTHS CMD...: polls CMD every 0.2 s for TENTHS/10 s.
-wait_until() {
-	local end=$(($(now_ms) + $1 * 100))
-	shift
-	while :; do
-		"$@" >/dev/null 2>&1 && return 0
-		[ "$(now_ms)" -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
-
-is_eq() {
-	local want=$1
-	shift
-	[ "$("$@" 2>&1)" == "$want" ]
-}
-
-# expect_eventually NAME TENTHS WANT CMD...: CMD comes to print WANT.
-expect_eventually() {
-	local name=$1 n=$2 want=$3
-	shift 3
-	if wait_until "$n" is_eq "$want" "$@"; then
-		pass "$name"
-	else
-		fail "$name" "command: $*
-want: $want
-got:  $("$@" 2>&1 | head -20)
-manager log tail:
-$(tail -5 "$cluster/manager.log")"
-	fi
-}
+# Helpers (now_ms, wait_until, is_eq, expect_eventually, wl_name and
+# release are lib.bash's)
 
 # nowarn: drops kubectl's deprecation warning lines (checked on their own).
 nowarn() {
@@ -211,23 +170,6 @@ live: $live"
 	fi
 }
 
-# wl_name JOB [NS]: the Workload name Kueue derives from the Job (jobs.sh).
-declare -A wl_cache=()
-wl_name() {
-	local key=${2:-default}/$1 uid h
-	if [ -z "${wl_cache[$key]:-}" ]; then
-		uid=$(kubectl get "job/$1" -n "${2:-default}" -o jsonpath='{.metadata.uid}')
-		h=$(printf 'Job\nbatch\n%s\n%s' "$1" "$uid" | sha1sum | cut -c1-5)
-		wl_cache[$key]=job-$1-$h
-	fi
-	echo "${wl_cache[$key]}"
-}
-
-# release JOB... : the devserver's runner completes them now.
-release() {
-	kubectl annotate --overwrite job "$@" cueue.dev/runtime=1ms >/dev/null 2>&1
-}
-
 # ---------------------------------------------------------------------
 # 1. The cluster: devserver + manager with the real webhook path.
 
@@ -242,15 +184,7 @@ python3 -c 'import yaml' 2>/dev/null || {
 cp "$manager_src" "$work/cueue-manager"
 export MANAGER_BIN=$work/cueue-manager
 export DEVCLUSTER_JOB_RUNTIME=1h
-run_cmd "$devcluster" start "$cluster"
-if [ "$rc" -eq 0 ] && [ "$out" = "export KUBECONFIG=$cluster/kubeconfig" ]; then
-	pass "devcluster start (webhook serving)"
-else
-	fail "devcluster start" "exit $rc: $out
-$(tail -20 "$cluster/manager.log" 2>/dev/null)"
-	e2e_finish
-fi
-export KUBECONFIG=$cluster/kubeconfig
+devcluster_start "devcluster start (webhook serving)"
 
 # The CA the manager's certificate management injected into the CRDs'
 # conversion is the one of its webhook configurations.
@@ -713,10 +647,5 @@ fi
 # ---------------------------------------------------------------------
 # 8. Stop.
 
-run_cmd "$devcluster" stop "$cluster"
-if [ "$rc" -eq 0 ] && [ -z "$out" ]; then
-	pass "devcluster stop (SIGTERM was enough)"
-else
-	fail "devcluster stop" "exit $rc: $out"
-fi
+devcluster_stop
 e2e_finish
