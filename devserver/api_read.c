@@ -6,8 +6,11 @@
  *
  * Lists are served from the current state; "not older than" always
  * holds, Exact reads of an RV the store no longer has answer 410, and an
- * RV from the future waits up to 3 s before 504.
+ * RV from the future waits up to 3 s before 504. A list split in pages is
+ * served from the first page's snapshot, as the real server's is (see
+ * "list snapshots" below).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -414,10 +417,13 @@ static char *b64_decode(const char *s)
 	return out;
 }
 
-static char *token_make(uint64_t rv, const char *start)
+static char *token_make(uint64_t rv, const char *start, uint64_t snap,
+			size_t off)
 {
-	json_t *j = json_pack("{s:s, s:I, s:s}", "v", "meta.k8s.io/v1", "rv",
-			      (json_int_t)rv, "start", start);
+	json_t *j = json_pack("{s:s, s:I, s:s, s:I, s:I}", "v",
+			      "meta.k8s.io/v1", "rv", (json_int_t)rv, "start",
+			      start, "snap", (json_int_t)snap, "off",
+			      (json_int_t)off);
 	char *s = json_dumps(j, JSON_COMPACT), *t;
 
 	json_decref(j);
@@ -426,8 +432,11 @@ static char *token_make(uint64_t rv, const char *start)
 	return t;
 }
 
-/* Returns the "ns/name" to continue after (new), or NULL + st. */
-static char *token_parse(const char *tok, struct api_status *st)
+/* Returns the "ns/name" to continue after (new) and sets *snap_rv to the
+ * list's snapshot resourceVersion, *snap and *off to its snapshot and
+ * offset (0 when absent), or NULL + st. */
+static char *token_parse(const char *tok, uint64_t *snap_rv, uint64_t *snap,
+			 size_t *off, struct api_status *st)
 {
 	char *raw = b64_decode(tok);
 	json_t *j = raw ? json_loads(raw, 0, NULL) : NULL;
@@ -438,11 +447,122 @@ static char *token_parse(const char *tok, struct api_status *st)
 		status_bad_request(st, "continue key is not valid: incorrect "
 				   "encoded start resourceVersion (version "
 				   "meta.k8s.io/v1)");
-	else
+	else {
 		out = xstrdup(start);
+		*snap_rv = (uint64_t)json_integer_value(json_object_get(j, "rv"));
+		*snap = (uint64_t)json_integer_value(json_object_get(j, "snap"));
+		*off = (size_t)json_integer_value(json_object_get(j, "off"));
+	}
 	json_decref(j);
 	free(raw);
 	return out;
+}
+
+/* ---- list snapshots ---- */
+
+/*
+ * The real server serves every page of a list from the first page's
+ * snapshot and reports that snapshot's resourceVersion on each, so a
+ * client that lists page by page and then watches from that version sees
+ * every change exactly once. This store keeps one version of each object,
+ * so a list that does not fit its first page keeps the whole filtered
+ * result (references to the stored objects, which are immutable) for
+ * SNAP_TTL_MS; its continue tokens name that snapshot and an offset into
+ * it. At most SNAP_MAX snapshots live (the oldest goes first), shared by
+ * every devserver of the process under one leaf mutex. A token whose
+ * snapshot is gone is served from the current state after its start key,
+ * still reporting the snapshot's resourceVersion (k8s-api.md: acceptable);
+ * a client then sees some changes twice, in order, but never misses one.
+ */
+#define SNAP_MAX 8
+#define SNAP_TTL_MS 60000
+
+struct list_snap {
+	uint64_t id;        /* 0: free slot */
+	int64_t born_ms;
+	const struct store *store;
+	char *key;          /* resource, namespace and selectors */
+	json_t *items;      /* the whole filtered list */
+};
+
+static pthread_mutex_t snap_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct list_snap snaps[SNAP_MAX]; /* under snap_lock */
+static uint64_t snap_last_id;            /* under snap_lock */
+
+static char *snap_key(const struct op *op, const struct list_opts *lo)
+{
+	return xasprintf("%s\n%s\n%s\n%s", op->type->key,
+			 op->ns ? op->ns : "", lo->lsel ? lo->lsel : "",
+			 lo->fsel ? lo->fsel : "");
+}
+
+static void snap_clear(struct list_snap *s)
+{
+	json_decref(s->items);
+	free(s->key);
+	memset(s, 0, sizeof(*s));
+}
+
+/* Keeps items (reference taken over); returns the snapshot's id. */
+static uint64_t snap_put(const struct store *st, char *key, json_t *items,
+			 int64_t now)
+{
+	struct list_snap *slot = &snaps[0];
+	uint64_t id;
+
+	pthread_mutex_lock(&snap_lock);
+	for (size_t i = 0; i < SNAP_MAX; i++) {
+		if (snaps[i].id && now - snaps[i].born_ms > SNAP_TTL_MS)
+			snap_clear(&snaps[i]);
+		if (!snaps[i].id || (slot->id &&
+				     snaps[i].born_ms < slot->born_ms))
+			slot = &snaps[i];
+	}
+	snap_clear(slot);
+	id = ++snap_last_id;
+	*slot = (struct list_snap){ .id = id, .born_ms = now, .store = st,
+				    .key = key, .items = items };
+	pthread_mutex_unlock(&snap_lock);
+	return id;
+}
+
+/* Items [off, off + limit) of snapshot id (a new array of references),
+ * and *total; NULL when the snapshot is gone or is another list's. */
+static json_t *snap_slice(const struct store *st, const char *key,
+			  uint64_t id, size_t off, size_t limit, size_t *total,
+			  int64_t now)
+{
+	json_t *out = NULL;
+
+	pthread_mutex_lock(&snap_lock);
+	for (size_t i = 0; i < SNAP_MAX; i++) {
+		struct list_snap *s = &snaps[i];
+		size_t n;
+
+		if (s->id != id || s->store != st || strcmp(s->key, key) ||
+		    now - s->born_ms > SNAP_TTL_MS)
+			continue;
+		n = json_array_size(s->items);
+		if (off > n)
+			break;
+		out = json_array();
+		for (size_t k = off; k < n && k - off < limit; k++)
+			json_array_append(out, json_array_get(s->items, k));
+		*total = n;
+		break;
+	}
+	pthread_mutex_unlock(&snap_lock);
+	return out;
+}
+
+/* The store key ("ns/name", "/name") of a listed object. */
+static char *item_key(const json_t *obj)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const char *ns = json_string_value(json_object_get(md, "namespace"));
+	const char *name = json_string_value(json_object_get(md, "name"));
+
+	return xasprintf("%s/%s", ns ? ns : "", name ? name : "");
 }
 
 /* ---- LIST ---- */
@@ -558,14 +678,17 @@ void read_list(struct op *op, const struct list_opts *lo,
 	struct store_list_opts o = { .ns = op->ns, .limit = lo->limit };
 	struct media m;
 	json_t *items, *meta, *out;
-	char *after = NULL;
+	char *after = NULL, *skey = NULL, *next = NULL;
 	char av[300], rvb[32];
+	uint64_t snap_rv = 0, snap = 0;
+	size_t off = 0, total = 0, remaining = 0;
+	json_t *page = NULL;
 
 	if (media_negotiate(op->req, true, &m, &st) < 0 ||
 	    check_list_rv(op, lo, &st) < 0)
 		goto fail;
 	if (lo->cont) {
-		after = token_parse(lo->cont, &st);
+		after = token_parse(lo->cont, &snap_rv, &snap, &off, &st);
 		if (!after)
 			goto fail;
 	}
@@ -576,27 +699,69 @@ void read_list(struct op *op, const struct list_opts *lo,
 	o.after = after;
 	o.filter = filter_cb;
 	o.ctx = &sel;
-	store_list(op->api->store, op->type->key, &o, &r);
+	if (lo->limit)
+		skey = snap_key(op, lo);
+	if (lo->limit && snap)
+		page = snap_slice(op->api->store, skey, snap, off, lo->limit,
+				  &total, op->now_ms);
+	if (lo->limit && !lo->cont) {
+		/* the first page: the whole list, kept when it does not fit */
+		o.limit = 0;
+		store_list(op->api->store, op->type->key, &o, &r);
+		snap_rv = r.rv;
+		total = json_array_size(r.items);
+		if (total > lo->limit) {
+			snap = snap_put(op->api->store, skey,
+					json_incref(r.items), op->now_ms);
+			skey = NULL;
+			page = json_array();
+			for (size_t k = 0; k < lo->limit; k++)
+				json_array_append(page,
+						  json_array_get(r.items, k));
+		} else {
+			page = json_incref(r.items);
+		}
+		store_list_result_release(&r);
+	}
+	if (page) {
+		off += json_array_size(page);
+		remaining = total - off;
+		if (remaining)
+			next = item_key(json_array_get(
+				page, json_array_size(page) - 1));
+	} else {
+		/* no limit, or the token's snapshot is gone: current state */
+		store_list(op->api->store, op->type->key, &o, &r);
+		page = json_incref(r.items);
+		if (!snap_rv)
+			snap_rv = r.rv;
+		snap = 0;
+		off = 0;
+		remaining = r.remaining;
+		next = r.next ? xstrdup(r.next) : NULL;
+		store_list_result_release(&r);
+	}
 	selectors_release(&sel);
 	free(after);
-	items = convert_objects(op->api, op->type, r.items, op->ver->name,
-				&st);
+	free(skey);
+	items = convert_objects(op->api, op->type, page, op->ver->name, &st);
+	json_decref(page);
 	if (!items) {
-		store_list_result_release(&r);
+		free(next);
 		goto fail;
 	}
 	meta = json_object();
-	snprintf(rvb, sizeof(rvb), "%llu", (unsigned long long)r.rv);
+	snprintf(rvb, sizeof(rvb), "%llu", (unsigned long long)snap_rv);
 	json_object_set_new(meta, "resourceVersion", json_string(rvb));
-	if (r.next && lo->limit) {
-		char *tok = token_make(r.rv, r.next);
+	if (next && lo->limit) {
+		char *tok = token_make(snap_rv, next, snap, off);
 
 		json_object_set_new(meta, "continue", json_string(tok));
 		json_object_set_new(meta, "remainingItemCount",
-				    json_integer((json_int_t)r.remaining));
+				    json_integer((json_int_t)remaining));
 		free(tok);
 	}
-	store_list_result_release(&r);
+	free(next);
 	if (m.kind == MEDIA_TABLE) {
 		out = table_build(items, op->ver->columns, printer(op),
 				  lo->include, true, meta, op->now_ms);
