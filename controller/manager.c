@@ -62,6 +62,7 @@
 #define DEFAULT_PENDING_MSG_MS 10000
 #define DEFAULT_STATUS_INTERVAL_MS 1000
 #define DEFER_TICK_MS 1000
+#define AUDIT_MS 5000 /* audit_holds period at --log-level debug */
 
 /* ------------------------------------------------------------------ */
 /* Entries */
@@ -253,6 +254,7 @@ struct manager {
 				     (d_prev/d_next), in no order */
 	size_t ndeferred;
 	struct timer defer;       /* DEFER_TICK_MS while deferq is set */
+	struct timer audit;       /* audit_holds every AUDIT_MS (debug) */
 	struct event_recorder *ev; /* owned; "kueue-admission" */
 	size_t wl_inflight;
 	size_t pend_inflight;     /* of those, pending writes */
@@ -477,6 +479,7 @@ static void defer_del(struct manager *m, struct wl_entry *e)
 	e->deferred = false;
 	if (!--m->ndeferred)
 		loop_timer_cancel(m->l, &m->defer);
+	loop_timer_cancel(m->l, &m->audit);
 }
 
 static void pump(struct manager *m);
@@ -2249,6 +2252,70 @@ static void wl_drop(struct manager *m, struct wl_entry *e)
 	pump(m);
 }
 
+/*
+ * Debug audit of what sched holds against the cache: a workload sched
+ * counts as holding quota whose cached version does not hold any (and
+ * no admission of ours is on its way) is a phantom reservation. Logs
+ * the counts and a few examples; O(workloads), run after a resync.
+ */
+static void audit_holds(struct manager *m, const char *why)
+{
+	size_t pos = 0, n = 0, adm = 0, call = 0, fou = 0, fin = 0;
+	size_t shown = 0;
+	struct wl_entry *e;
+
+	if (!m->fed || !log_enabled(LOG_DEBUG))
+		return;
+	while ((e = hmap_next(&m->wls, &pos, NULL))) {
+		const struct workload *w = e->w;
+		bool cache_holds = workload_has_quota_reservation(w) &&
+				   w->has_admission &&
+				   !workload_is_finished(w) && w->active;
+		const char *name;
+		char *ns;
+
+		if (cache_holds)
+			continue;
+		ns = split_key(e->key, &name);
+		if (!sched_wl_holds_quota(m->s, ns, name)) {
+			free(ns);
+			continue;
+		}
+		n++;
+		adm += e->admit_pending;
+		call += e->call_kind == WC_ADMIT;
+		fou += e->forget_on_update;
+		fin += workload_is_finished(w);
+		if (shown < 5 && !e->admit_pending &&
+		    e->call_kind != WC_ADMIT) {
+			shown++;
+			log_msg(LOG_DEBUG, "audit", ns, name,
+				"phantom hold: rv %s admit_rv %s sent_rv %s "
+				"forget_on_update %d finished %d active %d "
+				"in_sched %d",
+				w->meta.resource_version,
+				e->admit_rv ? e->admit_rv : "-",
+				e->sent_rv ? e->sent_rv : "-",
+				e->forget_on_update, workload_is_finished(w),
+				w->active, e->in_sched);
+		}
+		free(ns);
+	}
+	log_msg(LOG_DEBUG, "audit", NULL, NULL,
+		"%s: %zu held by sched, not by the cache (admit pending %zu, "
+		"admit in flight %zu, forget_on_update %zu, finished %zu)",
+		why, n, adm, call, fou, fin);
+}
+
+static void on_audit(void *ud, int64_t now_ms)
+{
+	struct manager *m = ud;
+
+	(void)now_ms;
+	audit_holds(m, "periodic");
+	loop_timer_arm(m->l, &m->audit, AUDIT_MS);
+}
+
 static void remove_wl(struct manager *m, const char *key)
 {
 	struct wl_entry *e = hmap_get(&m->wls, key);
@@ -2328,6 +2395,8 @@ static void on_replace(void *ud, json_t *items, bool initial)
 		log_msg(LOG_INFO, "informer", NULL, d->resource,
 			"resynced");
 		d->sweep(m, m->gen[inf->kind]);
+		if (inf->kind == INF_WL)
+			audit_holds(m, "after workloads resync");
 	}
 	json_decref(items);
 }
@@ -2646,6 +2715,9 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	timers_setup(&m->wake, on_wake, m);
 	timers_setup(&m->backoff, on_backoff, m);
 	timers_setup(&m->defer, on_defer, m);
+	timers_setup(&m->audit, on_audit, m);
+	if (log_enabled(LOG_DEBUG))
+		loop_timer_arm(m->l, &m->audit, AUDIT_MS);
 	loop_set_before_sleep(m->l, before_sleep, m);
 	for (int i = 0; i < INF_N; i++) {
 		const struct inf_def *d = &inf_defs[i];
