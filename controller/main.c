@@ -194,6 +194,7 @@ int main(int argc, char **argv)
 	}
 	ko.qps = fl.has_qps ? fl.qps : cfg.client_qps;
 	ko.burst = (int)(fl.has_burst ? fl.burst : cfg.client_burst);
+	mo.pending_grace_ms = 1000; /* controller/README.md */
 	mo.ignore_undeclared =
 		cfg.res_quota_check == CONFIG_QUOTA_IGNORE_UNDECLARED;
 	mo.no_partial_admission =

@@ -58,10 +58,12 @@
 #define COND_ADMITTED "Admitted"
 #define COND_ACTIVE "Active"
 #define REASON_INADMISSIBLE "Inadmissible"
+#define REASON_PENDING "Pending"
 #define EVENT_COMPONENT "kueue-admission"
 #define DEFAULT_PENDING_MSG_MS 10000
 #define DEFAULT_STATUS_INTERVAL_MS 1000
 #define DEFER_TICK_MS 1000
+#define METRICS_FLUSH_MS 250 /* ClusterQueue gauges: at most 4 refreshes/s */
 #define AUDIT_MS 5000 /* audit_holds period at --log-level debug */
 
 /* ------------------------------------------------------------------ */
@@ -95,6 +97,7 @@ struct cq_entry {
 	size_t nflavors;
 	struct lq_entry *lqs;     /* LocalQueues naming this queue */
 	bool active;              /* last seen through sched_cq_status */
+	bool mdirty;              /* named in m->mdirty: gauges to refresh */
 	struct kube_call *fin_call;
 	char *fin_rv;
 	uint64_t seen;
@@ -147,6 +150,8 @@ struct wl_entry {
 	/* the QuotaReserved=False condition the object should show */
 	char *want_reason;       /* owned or NULL */
 	char *want_msg;          /* owned or NULL */
+	int64_t want_since_ms;   /* loop time want_reason was last set
+				    from none */
 	/* an admit decision waiting for its write */
 	bool admit_pending;
 	struct admission adm;    /* owned while admit_pending */
@@ -264,6 +269,10 @@ struct manager {
 	struct status_writer *cqw, *lqw; /* owned */
 	struct timer wake;        /* run the before-sleep step again soon */
 	struct timer backoff;     /* sched_next_wakeup */
+	char **mdirty;            /* owned; ClusterQueues whose gauges the
+				     next mflush refreshes */
+	size_t nmdirty, cap_mdirty;
+	struct timer mflush;      /* METRICS_FLUSH_MS after the first mark */
 	char **dirty_cq;          /* owned; collected by sched_take_dirty */
 	size_t ndirty_cq, cap_dirty_cq;
 	char **dirty_lq;
@@ -401,6 +410,8 @@ static void want_set(struct wl_entry *e, const char *reason, const char *msg)
 {
 	if (str_eq(e->want_reason, reason) && str_eq(e->want_msg, msg))
 		return;
+	if (!e->want_reason)
+		e->want_since_ms = loop_now_ms(e->m->l);
 	set_str(&e->want_reason, reason);
 	set_str(&e->want_msg, msg);
 }
@@ -438,6 +449,13 @@ static enum pend_need wl_pending_need(const struct manager *m,
 	if (e->sent_rv && str_eq(e->sent_rv, e->w->meta.resource_version))
 		return PEND_NONE;
 	c = conditions_find(&e->w->conds, COND_QUOTA_RESERVED);
+	/* A workload that never had a QuotaReserved condition and does not
+	 * fit yet gets its first one after pending_grace_ms: under a
+	 * stream most are admitted sooner, and never written pending. */
+	if (!c && m->o.pending_grace_ms > 0 &&
+	    str_eq(e->want_reason, REASON_PENDING) &&
+	    loop_now_ms(m->l) - e->want_since_ms < m->o.pending_grace_ms)
+		return PEND_LATER;
 	if (!c || c->status != COND_FALSE ||
 	    !str_eq(c->reason, e->want_reason))
 		return PEND_NOW;
@@ -479,7 +497,6 @@ static void defer_del(struct manager *m, struct wl_entry *e)
 	e->deferred = false;
 	if (!--m->ndeferred)
 		loop_timer_cancel(m->l, &m->defer);
-	loop_timer_cancel(m->l, &m->audit);
 }
 
 static void pump(struct manager *m);
@@ -900,7 +917,7 @@ static void apply_decisions(struct manager *m)
 			if (e->inq == WQ_PENDING)
 				wl_dequeue(m, e);
 		} else {
-			want_set(e, d->reason ? d->reason : "Pending",
+			want_set(e, d->reason ? d->reason : REASON_PENDING,
 				 d->message ? d->message : "");
 			log_msg(LOG_DEBUG, "scheduler", d->wl->meta.namespace,
 				d->wl->meta.name, "pending: %s",
@@ -2536,6 +2553,40 @@ static void collect_lq(void *ud, const char *key)
 }
 
 /*
+ * A ClusterQueue's gauges are refreshed at most every METRICS_FLUSH_MS,
+ * not after every cycle that touched the queue: with a thousand queues
+ * each refresh (a dozen labelled series looked up, two usage tables
+ * built) was a fifth of the manager's CPU, and a scrape interval is
+ * seconds. manager_idle waits for the flush.
+ */
+static void cq_metrics_mark(struct manager *m, struct cq_entry *e)
+{
+	if (!m->o.metrics || e->mdirty)
+		return;
+	e->mdirty = true;
+	collect(&m->mdirty, &m->nmdirty, &m->cap_mdirty, e->name);
+	if (m->nmdirty == 1)
+		loop_timer_arm(m->l, &m->mflush, METRICS_FLUSH_MS);
+}
+
+static void on_mflush(void *ud, int64_t now_ms)
+{
+	struct manager *m = ud;
+
+	(void)now_ms;
+	for (size_t i = 0; i < m->nmdirty; i++) {
+		struct cq_entry *e = hmap_get(&m->cqs, m->mdirty[i]);
+
+		if (e && e->mdirty) {
+			e->mdirty = false;
+			cq_metrics(m, e);
+		}
+		free(m->mdirty[i]);
+	}
+	m->nmdirty = 0;
+}
+
+/*
  * Status writes for the queues sched marked, and the consequences of a
  * ClusterQueue turning active or inactive (its workloads re-resolved,
  * its LocalQueues' Active condition). Collected first, acted on after:
@@ -2559,7 +2610,7 @@ static void process_dirty(struct manager *m)
 				cq_resolve_all(m, e);
 			}
 			status_writer_mark(m->cqw, e->name);
-			cq_metrics(m, e);
+			cq_metrics_mark(m, e);
 			if (e->cq->meta.deletion_ms)
 				cq_finalize(m, e);
 		}
@@ -2716,6 +2767,7 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	timers_setup(&m->backoff, on_backoff, m);
 	timers_setup(&m->defer, on_defer, m);
 	timers_setup(&m->audit, on_audit, m);
+	timers_setup(&m->mflush, on_mflush, m);
 	if (log_enabled(LOG_DEBUG))
 		loop_timer_arm(m->l, &m->audit, AUDIT_MS);
 	loop_set_before_sleep(m->l, before_sleep, m);
@@ -2766,6 +2818,8 @@ void manager_free(struct manager *m)
 	loop_timer_cancel(m->l, &m->wake);
 	loop_timer_cancel(m->l, &m->backoff);
 	loop_timer_cancel(m->l, &m->defer);
+	loop_timer_cancel(m->l, &m->audit);
+	loop_timer_cancel(m->l, &m->mflush);
 	status_writer_free(m->cqw);
 	status_writer_free(m->lqw);
 	sched_decisions_release(&m->decs);
@@ -2799,6 +2853,9 @@ void manager_free(struct manager *m)
 	hmap_release(&m->nss);
 	hmap_release(&m->wpcs);
 	event_recorder_free(m->ev);
+	for (size_t i = 0; i < m->nmdirty; i++)
+		free(m->mdirty[i]);
+	free(m->mdirty);
 	free(m->dirty_cq);
 	free(m->dirty_lq);
 	free(m);
@@ -2813,7 +2870,7 @@ bool manager_idle(const struct manager *m)
 {
 	return !m->wl_inflight && !m->fin_inflight && !m->admitq.head &&
 	       !m->pendq.head && !m->ndeferred &&
-	       !event_recorder_pending(m->ev) &&
+	       !event_recorder_pending(m->ev) && !m->nmdirty &&
 	       status_writer_idle(m->cqw) && status_writer_idle(m->lqw);
 }
 

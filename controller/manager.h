@@ -63,6 +63,12 @@ struct manager_opts {
 				       changed is rewritten at most this
 				       often per workload; 0: 10 s (see
 				       controller/README.md) */
+	int64_t pending_grace_ms;   /* a workload's first QuotaReserved=
+				       False (reason Pending) waits this
+				       long after its first failed attempt,
+				       and is never written if it is
+				       admitted meanwhile; 0: none (tests);
+				       the manager binary: 1 s */
 	bool no_events;             /* post no Events (tests) */
 	struct metrics *registry;   /* borrowed; NULL: the event recorder
 				       counts only in manager_stats */

@@ -103,16 +103,28 @@ size_t codec_push(struct codec_ctx *c, const char *fmt, ...)
 	return mark;
 }
 
+/* Appends n bytes of s. Decoding pushes a segment per field it visits,
+ * so this is memcpy rather than a formatted print. */
+static void push_bytes(struct codec_ctx *c, const char *s, size_t n)
+{
+	XGROW(c->path, c->cap, c->len + n + 1);
+	memcpy(c->path + c->len, s, n);
+	c->len += n;
+	c->path[c->len] = '\0';
+}
+
 /* Pushes pre, name cut at SEGMENT_MAX bytes back to whole UTF-8
  * characters (so error paths stay valid UTF-8, errors.h), then post. */
 static size_t push_segment(struct codec_ctx *c, const char *pre,
 			   const char *name, const char *post)
 {
-	size_t mark = codec_push(c, "%s%.*s", pre, SEGMENT_MAX, name);
+	size_t mark = c->len, n = strnlen(name, SEGMENT_MAX + 1);
 
-	if (strlen(name) > SEGMENT_MAX)
+	push_bytes(c, pre, strlen(pre));
+	push_bytes(c, name, n > SEGMENT_MAX ? SEGMENT_MAX : n);
+	if (n > SEGMENT_MAX)
 		c->len = mark + utf8_trim_tail(c->path + mark);
-	codec_push(c, "%s", post);
+	push_bytes(c, post, strlen(post));
 	return mark;
 }
 
@@ -123,7 +135,17 @@ size_t codec_push_field(struct codec_ctx *c, const char *name)
 
 size_t codec_push_index(struct codec_ctx *c, size_t i)
 {
-	return codec_push(c, "[%zu]", i);
+	char buf[24];
+	size_t mark = c->len, k = sizeof(buf);
+
+	buf[--k] = ']';
+	do {
+		buf[--k] = (char)('0' + i % 10);
+		i /= 10;
+	} while (i);
+	buf[--k] = '[';
+	push_bytes(c, buf + k, sizeof(buf) - k);
+	return mark;
 }
 
 size_t codec_push_key(struct codec_ctx *c, const char *key)
