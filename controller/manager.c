@@ -2090,15 +2090,19 @@ static bool wl_is_quiet(const struct workload *cur, const struct workload *nw)
 }
 
 /*
- * A status-only version decoded cheaply, or NULL. The spec is not
- * decoded (the pod templates and their path bookkeeping were most of the
- * decoding cost): obj is decoded with an empty spec when its generation
- * is cur's and its status has no admission (the versions the manager's
- * own pending writes produce), and kept when wl_is_quiet holds. The
- * result (new) has no pod sets.
+ * A version of the same spec decoded cheaply, or NULL. Every spec change
+ * moves metadata.generation (k8s-api.md, CRDs with a status
+ * subresource), so a version with cur's generation and uid has cur's
+ * spec: obj is decoded with an empty spec (the pod templates and their
+ * path bookkeeping were most of the decoding cost), and the caller
+ * either keeps only its status (wl_is_quiet: the manager's own pending
+ * writes coming back) or swaps cur's spec in (wl_swap_spec: admissions,
+ * finishes, evictions). NULL when the generation or uid differ or the
+ * lite decode finds an error (the caller decodes in full, which reports
+ * it).
  */
-static struct workload *wl_decode_quiet(const json_t *obj,
-					const struct workload *cur)
+static struct workload *wl_decode_lite(const json_t *obj,
+				       const struct workload *cur)
 {
 	const json_t *md = json_object_get(obj, "metadata");
 	const json_t *st = json_object_get(obj, "status");
@@ -2106,10 +2110,10 @@ static struct workload *wl_decode_quiet(const json_t *obj,
 	struct workload *nw;
 	struct field_errors fe = FIELD_ERRORS_INIT;
 
-	if (!cur->meta.generation || !json_is_object(md) ||
+	if (!cur->meta.generation || !cur->meta.uid || !json_is_object(md) ||
 	    json_integer_value(json_object_get(md, "generation")) !=
 		    cur->meta.generation ||
-	    json_object_get(st, "admission"))
+	    !str_eq(jstr(md, "uid"), cur->meta.uid))
 		return NULL;
 	lite = json_object();
 	json_object_set(lite, "apiVersion", json_object_get(obj, "apiVersion"));
@@ -2119,14 +2123,40 @@ static struct workload *wl_decode_quiet(const json_t *obj,
 		json_object_set(lite, "status", (json_t *)st);
 	json_object_set_new(lite, "spec", json_object());
 	nw = xcalloc(1, sizeof(*nw));
-	if (codec_decode_workload(lite, nw, &fe) || fe.n ||
-	    !wl_is_quiet(cur, nw)) {
+	if (codec_decode_workload(lite, nw, &fe) || fe.n) {
 		field_errors_release(&fe);
 		workload_release(nw);
 		FREE_AND_NULL(nw);
 	}
 	json_decref(lite);
 	return nw;
+}
+
+/* Swaps the spec fields of a and b (all of struct workload's spec). */
+static void wl_swap_spec(struct workload *a, struct workload *b)
+{
+	struct workload t = *a;
+
+	a->pod_sets = b->pod_sets;
+	a->npod_sets = b->npod_sets;
+	a->queue_name = b->queue_name;
+	a->priority_class_name = b->priority_class_name;
+	a->priority_source = b->priority_source;
+	a->has_priority = b->has_priority;
+	a->priority = b->priority;
+	a->active = b->active;
+	a->has_max_exec = b->has_max_exec;
+	a->max_exec_seconds = b->max_exec_seconds;
+	b->pod_sets = t.pod_sets;
+	b->npod_sets = t.npod_sets;
+	b->queue_name = t.queue_name;
+	b->priority_class_name = t.priority_class_name;
+	b->priority_source = t.priority_source;
+	b->has_priority = t.has_priority;
+	b->priority = t.priority;
+	b->active = t.active;
+	b->has_max_exec = t.has_max_exec;
+	b->max_exec_seconds = t.max_exec_seconds;
 }
 
 /* Moves nw's conditions and resourceVersion into cur (the rest of the
@@ -2149,7 +2179,7 @@ static void apply_wl(struct manager *m, const json_t *obj, const char *key)
 	const char *rv = meta_str(obj, "resourceVersion");
 	struct workload *nw, *old;
 	struct lq_entry *old_lqe = NULL;
-	bool quiet = false;
+	bool quiet = false, same_spec = false;
 
 	if (e) {
 		e->seen = m->gen[INF_WL];
@@ -2157,9 +2187,20 @@ static void apply_wl(struct manager *m, const json_t *obj, const char *key)
 		    str_eq(rv, e->bad_rv))
 			return;
 	}
-	nw = e && !e->forget_on_update ? wl_decode_quiet(obj, e->w) : NULL;
-	quiet = nw != NULL;
-	if (!nw) {
+	nw = e ? wl_decode_lite(obj, e->w) : NULL;
+	if (nw && !e->forget_on_update && wl_is_quiet(e->w, nw)) {
+		quiet = true;
+	} else if (nw) {
+		/* The cached spec moves into nw (sched's compiled pod sets
+		 * point into the pod_sets array, which does not move); on
+		 * a validation error it moves back. */
+		wl_swap_spec(nw, e->w);
+		validate_workload(nw, NULL, &fe);
+		if (fe.n)
+			wl_swap_spec(nw, e->w);
+		else
+			same_spec = true;
+	} else {
 		nw = xcalloc(1, sizeof(*nw));
 		if (!codec_decode_workload(obj, nw, &fe))
 			validate_workload(nw, NULL, &fe);
@@ -2202,7 +2243,8 @@ static void apply_wl(struct manager *m, const json_t *obj, const char *key)
 	old = e->w;
 	m->n_requeue_at += (nw->requeue_at_ms != 0) -
 			   (old && old->requeue_at_ms != 0);
-	if (!old || !str_eq(old->queue_name, nw->queue_name)) {
+	if (!old ||
+	    (!same_spec && !str_eq(old->queue_name, nw->queue_name))) {
 		old_lqe = e->lqe;
 		wl_unlink_lq(e);
 		if (nw->queue_name && *nw->queue_name) {

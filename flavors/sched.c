@@ -1432,8 +1432,11 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 			release_hold(s, r);
 			r->state = WS_NONE;
 		}
+		/* The same pod_sets array (a caller that moved the spec
+		 * of the old version into the new one) or equal sets. */
 		if (old && r->ps && r->nps == w->npod_sets &&
-		    podsets_same(old, w)) {
+		    ((r->nps && r->ps[0].ps == &w->pod_sets[0]) ||
+		     podsets_same(old, w))) {
 			for (size_t i = 0; i < r->nps; i++)
 				r->ps[i].ps = &w->pod_sets[i];
 		} else {

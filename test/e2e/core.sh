@@ -242,7 +242,7 @@ expect_eventually "big1 (8 of 9 cpu) admitted in fifo" "$T" 'True fifo {"cpu":"d
 { wl big2 lq-fifo 5; wl small lq-fifo 1; } | kubectl create -f - >/dev/null 2>&1
 expect_eventually "small (1 cpu), created with big2 (5 cpu), admitted" "$T" \
 	'True fifo {"cpu":"default-flavor"}' admission_of small
-match "big2 pending (4 or 5 more needed, by which went first)" 0 \
+match_eventually "big2 pending (4 or 5 more needed, by which went first)" "$T" \
 	"^False Pending: couldn't assign flavors to pod set main: insufficient unused quota for cpu in flavor default-flavor, [45] more needed$" \
 	pending_msg big2
 invariants "BestEffortFIFO"

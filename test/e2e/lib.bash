@@ -403,6 +403,28 @@ manager log tail:
 $(tail -5 "$cluster/manager.log")"
 }
 
+# matches ERE CMD...: CMD's normalised output (stdout+stderr) matches ERE.
+matches() {
+	local pat=$1
+	shift
+	norm <<<"$("$@" 2>&1)" | grep -Eq -- "$pat"
+}
+
+# match_eventually NAME TENTHS ERE CMD...: CMD comes to print a match of
+# ERE (a pending condition, say: the manager writes a workload's first one
+# after a grace of about a second, controller/README.md).
+match_eventually() {
+	local name=$1 n=$2 pat=$3
+	shift 3
+	if wait_until "$n" matches "$pat" "$@"; then
+		pass "$name"
+		return
+	fi
+	fail "$name" "command: $*
+pattern: $pat; output:
+$("$@" 2>&1 | head -20)"
+}
+
 # jp OBJ JSONPATH [NS]: kubectl get OBJ -o jsonpath, stderr included (namespace default).
 jp() {
 	kubectl get "$1" -n "${3:-default}" -o jsonpath="$2" 2>&1
