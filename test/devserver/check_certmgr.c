@@ -27,11 +27,8 @@
 
 #include "controller/certmgr.h"
 #include "controller/kube.h"
-#include "controller/kubeconfig.h"
-#include "controller/log.h"
 #include "controller/loop.h"
-#include "devserver/api.h"
-#include "devserver/http.h"
+#include "inproc.h"
 #include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
@@ -43,68 +40,22 @@
 #define MWC "cueue-mutating-webhook-configuration"
 #define VWC "cueue-validating-webhook-configuration"
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static struct {
-	struct api *api;
-	struct http_server *http;
-	struct loop *l;
-	struct kube *k;
 	struct certmgr *cm;
 	int handed;
 	char *last_cert;
 } S;
 
-static void preload(const char *rel)
-{
-	struct err err = { "" };
-	char *p = t_src_path(rel);
-
-	ck_assert_msg(api_preload(S.api, p, &err) == 0, "preload %s: %s", rel,
-		      err.msg);
-	free(p);
-}
-
 static void setup(void)
 {
-	struct err err = { "" };
-	struct api_opts ao = { .bookmark_ms = 300, .watch_history = 10000 };
-	struct http_opts ho = { .addr = "127.0.0.1",
-				.max_body = (size_t)3 << 20 };
-	struct kubeconfig kc = KUBECONFIG_INIT;
-	struct kube_opts ko = { .qps = -1 };
-
 	memset(&S, 0, sizeof(S));
-	log_set_level(getenv("CK_MANAGER_LOG") ? LOG_DEBUG : LOG_OFF);
-	S.api = api_new(&ao, &err);
-	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
-	preload("manifests/crds");
-	preload("manifests/00-namespace.yaml");
-	preload("manifests/webhooks.yaml");
-	S.http = http_server_start(&ho, api_serve, S.api, &err);
-	ck_assert_msg(S.http != NULL, "http: %s", err.msg);
-	S.l = loop_new(NULL, &err);
-	ck_assert_msg(S.l != NULL, "loop_new: %s", err.msg);
-	kc.server = xstrdup(http_server_url(S.http));
-	S.k = kube_new(S.l, &kc, &ko, &err);
-	ck_assert_msg(S.k != NULL, "kube_new: %s", err.msg);
-	kubeconfig_release(&kc);
+	inp_start(&(struct inp_opts){ .manifests = true });
 }
 
 static void teardown(void)
 {
 	certmgr_free(S.cm);
-	kube_free(S.k);
-	loop_free(S.l);
-	api_shutdown(S.api);
-	http_server_stop(S.http);
-	api_free(S.api);
+	inp_stop();
 	free(S.last_cert);
 	memset(&S, 0, sizeof(S));
 }
@@ -131,7 +82,7 @@ static void cm_start(void)
 		.on_certs = on_certs,
 	};
 
-	S.cm = certmgr_new(S.k, &o);
+	S.cm = certmgr_new(inp_kube(), &o);
 }
 
 static void cm_stop(void)
@@ -140,38 +91,16 @@ static void cm_stop(void)
 	S.cm = NULL;
 }
 
-#define WAIT_FOR(cond, ms) do { \
-	int64_t end_ = mono_ms() + (ms); \
-	struct err e_ = { "" }; \
-	while (!(cond)) { \
-		ck_assert_msg(mono_ms() < end_, "timed out: " #cond); \
-		ck_assert_msg(loop_run_once(S.l, 20, &e_) == 0, "%s", \
-			      e_.msg); \
-	} \
-} while (0)
-
-static json_t *get(const char *group, const char *resource, const char *ns,
-		   const char *name)
-{
-	struct api_ref r = { .group = group, .version = "v1",
-			     .resource = resource, .ns = ns, .name = name };
-	struct api_status st = API_STATUS_INIT;
-	json_t *o = api_internal_get(S.api, &r, &st);
-
-	status_release(&st);
-	return o;
-}
-
 static json_t *get_secret(void)
 {
-	return get("", "secrets", NS, SECRET);
+	return inp_get("secrets", NS, SECRET);
 }
 
 /* Every webhook of configuration name has caBundle ca (NULL: none). */
 static void assert_bundles(const char *resource, const char *name,
 			   const char *ca)
 {
-	json_t *o = get("admissionregistration.k8s.io", resource, NULL, name);
+	json_t *o = inp_get(resource, NULL, name);
 	const json_t *hooks = json_object_get(o, "webhooks"), *h;
 	size_t i;
 
@@ -206,8 +135,7 @@ static const char *const crd_names[] = {
  * checking that the rest of its clientConfig is untouched. */
 static char *crd_bundle(const char *name)
 {
-	json_t *crd = get("apiextensions.k8s.io", "customresourcedefinitions",
-			  NULL, name);
+	json_t *crd = inp_get("customresourcedefinitions", NULL, name);
 	const json_t *cc = json_object_get(json_object_get(json_object_get(
 		json_object_get(crd, "spec"), "conversion"), "webhook"),
 		"clientConfig");
@@ -321,8 +249,7 @@ static void plant_secret(int64_t age_days, int64_t serving_days,
 		.ca_validity_s = ca_days * 86400,
 	};
 	struct err err = { "" };
-	struct api_ref r = { .group = "", .version = "v1",
-			     .resource = "secrets", .ns = NS };
+	struct api_ref r = inp_ref("secrets", NS, NULL);
 	struct api_status st = API_STATUS_INIT;
 	json_t *obj;
 
@@ -331,7 +258,7 @@ static void plant_secret(int64_t age_days, int64_t serving_days,
 			"v1", "kind", "Secret", "metadata", "name", SECRET,
 			"namespace", NS, "type", "kubernetes.io/tls", "data",
 			certs_to_secret_data(out));
-	ck_assert_msg(api_internal_create(S.api, &r, obj, NULL, &st) == 0,
+	ck_assert_msg(api_internal_create(inp_api(), &r, obj, NULL, &st) == 0,
 		      "%s", st.message);
 	status_release(&st);
 	json_decref(obj);
@@ -386,10 +313,6 @@ END_TEST
 START_TEST(crd_conversion_bundle)
 {
 	static const char r0_name[] = "workloadpriorityclasses.kueue.x-k8s.io";
-	struct api_ref r = { .group = "apiextensions.k8s.io", .version = "v1",
-			     .resource = "customresourcedefinitions",
-			     .name = r0_name };
-	struct api_status st = API_STATUS_INIT;
 	json_t *none = t_json("{\"spec\":{\"conversion\":{\"strategy\":"
 			      "\"None\",\"webhook\":null}}}");
 	json_t *stale = t_json("{\"spec\":{\"conversion\":{\"webhook\":"
@@ -397,15 +320,9 @@ START_TEST(crd_conversion_bundle)
 			       "\"c3RhbGU=\"}}}}}");
 	char *ca, *b;
 
-	ck_assert_msg(api_internal_patch(S.api, &r, NULL, API_PATCH_MERGE,
-					 none, NULL, &st) == 0, "%s",
-		      st.message);
-	status_release(&st);
-	r.name = "cohorts.kueue.x-k8s.io";
-	ck_assert_msg(api_internal_patch(S.api, &r, NULL, API_PATCH_MERGE,
-					 stale, NULL, &st) == 0, "%s",
-		      st.message);
-	status_release(&st);
+	inp_patch("customresourcedefinitions", NULL, r0_name, NULL, none);
+	inp_patch("customresourcedefinitions", NULL, "cohorts.kueue.x-k8s.io",
+		  NULL, stale);
 	json_decref(none);
 	json_decref(stale);
 	b = crd_bundle("cohorts.kueue.x-k8s.io");
@@ -429,17 +346,12 @@ END_TEST
 
 START_TEST(deleted_secret_comes_back)
 {
-	struct api_ref r = { .group = "", .version = "v1",
-			     .resource = "secrets", .ns = NS, .name = SECRET };
-	struct api_status st = API_STATUS_INIT;
 	json_t *s;
 
 	cm_start();
 	WAIT_FOR(certmgr_ready(S.cm), 10000);
 	WAIT_FOR(certmgr_stats(S.cm)->passes >= 1, 5000);
-	ck_assert_msg(api_internal_delete(S.api, &r, NULL, NULL, &st) == 0,
-		      "%s", st.message);
-	status_release(&st);
+	inp_del("secrets", NS, SECRET, NULL);
 	WAIT_FOR((s = get_secret()) != NULL || 0, 10000);
 	json_decref(s);
 	WAIT_FOR(certmgr_stats(S.cm)->passes >= 2, 5000);
@@ -450,18 +362,12 @@ END_TEST
 
 START_TEST(empty_secret_is_filled)
 {
-	struct api_ref r = { .group = "", .version = "v1",
-			     .resource = "secrets", .ns = NS };
-	struct api_status st = API_STATUS_INIT;
-	json_t *obj = t_json("{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
-			     "\"metadata\":{\"name\":\"" SECRET "\","
-			     "\"namespace\":\"" NS "\"}}");
 	char *ca;
 
-	ck_assert_msg(api_internal_create(S.api, &r, obj, NULL, &st) == 0,
-		      "%s", st.message);
-	status_release(&st);
-	json_decref(obj);
+	inp_create("secrets", NS,
+		   "{\"apiVersion\":\"v1\",\"kind\":\"Secret\","
+		   "\"metadata\":{\"name\":\"" SECRET "\","
+		   "\"namespace\":\"" NS "\"}}");
 	cm_start();
 	WAIT_FOR(certmgr_ready(S.cm), 10000);
 	ck_assert_uint_eq(certmgr_stats(S.cm)->secret_writes, 1);

@@ -31,232 +31,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "controller/jobs.h"
 #include "controller/kube.h"
-#include "controller/kubeconfig.h"
-#include "controller/log.h"
 #include "controller/loop.h"
 #include "controller/manager.h"
 #include "controller/metrics.h"
-#include "devserver/api.h"
-#include "devserver/gc.h"
-#include "devserver/http.h"
-#include "devserver/jobrunner.h"
+#include "inproc.h"
 #include "model/alloc.h"
 #include "model/jobwl.h"
 #include "model/selector.h"
 #include "suites.h"
 #include "test/support/support.h"
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- the devserver, in-process ---- */
-
-static struct {
-	struct api *api;
-	struct http_server *http;
-	struct gc *gc;
-	struct jobrunner *runner;
-} S;
-
-static void srv_start(void)
-{
-	struct err err = { "" };
-	struct api_opts ao = { .bookmark_ms = 300, .watch_history = 10000,
-			       .job_runtime_ms = 300,
-			       .propagation_finalizers = true };
-	struct http_opts ho = { .addr = "127.0.0.1",
-				.max_body = (size_t)3 << 20 };
-	char *crds = t_src_path("manifests/crds");
-
-	memset(&S, 0, sizeof(S));
-	S.api = api_new(&ao, &err);
-	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
-	ck_assert_msg(api_preload(S.api, crds, &err) == 0, "preload: %s",
-		      err.msg);
-	free(crds);
-	S.gc = gc_start(S.api, &err);
-	ck_assert_msg(S.gc != NULL, "gc: %s", err.msg);
-	S.runner = jobrunner_start(S.api, &err);
-	ck_assert_msg(S.runner != NULL, "runner: %s", err.msg);
-	S.http = http_server_start(&ho, api_serve, S.api, &err);
-	ck_assert_msg(S.http != NULL, "http: %s", err.msg);
-}
-
-static void srv_stop(void)
-{
-	if (!S.api)
-		return;
-	api_shutdown(S.api);
-	http_server_stop(S.http);
-	jobrunner_stop(S.runner);
-	gc_stop(S.gc);
-	api_free(S.api);
-	memset(&S, 0, sizeof(S));
-}
-
-static struct api_ref ref_of(const char *resource, const char *ns,
-			     const char *name)
-{
-	struct api_ref r = { .group = "kueue.x-k8s.io", .version = "v1beta2",
-			     .resource = resource, .ns = ns, .name = name };
-
-	if (!strcmp(resource, "priorityclasses")) {
-		r.group = "scheduling.k8s.io";
-		r.version = "v1";
-	} else if (!strcmp(resource, "jobs")) {
-		r.group = "batch";
-		r.version = "v1";
-	} else if (!strcmp(resource, "events") ||
-		   !strcmp(resource, "namespaces")) {
-		r.group = "";
-		r.version = "v1";
-	}
-	return r;
-}
-
-static void create(const char *resource, const char *ns, const char *text)
-{
-	struct api_ref r = ref_of(resource, ns, NULL);
-	struct api_status st = API_STATUS_INIT;
-	json_t *obj = t_json(text);
-
-	ck_assert_msg(api_internal_create(S.api, &r, obj, NULL, &st) == 0,
-		      "create %s: %s", resource, st.message);
-	status_release(&st);
-	json_decref(obj);
-}
-
-static json_t *get(const char *resource, const char *ns, const char *name)
-{
-	struct api_ref r = ref_of(resource, ns, name);
-	struct api_status st = API_STATUS_INIT;
-	json_t *obj = api_internal_get(S.api, &r, &st);
-
-	status_release(&st);
-	return obj;
-}
-
-static void patch(const char *resource, const char *ns, const char *name,
-		  const char *sub, json_t *p)
-{
-	struct api_ref r = ref_of(resource, ns, name);
-	struct api_status st = API_STATUS_INIT;
-
-	ck_assert_msg(api_internal_patch(S.api, &r, sub, API_PATCH_MERGE, p,
-					 NULL, &st) == 0,
-		      "patch %s/%s: %s", resource, name, st.message);
-	status_release(&st);
-}
-
-/* DELETE with propagationPolicy (NULL: the API's default, Orphan for
- * batch/v1 Jobs). */
-static void del(const char *resource, const char *ns, const char *name,
-		const char *propagation)
-{
-	struct api_ref r = ref_of(resource, ns, name);
-	struct api_status st = API_STATUS_INIT;
-
-	ck_assert_msg(api_internal_delete(S.api, &r, propagation, NULL,
-					  &st) == 0,
-		      "delete %s/%s: %s", resource, name, st.message);
-	status_release(&st);
-}
-
-static const json_t *jpath(const json_t *j, const char *path)
-{
-	char buf[256], *save = NULL;
-	const json_t *cur = j;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *t = strtok_r(buf, ".", &save); t && cur;
-	     t = strtok_r(NULL, ".", &save)) {
-		if (json_is_array(cur))
-			cur = json_array_get(cur, strtoul(t, NULL, 10));
-		else
-			cur = json_object_get(cur, t);
-	}
-	return cur;
-}
-
-/* A value at a dotted path ("" when absent; integers and booleans
- * printed); paths may not contain keys with dots: use jpath for those. */
-static const char *val(const char *resource, const char *ns,
-		       const char *name, const char *path)
-{
-	static char buf[1024];
-	json_t *obj = get(resource, ns, name);
-	const json_t *v = obj ? jpath(obj, path) : NULL;
-
-	if (json_is_string(v))
-		snprintf(buf, sizeof(buf), "%s", json_string_value(v));
-	else if (json_is_integer(v))
-		snprintf(buf, sizeof(buf), "%lld",
-			 (long long)json_integer_value(v));
-	else if (json_is_boolean(v))
-		snprintf(buf, sizeof(buf), "%s",
-			 json_is_true(v) ? "true" : "false");
-	else
-		buf[0] = '\0';
-	json_decref(obj);
-	return buf;
-}
-
-static bool has_cond(const char *resource, const char *ns, const char *name,
-		     const char *type, const char *status, const char *reason)
-{
-	json_t *obj = get(resource, ns, name);
-	const json_t *conds = obj ? jpath(obj, "status.conditions") : NULL;
-	const json_t *c;
-	size_t i;
-	bool ok = false;
-
-	json_array_foreach(conds, i, c) {
-		if (strcmp(json_string_value(json_object_get(c, "type")), type))
-			continue;
-		ok = !strcmp(json_string_value(json_object_get(c, "status")),
-			     status) &&
-		     (!reason || !strcmp(json_string_value(
-				       json_object_get(c, "reason")), reason));
-	}
-	json_decref(obj);
-	return ok;
-}
-
-static bool exists(const char *resource, const char *ns, const char *name)
-{
-	json_t *obj = get(resource, ns, name);
-	bool ok = obj != NULL;
-
-	json_decref(obj);
-	return ok;
-}
-
-/* Number of objects of a namespaced resource. */
-static size_t count(const char *resource, const char *ns)
-{
-	struct api_ref r = ref_of(resource, ns, NULL);
-	struct api_status st = API_STATUS_INIT;
-	json_t *list = NULL;
-	uint64_t rv;
-	size_t n;
-
-	ck_assert(api_internal_list(S.api, &r, NULL, NULL, &list, &rv,
-				    &st) == 0);
-	n = json_array_size(list);
-
-	status_release(&st);
-	json_decref(list);
-	return n;
-}
 
 static const char *val_or(const json_t *v)
 {
@@ -266,20 +52,15 @@ static const char *val_or(const json_t *v)
 /* Whether an Event with this reason was recorded for object name. */
 static bool has_event(const char *ns, const char *name, const char *reason)
 {
-	struct api_ref r = ref_of("events", ns, NULL);
-	struct api_status st = API_STATUS_INIT;
-	json_t *list = NULL;
+	json_t *list = inp_list("events", ns);
 	const json_t *ev;
-	uint64_t rv;
 	size_t i;
 	bool ok = false;
 
-	ck_assert(api_internal_list(S.api, &r, NULL, NULL, &list, &rv,
-				    &st) == 0);
 	json_array_foreach(list, i, ev)
-		ok |= !strcmp(val_or(jpath(ev, "involvedObject.name")), name) &&
-		      !strcmp(val_or(jpath(ev, "reason")), reason);
-	status_release(&st);
+		ok |= !strcmp(val_or(inp_jpath(ev, "involvedObject.name")),
+			      name) &&
+		      !strcmp(val_or(inp_jpath(ev, "reason")), reason);
 	json_decref(list);
 	return ok;
 }
@@ -292,44 +73,39 @@ static bool has_event(const char *ns, const char *name, const char *reason)
 static void check_event(const char *ns, const char *name, const char *reason,
 			const char *message)
 {
-	struct api_ref r = ref_of("events", ns, NULL);
-	struct api_status st = API_STATUS_INIT;
-	json_t *list = NULL;
+	json_t *list = inp_list("events", ns);
 	const json_t *ev;
-	char *uid = xstrdup(val("jobs", ns, name, "metadata.uid"));
-	uint64_t rv;
+	char *uid = xstrdup(inp_val("jobs", ns, name, "metadata.uid"));
 	size_t i;
 	int n = 0;
 
-	ck_assert(api_internal_list(S.api, &r, NULL, NULL, &list, &rv,
-				    &st) == 0);
 	json_array_foreach(list, i, ev) {
-		if (strcmp(val_or(jpath(ev, "involvedObject.name")), name) ||
-		    strcmp(val_or(jpath(ev, "reason")), reason))
+		if (strcmp(val_or(inp_jpath(ev, "involvedObject.name")),
+			   name) ||
+		    strcmp(val_or(inp_jpath(ev, "reason")), reason))
 			continue;
 		n++;
-		ck_assert_str_eq(val_or(jpath(ev, "message")), message);
-		ck_assert_str_eq(val_or(jpath(ev, "type")), "Normal");
-		ck_assert_str_eq(val_or(jpath(ev, "involvedObject.apiVersion")),
+		ck_assert_str_eq(val_or(inp_jpath(ev, "message")), message);
+		ck_assert_str_eq(val_or(inp_jpath(ev, "type")), "Normal");
+		ck_assert_str_eq(val_or(inp_jpath(ev,
+						  "involvedObject.apiVersion")),
 				 "batch/v1");
-		ck_assert_str_eq(val_or(jpath(ev, "involvedObject.kind")),
+		ck_assert_str_eq(val_or(inp_jpath(ev, "involvedObject.kind")),
 				 "Job");
-		ck_assert_str_eq(val_or(jpath(ev, "involvedObject.uid")), uid);
-		ck_assert_str_eq(val_or(jpath(ev, "source.component")),
+		ck_assert_str_eq(val_or(inp_jpath(ev, "involvedObject.uid")),
+				 uid);
+		ck_assert_str_eq(val_or(inp_jpath(ev, "source.component")),
 				 "batch/job-kueue-controller");
-		ck_assert_str_eq(val_or(jpath(ev, "reportingComponent")),
+		ck_assert_str_eq(val_or(inp_jpath(ev, "reportingComponent")),
 				 "batch/job-kueue-controller");
 	}
 	ck_assert_msg(n == 1, "%d %s events on %s", n, reason, name);
 	free(uid);
-	status_release(&st);
 	json_decref(list);
 }
 
 /* ---- manager + jobs under test ---- */
 
-static struct loop *L;
-static struct kube *K;
 static struct manager *M;
 static struct jobs *J;
 static struct jobs_opts JO;
@@ -347,24 +123,10 @@ static double events_total(const char *result)
 
 static void mgr_start(void)
 {
-	struct kubeconfig kc = KUBECONFIG_INIT;
-	struct kube_opts ko = { .qps = -1 };
 	struct manager_opts mo = { .status_interval_ms = 20 };
-	struct err err = { "" };
 
-	log_set_level(getenv("CK_MANAGER_LOG") ? LOG_DEBUG : LOG_OFF);
-	if (!L) {
-		L = loop_new(NULL, &err);
-		ck_assert_msg(L != NULL, "loop_new: %s", err.msg);
-	}
-	if (!K) {
-		kc.server = xstrdup(http_server_url(S.http));
-		K = kube_new(L, &kc, &ko, &err);
-		ck_assert_msg(K != NULL, "kube_new: %s", err.msg);
-		kubeconfig_release(&kc);
-	}
-	M = manager_new(K, &mo);
-	J = jobs_new(K, M, &JO);
+	M = manager_new(inp_kube(), &mo);
+	J = jobs_new(inp_kube(), M, &JO);
 }
 
 static void mgr_stop(void)
@@ -381,7 +143,7 @@ static void setup(void)
 	JO.retry_ms = 100;
 	REG = metrics_new();
 	JO.registry = REG;
-	srv_start();
+	inp_start(&(struct inp_opts){ .jobs = true });
 }
 
 static void teardown(void)
@@ -389,41 +151,19 @@ static void teardown(void)
 	mgr_stop();
 	metrics_free(REG);
 	REG = NULL;
-	kube_free(K);
-	K = NULL;
-	loop_free(L);
-	L = NULL;
-	srv_stop();
-}
-
-#define WAIT_FOR(cond, ms) do { \
-	int64_t end_ = mono_ms() + (ms); \
-	struct err e_ = { "" }; \
-	while (!(cond)) { \
-		ck_assert_msg(mono_ms() < end_, "timed out: " #cond); \
-		ck_assert_msg(loop_run_once(L, 20, &e_) == 0, "%s", e_.msg); \
-	} \
-} while (0)
-
-static void spin(int64_t ms)
-{
-	int64_t end = mono_ms() + ms;
-	struct err e = { "" };
-
-	while (mono_ms() < end)
-		ck_assert_msg(loop_run_once(L, 20, &e) == 0, "%s", e.msg);
+	inp_stop();
 }
 
 /* ---- fixtures ---- */
 
 static void mk_queues(const char *cpu)
 {
-	create("resourceflavors", NULL,
-	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-	       "\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"rf\"},"
-	       "\"spec\":{\"nodeLabels\":{\"pool\":\"a\"},"
-	       "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":"
-	       "\"Equal\",\"value\":\"a\",\"effect\":\"NoSchedule\"}]}}");
+	inp_create("resourceflavors", NULL,
+		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		   "\"kind\":\"ResourceFlavor\",\"metadata\":{\"name\":\"rf\"},"
+		   "\"spec\":{\"nodeLabels\":{\"pool\":\"a\"},"
+		   "\"tolerations\":[{\"key\":\"dedicated\",\"operator\":"
+		   "\"Equal\",\"value\":\"a\",\"effect\":\"NoSchedule\"}]}}");
 	{
 		char *t = xasprintf(
 			"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
@@ -434,14 +174,14 @@ static void mk_queues(const char *cpu)
 			"\"name\":\"cpu\",\"nominalQuota\":\"%s\"}]}]}]}}",
 			cpu);
 
-		create("clusterqueues", NULL, t);
+		inp_create("clusterqueues", NULL, t);
 		free(t);
 	}
-	create("localqueues", "default",
-	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-	       "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\","
-	       "\"namespace\":\"default\"},\"spec\":{\"clusterQueue\":"
-	       "\"cq\"}}");
+	inp_create("localqueues", "default",
+		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		   "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\","
+		   "\"namespace\":\"default\"},\"spec\":{\"clusterQueue\":"
+		   "\"cq\"}}");
 }
 
 /* A Job asking cpu per pod, parallelism n; extra is spliced into
@@ -463,14 +203,14 @@ static void mk_job(const char *name, const char *cpu, int n, bool suspend,
 		annotations ? annotations : "", suspend ? "true" : "false", n,
 		n, cpu);
 
-	create("jobs", "default", t);
+	inp_create("jobs", "default", t);
 	free(t);
 }
 
 /* The Workload name of Job name (its uid read back). */
 static char *wl_of(const char *name)
 {
-	char *uid = xstrdup(val("jobs", "default", name, "metadata.uid"));
+	char *uid = xstrdup(inp_val("jobs", "default", name, "metadata.uid"));
 	char *res = jobwl_workload_name("Job", "batch", name, uid);
 
 	free(uid);
@@ -479,17 +219,20 @@ static char *wl_of(const char *name)
 
 static bool admitted(const char *wl)
 {
-	return has_cond("workloads", "default", wl, "Admitted", "True", NULL);
+	return inp_has_cond("workloads", "default", wl, "Admitted", "True",
+			    NULL, NULL);
 }
 
 static bool job_suspended(const char *name)
 {
-	return !strcmp(val("jobs", "default", name, "spec.suspend"), "true");
+	return !strcmp(inp_val("jobs", "default", name, "spec.suspend"),
+		       "true");
 }
 
 static bool job_complete(const char *name)
 {
-	return has_cond("jobs", "default", name, "Complete", "True", NULL);
+	return inp_has_cond("jobs", "default", name, "Complete", "True", NULL,
+			    NULL);
 }
 
 /* ---- tests ---- */
@@ -500,10 +243,10 @@ START_TEST(lifecycle)
 	json_t *wl, *job;
 	const json_t *o, *t;
 
-	create("workloadpriorityclasses", NULL,
-	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-	       "\"kind\":\"WorkloadPriorityClass\",\"metadata\":{\"name\":"
-	       "\"high\"},\"value\":1000}");
+	inp_create("workloadpriorityclasses", NULL,
+		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		   "\"kind\":\"WorkloadPriorityClass\",\"metadata\":{\"name\":"
+		   "\"high\"},\"value\":1000}");
 	mk_queues("1");
 	mk_job("a", "1", 1, true, "\"cueue.dev/runtime\":\"1500ms\"",
 	       "\"kueue.x-k8s.io/priority-class\":\"high\"");
@@ -511,58 +254,67 @@ START_TEST(lifecycle)
 	mgr_start();
 
 	/* the Workload of a, admitted; the Job unsuspended */
-	WAIT_FOR(exists("workloads", "default", wa), 10000);
+	WAIT_FOR(inp_exists("workloads", "default", wa), 10000);
 	WAIT_FOR(!job_suspended("a"), 10000);
-	wl = get("workloads", "default", wa);
+	wl = inp_get("workloads", "default", wa);
 	ck_assert_ptr_nonnull(wl);
-	o = jpath(wl, "metadata.ownerReferences.0");
+	o = inp_jpath(wl, "metadata.ownerReferences.0");
 	ck_assert_str_eq(json_string_value(json_object_get(o, "kind")), "Job");
 	ck_assert_str_eq(json_string_value(json_object_get(o, "name")), "a");
 	ck_assert(json_is_true(json_object_get(o, "controller")));
 	ck_assert(json_is_true(json_object_get(o, "blockOwnerDeletion")));
-	ck_assert_str_eq(json_string_value(jpath(wl, "metadata.finalizers.0")),
+	ck_assert_str_eq(json_string_value(inp_jpath(wl,
+						     "metadata.finalizers.0")),
 			 "kueue.x-k8s.io/resource-in-use");
 	ck_assert_str_eq(json_string_value(json_object_get(
-		jpath(wl, "metadata.labels"), "kueue.x-k8s.io/job-uid")),
-		val("jobs", "default", "a", "metadata.uid"));
-	ck_assert_str_eq(json_string_value(jpath(wl, "spec.queueName")), "lq");
-	ck_assert_int_eq(json_integer_value(jpath(wl, "spec.priority")), 1000);
-	ck_assert_str_eq(json_string_value(jpath(wl, "spec.podSets.0.name")),
+		inp_jpath(wl, "metadata.labels"), "kueue.x-k8s.io/job-uid")),
+		inp_val("jobs", "default", "a", "metadata.uid"));
+	ck_assert_str_eq(json_string_value(inp_jpath(wl, "spec.queueName")),
+			 "lq");
+	ck_assert_int_eq(json_integer_value(inp_jpath(wl, "spec.priority")),
+			 1000);
+	ck_assert_str_eq(json_string_value(inp_jpath(wl,
+						     "spec.podSets.0.name")),
 			 "main");
-	ck_assert_int_eq(json_integer_value(jpath(wl, "spec.podSets.0.count")),
+	ck_assert_int_eq(json_integer_value(inp_jpath(wl,
+						      "spec.podSets.0.count")),
 			 1);
 	json_decref(wl);
 	ck_assert(admitted(wa));
-	job = get("jobs", "default", "a");
-	t = jpath(job, "spec.template");
-	ck_assert_str_eq(json_string_value(jpath(t, "spec.nodeSelector.pool")),
+	job = inp_get("jobs", "default", "a");
+	t = inp_jpath(job, "spec.template");
+	ck_assert_str_eq(json_string_value(inp_jpath(t,
+						     "spec.nodeSelector.pool")),
 			 "a");
-	ck_assert_str_eq(json_string_value(jpath(t, "spec.nodeSelector.disk")),
+	ck_assert_str_eq(json_string_value(inp_jpath(t,
+						     "spec.nodeSelector.disk")),
 			 "ssd");
-	ck_assert_str_eq(json_string_value(jpath(t, "spec.tolerations.0.key")),
+	ck_assert_str_eq(json_string_value(inp_jpath(t,
+						     "spec.tolerations.0.key")),
 			 "dedicated");
 	ck_assert_str_eq(json_string_value(json_object_get(
-		jpath(t, "metadata.labels"), "kueue.x-k8s.io/podset")), "main");
+		inp_jpath(t, "metadata.labels"), "kueue.x-k8s.io/podset")),
+		"main");
 	json_decref(job);
 
 	/* b, created while a runs, waits: its Workload pending, the Job
 	 * suspended */
 	mk_job("b", "1", 1, true, "\"cueue.dev/runtime\":\"200ms\"", NULL);
 	wb = wl_of("b");
-	WAIT_FOR(exists("workloads", "default", wb), 10000);
-	WAIT_FOR(has_cond("workloads", "default", wb, "QuotaReserved",
-			  "False", NULL), 10000);
+	WAIT_FOR(inp_exists("workloads", "default", wb), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", wb, "QuotaReserved",
+			      "False", NULL, NULL), 10000);
 	ck_assert(job_suspended("b"));
 
 	/* a completes -> Finished, finalizer gone -> b admitted and run */
-	WAIT_FOR(has_cond("workloads", "default", wa, "Finished", "True",
-			  "Succeeded"), 10000);
-	WAIT_FOR(!strcmp(val("workloads", "default", wa,
-			     "metadata.finalizers.0"), ""), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", wa, "Finished", "True",
+			      "Succeeded", NULL), 10000);
+	WAIT_FOR(!strcmp(inp_val("workloads", "default", wa,
+				 "metadata.finalizers.0"), ""), 10000);
 	WAIT_FOR(!job_suspended("b"), 10000);
 	WAIT_FOR(job_complete("b"), 10000);
-	WAIT_FOR(has_cond("workloads", "default", wb, "Finished", "True",
-			  "Succeeded"), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", wb, "Finished", "True",
+			      "Succeeded", NULL), 10000);
 	WAIT_FOR(has_event("default", "a", "CreatedWorkload") &&
 		 has_event("default", "a", "Started") &&
 		 has_event("default", "a", "FinishedWorkload"), 5000);
@@ -583,7 +335,7 @@ START_TEST(lifecycle)
 	ck_assert_uint_ge(jobs_stats(J)->events, 6);
 	ck_assert(events_total("failed") == 0);
 	ck_assert(events_total("dropped") == 0);
-	ck_assert_int_eq((int)count("workloads", "default"), 2);
+	ck_assert_int_eq((int)inp_count("workloads", "default"), 2);
 	ck_assert(manager_check(M));
 	free(wa);
 	free(wb);
@@ -602,16 +354,16 @@ START_TEST(over_quota_and_partial)
 	wbig = wl_of("big");
 	wpart = wl_of("part");
 	mgr_start();
-	WAIT_FOR(exists("workloads", "default", wpart) &&
+	WAIT_FOR(inp_exists("workloads", "default", wpart) &&
 		 !job_suspended("part"), 10000);
-	ck_assert_str_eq(val("jobs", "default", "part", "spec.parallelism"),
+	ck_assert_str_eq(inp_val("jobs", "default", "part", "spec.parallelism"),
 			 "2");
-	ck_assert_str_eq(val("workloads", "default", wpart,
-			     "spec.podSets.0.minCount"), "1");
-	WAIT_FOR(exists("workloads", "default", wbig), 10000);
-	WAIT_FOR(has_cond("workloads", "default", wbig, "QuotaReserved",
-			  "False", NULL), 10000);
-	spin(300);
+	ck_assert_str_eq(inp_val("workloads", "default", wpart,
+				 "spec.podSets.0.minCount"), "1");
+	WAIT_FOR(inp_exists("workloads", "default", wbig), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", wbig, "QuotaReserved",
+			      "False", NULL, NULL), 10000);
+	inp_spin(300);
 	ck_assert(job_suspended("big"));
 	ck_assert(!admitted(wbig));
 	free(wbig);
@@ -630,23 +382,23 @@ START_TEST(delete_and_fail)
 	wd = wl_of("d");
 	wf = wl_of("f");
 	mgr_start();
-	WAIT_FOR(exists("workloads", "default", wd) && !job_suspended("d"),
+	WAIT_FOR(inp_exists("workloads", "default", wd) && !job_suspended("d"),
 		 10000);
 	/* kubectl's default: the garbage collector takes the Workload */
-	del("jobs", "default", "d", "Background");
-	WAIT_FOR(!exists("workloads", "default", wd), 10000);
+	inp_del("jobs", "default", "d", "Background");
+	WAIT_FOR(!inp_exists("workloads", "default", wd), 10000);
 	/* the API's default for Jobs orphans dependents: deleted anyway */
 	mk_job("d2", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"", NULL);
 	free(wd);
 	wd = wl_of("d2");
-	WAIT_FOR(exists("workloads", "default", wd) && !job_suspended("d2"),
+	WAIT_FOR(inp_exists("workloads", "default", wd) && !job_suspended("d2"),
 		 10000);
-	del("jobs", "default", "d2", NULL);
-	WAIT_FOR(!exists("workloads", "default", wd), 10000);
-	WAIT_FOR(!exists("jobs", "default", "d2"), 10000);
+	inp_del("jobs", "default", "d2", NULL);
+	WAIT_FOR(!inp_exists("workloads", "default", wd), 10000);
+	WAIT_FOR(!inp_exists("jobs", "default", "d2"), 10000);
 
-	WAIT_FOR(has_cond("workloads", "default", wf, "Finished", "True",
-			  "Failed"), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", wf, "Finished", "True",
+			      "Failed", NULL), 10000);
 	free(wd);
 	free(wf);
 }
@@ -662,7 +414,7 @@ START_TEST(running_without_workload)
 	w = wl_of("r");
 	mgr_start();
 	WAIT_FOR(has_event("default", "r", "Stopped"), 10000);
-	WAIT_FOR(exists("workloads", "default", w), 10000);
+	WAIT_FOR(inp_exists("workloads", "default", w), 10000);
 	WAIT_FOR(admitted(w) && !job_suspended("r"), 10000);
 	free(w);
 }
@@ -680,14 +432,14 @@ START_TEST(restart)
 	w2 = wl_of("y");
 	mgr_start();
 	/* one of them runs (the scheduler picks), the other waits */
-	WAIT_FOR(exists("workloads", "default", w1) &&
-		 exists("workloads", "default", w2), 10000);
+	WAIT_FOR(inp_exists("workloads", "default", w1) &&
+		 inp_exists("workloads", "default", w2), 10000);
 	WAIT_FOR(job_suspended("x") != job_suspended("y"), 10000);
-	spin(300);
-	rv = xasprintf("%s,", val("jobs", "default", "x",
-				  "metadata.resourceVersion"));
+	inp_spin(300);
+	rv = xasprintf("%s,", inp_val("jobs", "default", "x",
+				      "metadata.resourceVersion"));
 	{
-		char *t = xasprintf("%s%s", rv, val("jobs", "default", "y",
+		char *t = xasprintf("%s%s", rv, inp_val("jobs", "default", "y",
 						   "metadata.resourceVersion"));
 
 		free(rv);
@@ -696,17 +448,16 @@ START_TEST(restart)
 	mgr_stop();
 	mgr_start();
 	WAIT_FOR(jobs_synced(J) && manager_synced(M), 10000);
-	spin(800);
+	inp_spin(800);
 	started = jobs_stats(J)->started + jobs_stats(J)->created +
 		  jobs_stats(J)->stopped;
 	ck_assert_int_eq((int)started, 0);
-	ck_assert_int_eq((int)count("workloads", "default"), 2);
+	ck_assert_int_eq((int)inp_count("workloads", "default"), 2);
 	{
-		char *now = xasprintf("%s,", val("jobs", "default", "x",
-						 "metadata.resourceVersion"));
-		char *t = xasprintf("%s%s", now, val("jobs", "default", "y",
-						    "metadata."
-						    "resourceVersion"));
+		char *now = xasprintf("%s,", inp_val("jobs", "default", "x",
+					"metadata.resourceVersion"));
+		char *t = xasprintf("%s%s", now, inp_val("jobs", "default", "y",
+					"metadata.resourceVersion"));
 
 		ck_assert_str_eq(t, rv);
 		free(t);
@@ -732,42 +483,45 @@ START_TEST(eviction)
 	       "\"kueue.x-k8s.io/job-min-parallelism\":\"1\"", NULL);
 	w = wl_of("e");
 	mgr_start();
-	WAIT_FOR(exists("workloads", "default", w) && !job_suspended("e"),
+	WAIT_FOR(inp_exists("workloads", "default", w) && !job_suspended("e"),
 		 10000);
-	WAIT_FOR(strcmp(val("jobs", "default", "e", "status.active"), "0") &&
-		 strcmp(val("jobs", "default", "e", "status.active"), ""),
+	WAIT_FOR(strcmp(inp_val("jobs", "default", "e", "status.active"),
+			"0") &&
+		 strcmp(inp_val("jobs", "default", "e", "status.active"), ""),
 		 10000);
-	wl = get("workloads", "default", w);
-	conds = json_deep_copy(jpath(wl, "status.conditions"));
+	wl = inp_get("workloads", "default", w);
+	conds = json_deep_copy(inp_jpath(wl, "status.conditions"));
 	json_array_append_new(conds, json_pack(
 		"{s:s, s:s, s:s, s:s, s:s}", "type", "Evicted", "status",
 		"True", "reason", "Preempted", "message",
 		"Preempted to accommodate a workload", "lastTransitionTime",
 		"2026-01-01T00:00:00Z"));
 	p = json_pack("{s:{s:o}}", "status", "conditions", conds);
-	patch("workloads", "default", w, "status", p);
+	inp_patch("workloads", "default", w, "status", p);
 	json_decref(p);
 	json_decref(wl);
 	WAIT_FOR(job_suspended("e"), 10000);
-	WAIT_FOR(has_cond("workloads", "default", w, "QuotaReserved", "False",
-			  "Pending"), 10000);
-	WAIT_FOR(!strcmp(val("jobs", "default", "e",
-			     "spec.template.spec.nodeSelector.pool"), ""),
+	WAIT_FOR(inp_has_cond("workloads", "default", w, "QuotaReserved",
+			      "False", "Pending", NULL), 10000);
+	WAIT_FOR(!strcmp(inp_val("jobs", "default", "e",
+				 "spec.template.spec.nodeSelector.pool"), ""),
 		 10000);
-	ck_assert(has_cond("workloads", "default", w, "Requeued", "True",
-			   "Preempted"));
-	ck_assert_str_eq(val("workloads", "default", w,
-			     "status.admission.clusterQueue"), "");
-	job = get("jobs", "default", "e");
-	t = jpath(job, "spec.template");
-	ck_assert_str_eq(json_string_value(jpath(t, "spec.nodeSelector.disk")),
+	ck_assert(inp_has_cond("workloads", "default", w, "Requeued", "True",
+			       "Preempted", NULL));
+	ck_assert_str_eq(inp_val("workloads", "default", w,
+				 "status.admission.clusterQueue"), "");
+	job = inp_get("jobs", "default", "e");
+	t = inp_jpath(job, "spec.template");
+	ck_assert_str_eq(json_string_value(inp_jpath(t,
+						     "spec.nodeSelector.disk")),
 			 "ssd");
-	ck_assert_ptr_null(jpath(t, "spec.tolerations"));
-	ck_assert_ptr_null(json_object_get(jpath(t, "metadata.labels"),
+	ck_assert_ptr_null(inp_jpath(t, "spec.tolerations"));
+	ck_assert_ptr_null(json_object_get(inp_jpath(t, "metadata.labels"),
 					   "kueue.x-k8s.io/podset"));
-	ck_assert_ptr_null(json_object_get(jpath(job, "metadata.annotations"),
+	ck_assert_ptr_null(json_object_get(inp_jpath(job,
+						     "metadata.annotations"),
 					   "kueue.x-k8s.io/stopping"));
-	ck_assert_int_eq(json_integer_value(jpath(job, "spec.parallelism")),
+	ck_assert_int_eq(json_integer_value(inp_jpath(job, "spec.parallelism")),
 			 2);
 	json_decref(job);
 	WAIT_FOR(has_event("default", "e", "Stopped"), 5000);
@@ -786,46 +540,50 @@ START_TEST(priority_later_and_unlabelled)
 	mk_queues("4");
 	mk_job("p", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"",
 	       "\"kueue.x-k8s.io/priority-class\":\"later\"");
-	create("jobs", "default",
-	       "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{"
-	       "\"name\":\"u\",\"namespace\":\"default\"},\"spec\":{"
-	       "\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":"
-	       "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"
-	       "\"busybox\"}]}}}}");
-	create("priorityclasses", NULL,
-	       "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":"
-	       "\"PriorityClass\",\"metadata\":{\"name\":\"pc-high\"},"
-	       "\"value\":50}");
-	create("jobs", "default",
-	       "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\",\"metadata\":{"
-	       "\"name\":\"q\",\"namespace\":\"default\"},\"spec\":{"
-	       "\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":"
-	       "\"Never\",\"priorityClassName\":\"pc-high\",\"containers\":"
-	       "[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}");
+	inp_create("jobs", "default",
+		   "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+		   "\"metadata\":{"
+		   "\"name\":\"u\",\"namespace\":\"default\"},\"spec\":{"
+		   "\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":"
+		   "\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"
+		   "\"busybox\"}]}}}}");
+	inp_create("priorityclasses", NULL,
+		   "{\"apiVersion\":\"scheduling.k8s.io/v1\",\"kind\":"
+		   "\"PriorityClass\",\"metadata\":{\"name\":\"pc-high\"},"
+		   "\"value\":50}");
+	inp_create("jobs", "default",
+		   "{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+		   "\"metadata\":{"
+		   "\"name\":\"q\",\"namespace\":\"default\"},\"spec\":{"
+		   "\"suspend\":true,\"template\":{\"spec\":{\"restartPolicy\":"
+		   "\"Never\",\"priorityClassName\":\"pc-high\",\"containers\":"
+		   "[{\"name\":\"c\",\"image\":\"busybox\"}]}}}}");
 	w = wl_of("p");
 	wu = wl_of("u");
 	mgr_start();
 	{
 		char *wq = wl_of("q");
 
-		WAIT_FOR(exists("workloads", "default", wq), 10000);
-		ck_assert_str_eq(val("workloads", "default", wq,
-				     "spec.priority"), "50");
-		ck_assert_str_eq(val("workloads", "default", wq,
-				     "spec.priorityClassRef.name"), "pc-high");
+		WAIT_FOR(inp_exists("workloads", "default", wq), 10000);
+		ck_assert_str_eq(inp_val("workloads", "default", wq,
+					 "spec.priority"), "50");
+		ck_assert_str_eq(inp_val("workloads", "default", wq,
+					 "spec.priorityClassRef.name"),
+				 "pc-high");
 		free(wq);
 	}
-	WAIT_FOR(exists("workloads", "default", wu), 10000);
-	ck_assert_str_eq(val("workloads", "default", wu, "spec.queueName"),
+	WAIT_FOR(inp_exists("workloads", "default", wu), 10000);
+	ck_assert_str_eq(inp_val("workloads", "default", wu, "spec.queueName"),
 			 "");
-	spin(300);
-	ck_assert(!exists("workloads", "default", w));
-	create("workloadpriorityclasses", NULL,
-	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-	       "\"kind\":\"WorkloadPriorityClass\",\"metadata\":{\"name\":"
-	       "\"later\"},\"value\":7}");
-	WAIT_FOR(exists("workloads", "default", w), 10000);
-	ck_assert_str_eq(val("workloads", "default", w, "spec.priority"), "7");
+	inp_spin(300);
+	ck_assert(!inp_exists("workloads", "default", w));
+	inp_create("workloadpriorityclasses", NULL,
+		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		   "\"kind\":\"WorkloadPriorityClass\",\"metadata\":{\"name\":"
+		   "\"later\"},\"value\":7}");
+	WAIT_FOR(inp_exists("workloads", "default", w), 10000);
+	ck_assert_str_eq(inp_val("workloads", "default", w, "spec.priority"),
+			 "7");
 	WAIT_FOR(!job_suspended("p"), 10000);
 	ck_assert(job_suspended("u"));
 	free(w);
@@ -841,7 +599,7 @@ static void mk_ns(const char *name, const char *labels)
 			    "\"metadata\":{\"name\":\"%s\",\"labels\":%s}}",
 			    name, labels);
 
-	create("namespaces", NULL, t);
+	inp_create("namespaces", NULL, t);
 	free(t);
 }
 
@@ -858,14 +616,14 @@ static void mk_ns_job(const char *ns, const char *name, const char *queue)
 		"\"Never\",\"containers\":[{\"name\":\"c\",\"image\":"
 		"\"busybox\"}]}}}}", lbl, name, ns);
 
-	create("jobs", ns, t);
+	inp_create("jobs", ns, t);
 	free(t);
 	free(lbl);
 }
 
 static char *wl_in(const char *ns, const char *name)
 {
-	char *uid = xstrdup(val("jobs", ns, name, "metadata.uid"));
+	char *uid = xstrdup(inp_val("jobs", ns, name, "metadata.uid"));
 	char *res = jobwl_workload_name("Job", "batch", name, uid);
 
 	free(uid);
@@ -898,25 +656,25 @@ START_TEST(namespace_selector)
 	wq = wl_in("nb", "q");
 	mgr_start();
 	label_selector_release(&sel); /* jobs_new copied it */
-	WAIT_FOR(exists("workloads", "na", wu), 10000);
-	WAIT_FOR(exists("workloads", "na", wp), 10000);
+	WAIT_FOR(inp_exists("workloads", "na", wu), 10000);
+	WAIT_FOR(inp_exists("workloads", "na", wp), 10000);
 	if (!always)
-		WAIT_FOR(exists("workloads", "nb", wq), 10000);
+		WAIT_FOR(inp_exists("workloads", "nb", wq), 10000);
 	else
-		spin(500);
-	ck_assert(!exists("workloads", "nb", wv));
-	ck_assert(exists("workloads", "nb", wq) == !always);
+		inp_spin(500);
+	ck_assert(!inp_exists("workloads", "nb", wv));
+	ck_assert(inp_exists("workloads", "nb", wq) == !always);
 	/* a namespace that comes to match: its new Jobs are managed (as
 	 * in Kueue, a Job is judged when it is reconciled; nothing watches
 	 * namespaces to revisit the Jobs already there) */
 	pj = t_json("{\"metadata\":{\"labels\":{\"team\":\"a\"}}}");
-	patch("namespaces", NULL, "nb", NULL, pj);
+	inp_patch("namespaces", NULL, "nb", NULL, pj);
 	json_decref(pj);
-	spin(300); /* the manager's namespace cache sees it first */
+	inp_spin(300); /* the manager's namespace cache sees it first */
 	free(wv);
 	mk_ns_job("nb", "v2", NULL);
 	wv = wl_in("nb", "v2");
-	WAIT_FOR(exists("workloads", "nb", wv), 10000);
+	WAIT_FOR(inp_exists("workloads", "nb", wv), 10000);
 	free(wu);
 	free(wv);
 	free(wq);

@@ -31,234 +31,31 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "controller/events.h"
 #include "controller/hmap.h"
 #include "controller/kube.h"
-#include "controller/kubeconfig.h"
 #include "controller/log.h"
 #include "controller/loop.h"
 #include "controller/manager.h"
-#include "devserver/api.h"
-#include "devserver/http.h"
+#include "inproc.h"
 #include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* ---- the devserver, in-process ---- */
-
-static struct {
-	struct api *api;
-	struct http_server *http;
-} S;
-
-static void srv_start(void)
-{
-	struct err err = { "" };
-	struct api_opts ao = { .bookmark_ms = 300, .watch_history = 10000 };
-	struct http_opts ho = { .addr = "127.0.0.1",
-				.max_body = (size_t)3 << 20 };
-	char *crds = t_src_path("manifests/crds");
-
-	memset(&S, 0, sizeof(S));
-	S.api = api_new(&ao, &err);
-	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
-	ck_assert_msg(api_preload(S.api, crds, &err) == 0, "preload: %s",
-		      err.msg);
-	free(crds);
-	S.http = http_server_start(&ho, api_serve, S.api, &err);
-	ck_assert_msg(S.http != NULL, "http: %s", err.msg);
-}
-
-static void srv_stop(void)
-{
-	if (!S.api)
-		return;
-	api_shutdown(S.api);
-	http_server_stop(S.http);
-	api_free(S.api);
-	memset(&S, 0, sizeof(S));
-}
-
-static struct api_ref ref_of(const char *resource, const char *ns,
-			     const char *name)
-{
-	struct api_ref r = { .group = "kueue.x-k8s.io", .version = "v1beta2",
-			     .resource = resource, .ns = ns, .name = name };
-
-	if (!strcmp(resource, "namespaces")) {
-		r.group = "";
-		r.version = "v1";
-	}
-	return r;
-}
-
-static void create(const char *resource, const char *ns, const char *text)
-{
-	struct api_ref r = ref_of(resource, ns, NULL);
-	struct api_status st = API_STATUS_INIT;
-	json_t *obj = t_json(text);
-
-	ck_assert_msg(api_internal_create(S.api, &r, obj, NULL, &st) == 0,
-		      "create %s: %s", resource, st.message);
-	status_release(&st);
-	json_decref(obj);
-}
-
-/* The object (new reference) or NULL when it does not exist. */
-static json_t *get(const char *resource, const char *ns, const char *name)
-{
-	struct api_ref r = ref_of(resource, ns, name);
-	struct api_status st = API_STATUS_INIT;
-	json_t *obj = api_internal_get(S.api, &r, &st);
-
-	status_release(&st);
-	return obj;
-}
-
-static void patch(const char *resource, const char *ns, const char *name,
-		  const char *sub, json_t *p)
-{
-	struct api_ref r = ref_of(resource, ns, name);
-	struct api_status st = API_STATUS_INIT;
-
-	ck_assert_msg(api_internal_patch(S.api, &r, sub, API_PATCH_MERGE, p,
-					 NULL, &st) == 0,
-		      "patch %s/%s: %s", resource, name, st.message);
-	status_release(&st);
-}
-
-static void del(const char *resource, const char *ns, const char *name)
-{
-	struct api_ref r = ref_of(resource, ns, name);
-	struct api_status st = API_STATUS_INIT;
-
-	ck_assert_msg(api_internal_delete(S.api, &r, NULL, NULL, &st) == 0,
-		      "delete %s/%s: %s", resource, name, st.message);
-	status_release(&st);
-}
-
-/* ---- reading objects ---- */
-
-static const json_t *jpath(const json_t *j, const char *path)
-{
-	char buf[256], *save = NULL;
-	const json_t *cur = j;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *t = strtok_r(buf, ".", &save); t && cur;
-	     t = strtok_r(NULL, ".", &save)) {
-		if (json_is_array(cur))
-			cur = json_array_get(cur, strtoul(t, NULL, 10));
-		else
-			cur = json_object_get(cur, t);
-	}
-	return cur;
-}
-
-static const json_t *cond_of(const json_t *obj, const char *type)
-{
-	const json_t *conds = jpath(obj, "status.conditions"), *c;
-	size_t i;
-
-	json_array_foreach(conds, i, c)
-		if (!strcmp(json_string_value(json_object_get(c, "type")),
-			    type))
-			return c;
-	return NULL;
-}
-
-/* Whether the object's condition type has status (and reason, message
- * prefix when not NULL). */
-static bool has_cond(const char *resource, const char *ns, const char *name,
-		     const char *type, const char *status, const char *reason,
-		     const char *msg_prefix)
-{
-	json_t *obj = get(resource, ns, name);
-	const json_t *c = obj ? cond_of(obj, type) : NULL;
-	bool ok = c != NULL;
-
-	if (ok)
-		ok = !strcmp(json_string_value(json_object_get(c, "status")),
-			     status);
-	if (ok && reason)
-		ok = !strcmp(json_string_value(json_object_get(c, "reason")),
-			     reason);
-	if (ok && msg_prefix)
-		ok = !strncmp(json_string_value(json_object_get(c, "message")),
-			      msg_prefix, strlen(msg_prefix));
-	json_decref(obj);
-	return ok;
-}
-
-/* A string at a dotted path of an object, copied into a static buffer
- * ("" when absent; integers printed). */
-static const char *val(const char *resource, const char *ns,
-		       const char *name, const char *path)
-{
-	static char buf[1024];
-	json_t *obj = get(resource, ns, name);
-	const json_t *v = obj ? jpath(obj, path) : NULL;
-
-	if (json_is_string(v))
-		snprintf(buf, sizeof(buf), "%s", json_string_value(v));
-	else if (json_is_integer(v))
-		snprintf(buf, sizeof(buf), "%lld",
-			 (long long)json_integer_value(v));
-	else
-		buf[0] = '\0';
-	json_decref(obj);
-	return buf;
-}
-
-static bool exists(const char *resource, const char *ns, const char *name)
-{
-	json_t *obj = get(resource, ns, name);
-	bool ok = obj != NULL;
-
-	json_decref(obj);
-	return ok;
-}
-
 static char *rv_of(const char *resource, const char *ns, const char *name)
 {
-	return xstrdup(val(resource, ns, name, "metadata.resourceVersion"));
+	return xstrdup(inp_val(resource, ns, name, "metadata.resourceVersion"));
 }
 
 /* ---- the manager under test ---- */
 
-static struct loop *L;
-static struct kube *K;
 static struct manager *M;
 static struct manager_opts MO;
 
 static void mgr_start(void)
 {
-	struct kubeconfig kc = KUBECONFIG_INIT;
-	struct kube_opts ko = { .qps = -1 };
-	struct err err = { "" };
-
-	log_set_level(getenv("CK_MANAGER_LOG") ? LOG_DEBUG : LOG_OFF);
-	if (!L) {
-		L = loop_new(NULL, &err);
-		ck_assert_msg(L != NULL, "loop_new: %s", err.msg);
-	}
-	if (!K) {
-		kc.server = xstrdup(http_server_url(S.http));
-		K = kube_new(L, &kc, &ko, &err);
-		ck_assert_msg(K != NULL, "kube_new: %s", err.msg);
-		kubeconfig_release(&kc);
-	}
-	M = manager_new(K, &MO);
+	M = manager_new(inp_kube(), &MO);
 }
 
 static void mgr_stop(void)
@@ -271,35 +68,13 @@ static void setup(void)
 {
 	memset(&MO, 0, sizeof(MO));
 	MO.status_interval_ms = 20;
-	srv_start();
+	inp_start(NULL);
 }
 
 static void teardown(void)
 {
 	mgr_stop();
-	kube_free(K);
-	K = NULL;
-	loop_free(L);
-	L = NULL;
-	srv_stop();
-}
-
-#define WAIT_FOR(cond, ms) do { \
-	int64_t end_ = mono_ms() + (ms); \
-	struct err e_ = { "" }; \
-	while (!(cond)) { \
-		ck_assert_msg(mono_ms() < end_, "timed out: " #cond); \
-		ck_assert_msg(loop_run_once(L, 20, &e_) == 0, "%s", e_.msg); \
-	} \
-} while (0)
-
-static void spin(int64_t ms)
-{
-	int64_t end = mono_ms() + ms;
-	struct err e = { "" };
-
-	while (mono_ms() < end)
-		ck_assert_msg(loop_run_once(L, 20, &e) == 0, "%s", e.msg);
+	inp_stop();
 }
 
 /* Runs until the manager is synced and has nothing queued or in flight
@@ -308,7 +83,7 @@ static void settle(void)
 {
 	WAIT_FOR(manager_synced(M), 10000);
 	for (int quiet = 0; quiet < 10;) {
-		spin(30);
+		inp_spin(30);
 		quiet = manager_idle(M) ? quiet + 1 : 0;
 	}
 	ck_assert(manager_check(M));
@@ -322,7 +97,7 @@ static void mk_flavor(const char *name)
 			    "\"kind\":\"ResourceFlavor\",\"metadata\":"
 			    "{\"name\":\"%s\"}}", name);
 
-	create("resourceflavors", NULL, t);
+	inp_create("resourceflavors", NULL, t);
 	free(t);
 }
 
@@ -336,7 +111,7 @@ static void mk_cq(const char *name, const char *flavor, const char *cpu)
 		"\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"%s\"}]}]"
 		"}]}}", name, flavor, cpu);
 
-	create("clusterqueues", NULL, t);
+	inp_create("clusterqueues", NULL, t);
 	free(t);
 }
 
@@ -348,7 +123,7 @@ static void mk_lq(const char *ns, const char *name, const char *cq)
 		"\"namespace\":\"%s\"},\"spec\":{\"clusterQueue\":\"%s\"}}",
 		name, ns, cq);
 
-	create("localqueues", ns, t);
+	inp_create("localqueues", ns, t);
 	free(t);
 }
 
@@ -365,7 +140,7 @@ static void mk_wl(const char *ns, const char *name, const char *lq,
 		"\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}}]}}",
 		name, ns, lq, prio, cpu);
 
-	create("workloads", ns, t);
+	inp_create("workloads", ns, t);
 	free(t);
 }
 
@@ -380,18 +155,18 @@ static void mk_queues(const char *cpu)
 
 static bool admitted(const char *ns, const char *name)
 {
-	return has_cond("workloads", ns, name, "QuotaReserved", "True",
-			"QuotaReserved", NULL) &&
-	       has_cond("workloads", ns, name, "Admitted", "True",
-			"Admitted", NULL);
+	return inp_has_cond("workloads", ns, name, "QuotaReserved", "True",
+			    "QuotaReserved", NULL) &&
+	       inp_has_cond("workloads", ns, name, "Admitted", "True",
+			    "Admitted", NULL);
 }
 
 /* Adds Finished=True to a workload's conditions (the job controller's
  * job, done by hand). */
 static void finish(const char *ns, const char *name)
 {
-	json_t *obj = get("workloads", ns, name);
-	json_t *conds = json_deep_copy(jpath(obj, "status.conditions"));
+	json_t *obj = inp_get("workloads", ns, name);
+	json_t *conds = json_deep_copy(inp_jpath(obj, "status.conditions"));
 	json_t *p;
 
 	json_array_append_new(conds, json_pack(
@@ -399,7 +174,7 @@ static void finish(const char *ns, const char *name)
 		"True", "reason", "Succeeded", "message", "Job finished",
 		"lastTransitionTime", "2026-01-01T00:00:00Z"));
 	p = json_pack("{s:{s:o}}", "status", "conditions", conds);
-	patch("workloads", ns, name, "status", p);
+	inp_patch("workloads", ns, name, "status", p);
 	json_decref(p);
 	json_decref(obj);
 }
@@ -416,79 +191,81 @@ START_TEST(admit_and_pending)
 	mk_wl("default", "b", "lq", "1", 0);
 	mgr_start();
 	WAIT_FOR(admitted("default", "a"), 10000);
-	WAIT_FOR(has_cond("workloads", "default", "b", "QuotaReserved",
-			  "False", "Pending", NULL), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "b", "QuotaReserved",
+			      "False", "Pending", NULL), 10000);
 	settle();
 
-	wl = get("workloads", "default", "a");
-	ck_assert_str_eq(json_string_value(jpath(wl, "status.admission."
+	wl = inp_get("workloads", "default", "a");
+	ck_assert_str_eq(json_string_value(inp_jpath(wl, "status.admission."
 						   "clusterQueue")), "cq");
-	psa = jpath(wl, "status.admission.podSetAssignments.0");
-	ck_assert_str_eq(json_string_value(jpath(psa, "name")), "main");
-	ck_assert_str_eq(json_string_value(jpath(psa, "flavors.cpu")),
+	psa = inp_jpath(wl, "status.admission.podSetAssignments.0");
+	ck_assert_str_eq(json_string_value(inp_jpath(psa, "name")), "main");
+	ck_assert_str_eq(json_string_value(inp_jpath(psa, "flavors.cpu")),
 			 "default");
-	ck_assert_str_eq(json_string_value(jpath(psa, "resourceUsage.cpu")),
+	ck_assert_str_eq(json_string_value(inp_jpath(psa, "resourceUsage.cpu")),
 			 "1500m");
-	ck_assert_int_eq(json_integer_value(jpath(psa, "count")), 1);
-	ck_assert_str_eq(json_string_value(jpath(cond_of(wl, "QuotaReserved"),
-						 "message")),
+	ck_assert_int_eq(json_integer_value(inp_jpath(psa, "count")), 1);
+	ck_assert_str_eq(json_string_value(inp_jpath(
+				 inp_cond(wl, "QuotaReserved"), "message")),
 			 "Quota reserved in ClusterQueue cq");
-	ck_assert_str_eq(json_string_value(jpath(cond_of(wl, "Admitted"),
-						 "message")),
+	ck_assert_str_eq(json_string_value(inp_jpath(inp_cond(wl, "Admitted"),
+						     "message")),
 			 "The workload is admitted");
 	json_decref(wl);
 
-	ck_assert_str_eq(val("workloads", "default", "b",
-			     "status.conditions.0.message"),
+	ck_assert_str_eq(inp_val("workloads", "default", "b",
+				 "status.conditions.0.message"),
 			 "couldn't assign flavors to pod set main: "
 			 "insufficient unused quota for cpu in flavor "
 			 "default, 500m more needed");
-	ck_assert_str_eq(val("workloads", "default", "b", "status.admission"),
-			 "");
+	ck_assert_str_eq(inp_val("workloads", "default", "b",
+				 "status.admission"), "");
 
 	/* ClusterQueue status */
-	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
-			     "status.pendingWorkloads"), "1"), 5000);
-	cq = get("clusterqueues", NULL, "cq");
-	ck_assert_int_eq(json_integer_value(jpath(cq, "status."
-						  "reservingWorkloads")), 1);
-	ck_assert_int_eq(json_integer_value(jpath(cq, "status."
-						  "admittedWorkloads")), 1);
-	ck_assert_str_eq(json_string_value(jpath(cq, "status."
+	WAIT_FOR(!strcmp(inp_val("clusterqueues", NULL, "cq",
+				 "status.pendingWorkloads"), "1"), 5000);
+	cq = inp_get("clusterqueues", NULL, "cq");
+	ck_assert_int_eq(json_integer_value(inp_jpath(cq, "status."
+						      "reservingWorkloads")),
+			 1);
+	ck_assert_int_eq(json_integer_value(inp_jpath(cq, "status."
+						      "admittedWorkloads")), 1);
+	ck_assert_str_eq(json_string_value(inp_jpath(cq, "status."
 		"flavorsReservation.0.resources.0.total")), "1500m");
-	ck_assert_str_eq(json_string_value(jpath(cq, "status."
+	ck_assert_str_eq(json_string_value(inp_jpath(cq, "status."
 		"flavorsUsage.0.resources.0.total")), "1500m");
-	ck_assert_str_eq(json_string_value(jpath(cq, "status."
+	ck_assert_str_eq(json_string_value(inp_jpath(cq, "status."
 		"flavorsUsage.0.resources.0.borrowed")), "0");
-	ck_assert_str_eq(json_string_value(jpath(cond_of(cq, "Active"),
-						 "reason")), "Ready");
-	ck_assert_str_eq(json_string_value(jpath(cond_of(cq, "Active"),
-						 "message")),
+	ck_assert_str_eq(json_string_value(inp_jpath(inp_cond(cq, "Active"),
+						     "reason")), "Ready");
+	ck_assert_str_eq(json_string_value(inp_jpath(inp_cond(cq, "Active"),
+						     "message")),
 			 "Can admit new workloads");
 	json_decref(cq);
 
 	/* LocalQueue status */
-	ck_assert(has_cond("localqueues", "default", "lq", "Active", "True",
-			   "Ready", "Can submit new workloads to localQueue"));
-	ck_assert_str_eq(val("localqueues", "default", "lq",
-			     "status.pendingWorkloads"), "1");
-	ck_assert_str_eq(val("localqueues", "default", "lq",
-			     "status.admittedWorkloads"), "1");
-	ck_assert_str_eq(val("localqueues", "default", "lq",
-			     "status.flavorsUsage.0.resources.0.total"),
+	ck_assert(inp_has_cond("localqueues", "default", "lq", "Active", "True",
+			       "Ready",
+			       "Can submit new workloads to localQueue"));
+	ck_assert_str_eq(inp_val("localqueues", "default", "lq",
+				 "status.pendingWorkloads"), "1");
+	ck_assert_str_eq(inp_val("localqueues", "default", "lq",
+				 "status.admittedWorkloads"), "1");
+	ck_assert_str_eq(inp_val("localqueues", "default", "lq",
+				 "status.flavorsUsage.0.resources.0.total"),
 			 "1500m");
 
 	/* finishing a frees its quota: b is admitted */
 	finish("default", "a");
 	WAIT_FOR(admitted("default", "b"), 10000);
-	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
-			     "status.flavorsUsage.0.resources.0.total"), "1"),
-		 5000);
-	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
-			     "status.pendingWorkloads"), "0"), 5000);
+	WAIT_FOR(!strcmp(inp_val("clusterqueues", NULL, "cq",
+				 "status.flavorsUsage.0.resources.0.total"),
+			 "1"), 5000);
+	WAIT_FOR(!strcmp(inp_val("clusterqueues", NULL, "cq",
+				 "status.pendingWorkloads"), "0"), 5000);
 	settle();
-	ck_assert_str_eq(val("clusterqueues", NULL, "cq",
-			     "status.admittedWorkloads"), "1");
+	ck_assert_str_eq(inp_val("clusterqueues", NULL, "cq",
+				 "status.admittedWorkloads"), "1");
 	ck_assert_uint_eq(manager_stats(M)->admitted, 2);
 }
 END_TEST
@@ -499,23 +276,23 @@ START_TEST(missing_flavor)
 	mk_lq("default", "lq", "cq");
 	mk_wl("default", "a", "lq", "1", 0);
 	mgr_start();
-	WAIT_FOR(has_cond("clusterqueues", NULL, "cq", "Active", "False",
-			  "FlavorNotFound", NULL), 10000);
-	ck_assert_str_eq(val("clusterqueues", NULL, "cq",
-			     "status.conditions.0.message"),
+	WAIT_FOR(inp_has_cond("clusterqueues", NULL, "cq", "Active", "False",
+			      "FlavorNotFound", NULL), 10000);
+	ck_assert_str_eq(inp_val("clusterqueues", NULL, "cq",
+				 "status.conditions.0.message"),
 			 "Can't admit new workloads: references missing "
 			 "ResourceFlavor(s): gpu.");
-	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
-			  "False", "Inadmissible",
-			  "ClusterQueue cq is inactive"), 10000);
-	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "False",
-			  "ClusterQueueIsInactive", NULL), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "a", "QuotaReserved",
+			      "False", "Inadmissible",
+			      "ClusterQueue cq is inactive"), 10000);
+	WAIT_FOR(inp_has_cond("localqueues", "default", "lq", "Active", "False",
+			      "ClusterQueueIsInactive", NULL), 10000);
 	mk_flavor("gpu");
-	WAIT_FOR(has_cond("clusterqueues", NULL, "cq", "Active", "True",
-			  "Ready", NULL), 10000);
+	WAIT_FOR(inp_has_cond("clusterqueues", NULL, "cq", "Active", "True",
+			      "Ready", NULL), 10000);
 	WAIT_FOR(admitted("default", "a"), 10000);
-	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "True",
-			  "Ready", NULL), 10000);
+	WAIT_FOR(inp_has_cond("localqueues", "default", "lq", "Active", "True",
+			      "Ready", NULL), 10000);
 	settle();
 }
 END_TEST
@@ -526,23 +303,23 @@ START_TEST(missing_localqueue)
 	mk_cq("cq", "default", "4");
 	mk_wl("default", "a", "nolq", "1", 0);
 	mgr_start();
-	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
-			  "False", "Inadmissible",
-			  "LocalQueue nolq doesn't exist"), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "a", "QuotaReserved",
+			      "False", "Inadmissible",
+			      "LocalQueue nolq doesn't exist"), 10000);
 	settle();
 	/* the LocalQueue names a missing ClusterQueue first */
 	mk_lq("default", "nolq", "nocq");
-	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
-			  "False", "Inadmissible",
-			  "ClusterQueue nocq doesn't exist"), 10000);
-	WAIT_FOR(has_cond("localqueues", "default", "nolq", "Active",
-			  "False", "ClusterQueueDoesNotExist",
-			  "Can't submit new workloads to clusterQueue"),
+	WAIT_FOR(inp_has_cond("workloads", "default", "a", "QuotaReserved",
+			      "False", "Inadmissible",
+			      "ClusterQueue nocq doesn't exist"), 10000);
+	WAIT_FOR(inp_has_cond("localqueues", "default", "nolq", "Active",
+			      "False", "ClusterQueueDoesNotExist",
+			      "Can't submit new workloads to clusterQueue"),
 		 10000);
 	mk_cq("nocq", "default", "1");
 	WAIT_FOR(admitted("default", "a"), 10000);
-	ck_assert_str_eq(val("workloads", "default", "a",
-			     "status.admission.clusterQueue"), "nocq");
+	ck_assert_str_eq(inp_val("workloads", "default", "a",
+				 "status.admission.clusterQueue"), "nocq");
 	settle();
 }
 END_TEST
@@ -553,27 +330,27 @@ START_TEST(finalizers)
 	mk_wl("default", "a", "lq", "1", 0);
 	mgr_start();
 	WAIT_FOR(admitted("default", "a"), 10000);
-	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
-			     "metadata.finalizers.0"),
+	WAIT_FOR(!strcmp(inp_val("clusterqueues", NULL, "cq",
+				 "metadata.finalizers.0"),
 			 "kueue.x-k8s.io/resource-in-use"), 10000);
-	WAIT_FOR(!strcmp(val("resourceflavors", NULL, "default",
-			     "metadata.finalizers.0"),
+	WAIT_FOR(!strcmp(inp_val("resourceflavors", NULL, "default",
+				 "metadata.finalizers.0"),
 			 "kueue.x-k8s.io/resource-in-use"), 10000);
 	settle();
 
 	/* in use: both stay while deleting */
-	del("clusterqueues", NULL, "cq");
-	del("resourceflavors", NULL, "default");
-	WAIT_FOR(has_cond("clusterqueues", NULL, "cq", "Active", "False",
-			  "Terminating", NULL), 10000);
+	inp_del("clusterqueues", NULL, "cq", NULL);
+	inp_del("resourceflavors", NULL, "default", NULL);
+	WAIT_FOR(inp_has_cond("clusterqueues", NULL, "cq", "Active", "False",
+			      "Terminating", NULL), 10000);
 	settle();
-	ck_assert(exists("clusterqueues", NULL, "cq"));
-	ck_assert(exists("resourceflavors", NULL, "default"));
+	ck_assert(inp_exists("clusterqueues", NULL, "cq"));
+	ck_assert(inp_exists("resourceflavors", NULL, "default"));
 
 	/* the workload ends: the ClusterQueue goes, then the flavor */
 	finish("default", "a");
-	WAIT_FOR(!exists("clusterqueues", NULL, "cq"), 10000);
-	WAIT_FOR(!exists("resourceflavors", NULL, "default"), 10000);
+	WAIT_FOR(!inp_exists("clusterqueues", NULL, "cq"), 10000);
+	WAIT_FOR(!inp_exists("resourceflavors", NULL, "default"), 10000);
 	settle();
 }
 END_TEST
@@ -587,10 +364,10 @@ START_TEST(restart)
 	mk_wl("default", "b", "lq", "1", 0);
 	mgr_start();
 	WAIT_FOR(admitted("default", "a"), 10000);
-	WAIT_FOR(has_cond("workloads", "default", "b", "QuotaReserved",
-			  "False", "Pending", NULL), 10000);
-	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq",
-			     "status.pendingWorkloads"), "1"), 5000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "b", "QuotaReserved",
+			      "False", "Pending", NULL), 10000);
+	WAIT_FOR(!strcmp(inp_val("clusterqueues", NULL, "cq",
+				 "status.pendingWorkloads"), "1"), 5000);
 	settle();
 	mgr_stop();
 	rv_a = rv_of("workloads", "default", "a");
@@ -601,17 +378,17 @@ START_TEST(restart)
 	/* a new manager finds everything as it should be */
 	mgr_start();
 	settle();
-	spin(300);
+	inp_spin(300);
 	ck_assert_uint_eq(manager_stats(M)->admit_writes, 0);
 	ck_assert_uint_eq(manager_stats(M)->pending_writes, 0);
-	ck_assert_str_eq(val("workloads", "default", "a",
-			     "metadata.resourceVersion"), rv_a);
-	ck_assert_str_eq(val("workloads", "default", "b",
-			     "metadata.resourceVersion"), rv_b);
-	ck_assert_str_eq(val("clusterqueues", NULL, "cq",
-			     "metadata.resourceVersion"), rv_cq);
-	ck_assert_str_eq(val("localqueues", "default", "lq",
-			     "metadata.resourceVersion"), rv_lq);
+	ck_assert_str_eq(inp_val("workloads", "default", "a",
+				 "metadata.resourceVersion"), rv_a);
+	ck_assert_str_eq(inp_val("workloads", "default", "b",
+				 "metadata.resourceVersion"), rv_b);
+	ck_assert_str_eq(inp_val("clusterqueues", NULL, "cq",
+				 "metadata.resourceVersion"), rv_cq);
+	ck_assert_str_eq(inp_val("localqueues", "default", "lq",
+				 "metadata.resourceVersion"), rv_lq);
 	ck_assert(admitted("default", "a"));
 	ck_assert(!admitted("default", "b"));
 
@@ -641,7 +418,7 @@ static void touch_before_write(void *ud, const char *ns, const char *name)
 		return;
 	p = json_pack("{s:{s:{s:s}}}", "metadata", "labels", "touched",
 		      "yes");
-	patch("workloads", ns, name, NULL, p);
+	inp_patch("workloads", ns, name, NULL, p);
 	json_decref(p);
 }
 
@@ -655,17 +432,17 @@ START_TEST(conflict_retry)
 	mgr_start();
 	WAIT_FOR(admitted("default", "a"), 10000);
 	settle();
-	spin(300);
+	inp_spin(300);
 	ck_assert_uint_eq(manager_stats(M)->admit_conflicts, 1);
 	ck_assert_uint_eq(manager_stats(M)->admitted, 1);
-	ck_assert_str_eq(val("workloads", "default", "a",
-			     "metadata.labels.touched"), "yes");
+	ck_assert_str_eq(inp_val("workloads", "default", "a",
+				 "metadata.labels.touched"), "yes");
 	/* nothing admitted twice: b waits */
 	ck_assert(!admitted("default", "b"));
-	ck_assert(has_cond("workloads", "default", "b", "QuotaReserved",
-			   "False", "Pending", NULL));
-	ck_assert_str_eq(val("clusterqueues", NULL, "cq",
-			     "status.reservingWorkloads"), "1");
+	ck_assert(inp_has_cond("workloads", "default", "b", "QuotaReserved",
+			       "False", "Pending", NULL));
+	ck_assert_str_eq(inp_val("clusterqueues", NULL, "cq",
+				 "status.reservingWorkloads"), "1");
 }
 END_TEST
 
@@ -674,26 +451,26 @@ START_TEST(invalid_clusterqueue)
 	/* the webhook rule "must match the name in coveredResources" is not
 	 * in the schema, so the server stores it */
 	mk_flavor("default");
-	create("clusterqueues", NULL,
-	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-	       "\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"bad\"},"
-	       "\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
-	       "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
-	       "\"default\",\"resources\":[{\"name\":\"memory\","
-	       "\"nominalQuota\":\"1\"}]}]}]}}");
+	inp_create("clusterqueues", NULL,
+		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		   "\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"bad\"},"
+		   "\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+		   "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+		   "\"default\",\"resources\":[{\"name\":\"memory\","
+		   "\"nominalQuota\":\"1\"}]}]}]}}");
 	mk_lq("default", "lq", "bad");
 	mk_wl("default", "a", "lq", "1", 0);
 	mgr_start();
-	WAIT_FOR(has_cond("clusterqueues", NULL, "bad", "Active", "False",
-			  NULL, NULL), 10000);
-	ck_assert_msg(strstr(val("clusterqueues", NULL, "bad",
-				 "status.conditions.0.message"),
+	WAIT_FOR(inp_has_cond("clusterqueues", NULL, "bad", "Active", "False",
+			      NULL, NULL), 10000);
+	ck_assert_msg(strstr(inp_val("clusterqueues", NULL, "bad",
+				     "status.conditions.0.message"),
 			     "coveredResources") != NULL, "%s",
-		      val("clusterqueues", NULL, "bad",
-			  "status.conditions.0.message"));
-	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
-			  "False", "Inadmissible",
-			  "ClusterQueue bad is inactive"), 10000);
+		      inp_val("clusterqueues", NULL, "bad",
+			      "status.conditions.0.message"));
+	WAIT_FOR(inp_has_cond("workloads", "default", "a", "QuotaReserved",
+			      "False", "Inadmissible",
+			      "ClusterQueue bad is inactive"), 10000);
 	settle();
 	ck_assert_uint_ge(manager_stats(M)->invalid, 1);
 }
@@ -773,32 +550,33 @@ START_TEST(cohort_borrowing)
 
 	mk_flavor("default");
 	t = xasprintf(cq_fmt, "cq-a", "2");
-	create("clusterqueues", NULL, t);
+	inp_create("clusterqueues", NULL, t);
 	free(t);
 	t = xasprintf(cq_fmt, "cq-b", "4");
-	create("clusterqueues", NULL, t);
+	inp_create("clusterqueues", NULL, t);
 	free(t);
 	mk_lq("default", "lq-a", "cq-a");
 	mk_lq("default", "lq-b", "cq-b");
 	mk_wl("default", "a1", "lq-a", "5", 0);
 	mgr_start();
 	WAIT_FOR(admitted("default", "a1"), 10000);
-	WAIT_FOR(!strcmp(val("clusterqueues", NULL, "cq-a",
-			     "status.flavorsReservation.0.resources.0.borrowed"),
+	WAIT_FOR(!strcmp(inp_val("clusterqueues", NULL, "cq-a",
+			"status.flavorsReservation.0.resources.0.borrowed"),
 			 "3"), 10000);
-	ck_assert_str_eq(val("clusterqueues", NULL, "cq-a",
-			     "status.flavorsReservation.0.resources.0.total"),
+	ck_assert_str_eq(inp_val("clusterqueues", NULL, "cq-a",
+			"status.flavorsReservation.0.resources.0.total"),
 			 "5");
 	/* one cpu is left in the cohort */
 	mk_wl("default", "b1", "lq-b", "2", 0);
 	mk_wl("default", "b2", "lq-b", "1", 0);
 	WAIT_FOR(admitted("default", "b2"), 10000);
-	WAIT_FOR(has_cond("workloads", "default", "b1", "QuotaReserved",
-			  "False", "Pending",
-			  "couldn't assign flavors to pod set main: "), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "b1", "QuotaReserved",
+			      "False", "Pending",
+			      "couldn't assign flavors to pod set main: "),
+		 10000);
 	settle();
-	ck_assert_str_eq(val("clusterqueues", NULL, "cq-b",
-			     "status.flavorsReservation.0.resources.0.borrowed"),
+	ck_assert_str_eq(inp_val("clusterqueues", NULL, "cq-b",
+			"status.flavorsReservation.0.resources.0.borrowed"),
 			 "0");
 	/* a1 ends: b1 fits */
 	finish("default", "a1");
@@ -813,39 +591,39 @@ START_TEST(stopped_queues)
 
 	mk_flavor("default");
 	mk_cq("cq", "default", "4");
-	create("localqueues", "default",
-	       "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-	       "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\","
-	       "\"namespace\":\"default\"},\"spec\":{\"clusterQueue\":"
-	       "\"cq\",\"stopPolicy\":\"Hold\"}}");
+	inp_create("localqueues", "default",
+		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		   "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"lq\","
+		   "\"namespace\":\"default\"},\"spec\":{\"clusterQueue\":"
+		   "\"cq\",\"stopPolicy\":\"Hold\"}}");
 	mk_wl("default", "a", "lq", "1", 0);
 	mgr_start();
-	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
-			  "False", "Inadmissible", "LocalQueue lq is inactive"),
-		 10000);
-	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "False",
-			  "Stopped", "LocalQueue is stopped"), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "a", "QuotaReserved",
+			      "False", "Inadmissible",
+			      "LocalQueue lq is inactive"), 10000);
+	WAIT_FOR(inp_has_cond("localqueues", "default", "lq", "Active", "False",
+			      "Stopped", "LocalQueue is stopped"), 10000);
 	settle();
 
 	/* the ClusterQueue stops too, then the LocalQueue resumes */
 	p = json_pack("{s:{s:s}}", "spec", "stopPolicy", "Hold");
-	patch("clusterqueues", NULL, "cq", NULL, p);
+	inp_patch("clusterqueues", NULL, "cq", NULL, p);
 	json_decref(p);
-	WAIT_FOR(has_cond("clusterqueues", NULL, "cq", "Active", "False",
-			  "Stopped", NULL), 10000);
+	WAIT_FOR(inp_has_cond("clusterqueues", NULL, "cq", "Active", "False",
+			      "Stopped", NULL), 10000);
 	p = json_pack("{s:{s:s}}", "spec", "stopPolicy", "None");
-	patch("localqueues", "default", "lq", NULL, p);
-	WAIT_FOR(has_cond("workloads", "default", "a", "QuotaReserved",
-			  "False", "Inadmissible",
-			  "ClusterQueue cq is inactive"), 10000);
-	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "False",
-			  "ClusterQueueIsInactive", NULL), 10000);
+	inp_patch("localqueues", "default", "lq", NULL, p);
+	WAIT_FOR(inp_has_cond("workloads", "default", "a", "QuotaReserved",
+			      "False", "Inadmissible",
+			      "ClusterQueue cq is inactive"), 10000);
+	WAIT_FOR(inp_has_cond("localqueues", "default", "lq", "Active", "False",
+			      "ClusterQueueIsInactive", NULL), 10000);
 	/* and the ClusterQueue resumes: admitted */
-	patch("clusterqueues", NULL, "cq", NULL, p);
+	inp_patch("clusterqueues", NULL, "cq", NULL, p);
 	json_decref(p);
 	WAIT_FOR(admitted("default", "a"), 10000);
-	WAIT_FOR(has_cond("localqueues", "default", "lq", "Active", "True",
-			  "Ready", NULL), 10000);
+	WAIT_FOR(inp_has_cond("localqueues", "default", "lq", "Active", "True",
+			      "Ready", NULL), 10000);
 	settle();
 }
 END_TEST
@@ -857,17 +635,9 @@ END_TEST
 static json_t *events_of(const char *ns, const char *kind, const char *name,
 			 const char *reason)
 {
-	struct api_ref r = { .group = "", .version = "v1",
-			     .resource = "events", .ns = ns };
-	struct api_status st = API_STATUS_INIT;
-	json_t *items = NULL, *out = json_array(), *ev;
-	uint64_t rv = 0;
+	json_t *items = inp_list("events", ns), *out = json_array(), *ev;
 	size_t i;
 
-	ck_assert_msg(api_internal_list(S.api, &r, NULL, NULL, &items, &rv,
-					&st) == 0, "list events: %s",
-		      st.message);
-	status_release(&st);
 	json_array_foreach(items, i, ev) {
 		const json_t *io = json_object_get(ev, "involvedObject");
 
@@ -901,28 +671,28 @@ static void check_event(const char *ns, const char *name, const char *reason,
 	json_t *v = events_of(ns, "Workload", name, reason);
 	const json_t *ev = json_array_get(v, 0);
 	const char *msg;
-	char *uid = xstrdup(val("workloads", ns, name, "metadata.uid"));
+	char *uid = xstrdup(inp_val("workloads", ns, name, "metadata.uid"));
 
 	ck_assert_msg(json_array_size(v) == 1, "%s/%s %s: %zu events", ns,
 		      name, reason, json_array_size(v));
-	ck_assert_str_eq(json_string_value(jpath(ev, "type")), type);
-	msg = json_string_value(jpath(ev, "message"));
+	ck_assert_str_eq(json_string_value(inp_jpath(ev, "type")), type);
+	msg = json_string_value(inp_jpath(ev, "message"));
 	ck_assert_msg(!strncmp(msg, msg_prefix, strlen(msg_prefix)), "%s",
 		      msg);
 	if (msg_suffix)
 		ck_assert_str_eq(msg + strlen(msg_prefix), msg_suffix);
-	ck_assert_str_eq(json_string_value(jpath(ev, "involvedObject."
-						 "apiVersion")),
+	ck_assert_str_eq(json_string_value(inp_jpath(ev, "involvedObject."
+						     "apiVersion")),
 			 "kueue.x-k8s.io/v1beta2");
-	ck_assert_str_eq(json_string_value(jpath(ev, "involvedObject."
-						 "namespace")), ns);
-	ck_assert_str_eq(json_string_value(jpath(ev, "involvedObject.uid")),
+	ck_assert_str_eq(json_string_value(inp_jpath(ev, "involvedObject."
+						     "namespace")), ns);
+	ck_assert_str_eq(json_string_value(inp_jpath(ev, "involvedObject.uid")),
 			 uid);
-	ck_assert_str_eq(json_string_value(jpath(ev, "source.component")),
+	ck_assert_str_eq(json_string_value(inp_jpath(ev, "source.component")),
 			 "kueue-admission");
-	ck_assert_str_eq(json_string_value(jpath(ev, "reportingComponent")),
+	ck_assert_str_eq(json_string_value(inp_jpath(ev, "reportingComponent")),
 			 "kueue-admission");
-	ck_assert_int_eq(json_integer_value(jpath(ev, "count")), 1);
+	ck_assert_int_eq(json_integer_value(inp_jpath(ev, "count")), 1);
 	free(uid);
 	json_decref(v);
 }
@@ -943,8 +713,8 @@ START_TEST(workload_events)
 	mgr_start();
 	WAIT_FOR(admitted("default", "a"), 10000);
 	mk_wl("default", "b", "lq", "2", 0);
-	WAIT_FOR(has_cond("workloads", "default", "b", "QuotaReserved",
-			  "False", "Pending", NULL), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "b", "QuotaReserved",
+			      "False", "Pending", NULL), 10000);
 	settle();
 	check_event("default", "a", "QuotaReserved", "Normal",
 		    "Quota reserved in ClusterQueue cq, wait time since "
@@ -968,10 +738,10 @@ START_TEST(workload_events)
 		      "spec", "resourceGroups", "coveredResources", "cpu",
 		      "flavors", "name", "default", "resources", "name", "cpu",
 		      "nominalQuota", "3500m");
-	patch("clusterqueues", NULL, "cq", NULL, p);
+	inp_patch("clusterqueues", NULL, "cq", NULL, p);
 	json_decref(p);
-	WAIT_FOR(!strcmp(val("workloads", "default", "b",
-			     "status.conditions.0.message"),
+	WAIT_FOR(!strcmp(inp_val("workloads", "default", "b",
+				 "status.conditions.0.message"),
 			 "couldn't assign flavors to pod set main: "
 			 "insufficient unused quota for cpu in flavor "
 			 "default, 1500m more needed"), 10000);
@@ -983,17 +753,17 @@ START_TEST(workload_events)
 		      "spec", "resourceGroups", "coveredResources", "cpu",
 		      "flavors", "name", "default", "resources", "name", "cpu",
 		      "nominalQuota", "3");
-	patch("clusterqueues", NULL, "cq", NULL, p);
+	inp_patch("clusterqueues", NULL, "cq", NULL, p);
 	json_decref(p);
-	spin(300);
-	ck_assert_str_eq(val("workloads", "default", "b",
-			     "status.conditions.0.message"),
+	inp_spin(300);
+	ck_assert_str_eq(inp_val("workloads", "default", "b",
+				 "status.conditions.0.message"),
 			 "couldn't assign flavors to pod set main: "
 			 "insufficient unused quota for cpu in flavor "
 			 "default, 1500m more needed");
 	ck_assert(!manager_idle(M)); /* the deferred write counts */
-	WAIT_FOR(!strcmp(val("workloads", "default", "b",
-			     "status.conditions.0.message"),
+	WAIT_FOR(!strcmp(inp_val("workloads", "default", "b",
+				 "status.conditions.0.message"),
 			 "couldn't assign flavors to pod set main: "
 			 "insufficient unused quota for cpu in flavor "
 			 "default, 2 more needed"), 10000);
@@ -1031,7 +801,7 @@ START_TEST(event_recorder_bounds)
 	size_t i;
 
 	mgr_start(); /* the loop and the client */
-	r = event_recorder_new(K, &eo);
+	r = event_recorder_new(inp_kube(), &eo);
 	/* 1023 ASCII bytes, then a 2-byte character straddling the cut */
 	memset(big, 'a', 1023);
 	memcpy(big + 1023, "\xc3\xa9", 2);
@@ -1049,12 +819,12 @@ START_TEST(event_recorder_bounds)
 	ck_assert_uint_eq(event_recorder_stats(r)->recorded, 5);
 	v = events_of("default", "ConfigMap", "x", "Big");
 	ck_assert_uint_eq(json_array_size(v), 1);
-	msg = json_string_value(jpath(json_array_get(v, 0), "message"));
+	msg = json_string_value(inp_jpath(json_array_get(v, 0), "message"));
 	ck_assert_uint_eq(strlen(msg), 1023);
-	ck_assert_str_eq(json_string_value(jpath(json_array_get(v, 0),
-						 "type")), "Warning");
-	ck_assert_str_eq(json_string_value(jpath(json_array_get(v, 0),
-						 "reportingComponent")),
+	ck_assert_str_eq(json_string_value(inp_jpath(json_array_get(v, 0),
+						     "type")), "Warning");
+	ck_assert_str_eq(json_string_value(inp_jpath(json_array_get(v, 0),
+						     "reportingComponent")),
 			 "test-component");
 	json_decref(v);
 	v = events_of("default", "ConfigMap", "x", "Small");

@@ -26,20 +26,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "config/config.h"
 #include "config/yamljson.h"
 #include "controller/certmgr.h"
 #include "controller/kube.h"
-#include "controller/kubeconfig.h"
-#include "controller/log.h"
 #include "controller/loop.h"
 #include "controller/manager.h"
 #include "controller/wiring.h"
-#include "devserver/api.h"
-#include "devserver/http.h"
+#include "inproc.h"
 #include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
@@ -59,19 +55,7 @@ static const char config_text[] =
 	"  webhookServiceName: " SVC "\n"
 	"  webhookSecretName: cueue-webhook-server-cert\n";
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static struct {
-	struct api *api;
-	struct http_server *http;
-	struct loop *l;
-	struct kube *k;
 	struct config cfg;
 	struct wiring *w;
 	struct manager *m;
@@ -94,44 +78,21 @@ static unsigned free_port(void)
 	return ntohs(a.sin_port);
 }
 
-static void preload(const char *rel)
-{
-	struct err err = { "" };
-	char *p = t_src_path(rel);
-
-	ck_assert_msg(api_preload(S.api, p, &err) == 0, "preload %s: %s", rel,
-		      err.msg);
-	free(p);
-}
-
+/* The devserver, its Service cueue-webhook-service resolving to a free
+ * port the webhook binds next (S.wh_port). */
 static void ds_start(bool manifests)
 {
-	struct err err = { "" };
 	struct api_endpoint ep = { NS, SVC, "127.0.0.1", 0 };
-	struct api_opts ao = { .bookmark_ms = 300, .watch_history = 10000,
-			       .endpoints = &ep, .nendpoints = 1 };
-	struct http_opts ho = { .addr = "127.0.0.1",
-				.max_body = (size_t)3 << 20 };
 
 	memset(&S, 0, sizeof(S));
-	log_set_level(getenv("CK_MANAGER_LOG") ? LOG_DEBUG : LOG_OFF);
 	S.wh_port = ep.port = free_port();
-	S.api = api_new(&ao, &err);
-	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
-	preload("manifests/crds");
-	if (manifests) {
-		preload("manifests/00-namespace.yaml");
-		preload("manifests/webhooks.yaml");
-	}
-	S.http = http_server_start(&ho, api_serve, S.api, &err);
-	ck_assert_msg(S.http != NULL, "http: %s", err.msg);
+	inp_start(&(struct inp_opts){ .manifests = manifests,
+				      .endpoint = &ep });
 }
 
 static void setup(void)
 {
 	struct err err = { "" };
-	struct kubeconfig kc = KUBECONFIG_INIT;
-	struct kube_opts ko = { .qps = -1 };
 	struct config_opts co = { "", "wiring-test" };
 	char wb[64];
 	struct wiring_opts wo = {
@@ -146,15 +107,9 @@ static void setup(void)
 	ck_assert_msg(config_load_string(config_text, strlen(config_text),
 					 &co, &S.cfg, &err) == 0, "%s",
 		      err.msg);
-	S.l = loop_new(NULL, &err);
-	ck_assert_msg(S.l != NULL, "loop_new: %s", err.msg);
-	kc.server = xstrdup(http_server_url(S.http));
-	S.k = kube_new(S.l, &kc, &ko, &err);
-	ck_assert_msg(S.k != NULL, "kube_new: %s", err.msg);
-	kubeconfig_release(&kc);
 	snprintf(wb, sizeof(wb), "127.0.0.1:%u", S.wh_port);
 	wo.cfg = &S.cfg;
-	S.w = wiring_new(S.k, &wo, &err);
+	S.w = wiring_new(inp_kube(), &wo, &err);
 	ck_assert_msg(S.w != NULL, "wiring_new: %s", err.msg);
 	ck_assert_uint_ne(wiring_metrics_port(S.w), 0);
 	ck_assert_uint_ne(wiring_health_port(S.w), 0);
@@ -170,48 +125,17 @@ static void mgr_start(void)
 	struct manager_opts mo = { .status_interval_ms = 20 };
 
 	mo.metrics = wiring_metrics(S.w);
-	S.m = manager_new(S.k, &mo);
+	S.m = manager_new(inp_kube(), &mo);
 	wiring_attach(S.w, S.m);
-}
-
-static void ds_stop(void)
-{
-	if (S.api)
-		api_shutdown(S.api);
-	http_server_stop(S.http);
-	api_free(S.api);
-	S.api = NULL;
-	S.http = NULL;
 }
 
 static void teardown(void)
 {
 	manager_free(S.m);
 	wiring_free(S.w);
-	kube_free(S.k);
-	loop_free(S.l);
 	config_release(&S.cfg);
-	ds_stop();
+	inp_stop();
 	memset(&S, 0, sizeof(S));
-}
-
-#define WAIT_FOR(cond, ms) do { \
-	int64_t end_ = mono_ms() + (ms); \
-	struct err e_ = { "" }; \
-	while (!(cond)) { \
-		ck_assert_msg(mono_ms() < end_, "timed out: " #cond); \
-		ck_assert_msg(loop_run_once(S.l, 20, &e_) == 0, "%s", \
-			      e_.msg); \
-	} \
-} while (0)
-
-static void spin(int64_t ms)
-{
-	int64_t end = mono_ms() + ms;
-	struct err e = { "" };
-
-	while (mono_ms() < end)
-		ck_assert_msg(loop_run_once(S.l, 20, &e) == 0, "%s", e.msg);
 }
 
 /* ---- HTTP ---- */
@@ -284,62 +208,25 @@ static bool scrape_has(const char *s, double v)
 	return ok;
 }
 
-/* ---- objects ---- */
-
-static struct api_ref ref_of(const char *resource, const char *ns,
-			     const char *name)
-{
-	struct api_ref r = { .group = "kueue.x-k8s.io", .version = "v1beta2",
-			     .resource = resource, .ns = ns, .name = name };
-
-	if (!strcmp(resource, "namespaces")) {
-		r.group = "";
-		r.version = "v1";
-	} else if (!strcmp(resource, "jobs")) {
-		r.group = "batch";
-		r.version = "v1";
-	}
-	return r;
-}
-
-/* Creates; returns the created object (new reference). */
-static json_t *create(const char *resource, const char *ns, const char *text)
-{
-	struct api_ref r = ref_of(resource, ns, NULL);
-	struct api_status st = API_STATUS_INIT;
-	json_t *obj = t_json(text), *out = NULL;
-
-	ck_assert_msg(api_internal_create(S.api, &r, obj, &out, &st) == 0,
-		      "create %s: %s", resource, st.message);
-	status_release(&st);
-	json_decref(obj);
-	return out;
-}
-
-static void mk(const char *resource, const char *ns, const char *text)
-{
-	json_decref(create(resource, ns, text));
-}
-
 static void mk_queues(const char *lq_ns, const char *lq_name)
 {
 	char *t;
 
-	mk("resourceflavors", NULL,
-	   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
-	   "\"ResourceFlavor\",\"metadata\":{\"name\":\"default\"}}");
-	mk("clusterqueues", NULL,
-	   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
-	   "\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},\"spec\":{"
-	   "\"namespaceSelector\":{},\"resourceGroups\":[{"
-	   "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
-	   "\"default\",\"resources\":[{\"name\":\"cpu\","
-	   "\"nominalQuota\":\"2\"}]}]}]}}");
+	inp_create("resourceflavors", NULL,
+		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+		   "\"ResourceFlavor\",\"metadata\":{\"name\":\"default\"}}");
+	inp_create("clusterqueues", NULL,
+		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
+		   "\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},\"spec\":{"
+		   "\"namespaceSelector\":{},\"resourceGroups\":[{"
+		   "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
+		   "\"default\",\"resources\":[{\"name\":\"cpu\","
+		   "\"nominalQuota\":\"2\"}]}]}]}}");
 	t = xasprintf("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
 		      "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"%s\","
 		      "\"namespace\":\"%s\"},\"spec\":{\"clusterQueue\":"
 		      "\"cq\"}}", lq_name, lq_ns);
-	mk("localqueues", lq_ns, t);
+	inp_create("localqueues", lq_ns, t);
 	free(t);
 }
 
@@ -355,7 +242,7 @@ static void mk_wl(const char *name, const char *lq, const char *cpu)
 		"\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}}]}}",
 		name, lq, cpu);
 
-	mk("workloads", "default", t);
+	inp_create("workloads", "default", t);
 	free(t);
 }
 
@@ -376,7 +263,7 @@ START_TEST(readiness_waits_for_everything)
 	/* certificates and the webhook come first; no manager yet */
 	WAIT_FOR(certmgr_ready(wiring_certmgr(S.w)) &&
 		 wiring_webhook_port(S.w) != 0, 15000);
-	spin(100);
+	inp_spin(100);
 	ck_assert_uint_eq(wiring_webhook_port(S.w), S.wh_port);
 	ck_assert_int_eq(http_get(S.hbase, "/readyz/certs", NULL), 200);
 	ck_assert_int_eq(http_get(S.hbase, "/readyz/informers-synced", NULL),
@@ -411,7 +298,7 @@ START_TEST(metrics_follow_the_state)
 	mk_wl("c", "lq", "1");
 	WAIT_FOR(manager_stats(S.m)->admitted == 2, 10000);
 	for (int quiet = 0; quiet < 10;) {
-		spin(30);
+		inp_spin(30);
 		quiet = manager_idle(S.m) ? quiet + 1 : 0;
 	}
 	ck_assert_int_eq(http_get(S.mbase, "/metrics", &text), 200);
@@ -444,14 +331,7 @@ START_TEST(metrics_follow_the_state)
 	free(text);
 
 	/* the ClusterQueue goes: its series go */
-	{
-		struct api_ref r = ref_of("clusterqueues", NULL, "cq");
-		struct api_status st = API_STATUS_INIT;
-
-		ck_assert(api_internal_delete(S.api, &r, NULL, NULL, &st) ==
-			  0);
-		status_release(&st);
-	}
+	inp_del("clusterqueues", NULL, "cq", NULL);
 	/* the finalizer stays while workloads hold quota: Terminating */
 	WAIT_FOR(scrape_has("kueue_cluster_queue_status{" CQL
 			    ",status=\"terminating\"}", 1), 10000);
@@ -469,7 +349,7 @@ static json_t *job(const char *ns, const char *name)
 		"\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
 		"\"resources\":{\"requests\":{\"cpu\":\"1\"}}}]}}}}",
 		name, ns);
-	json_t *out = create("jobs", ns, t);
+	json_t *out = inp_create_obj("jobs", ns, t);
 
 	free(t);
 	return out;
@@ -494,8 +374,8 @@ START_TEST(job_gets_default_queue)
 
 	mgr_start();
 	wait_ready();
-	mk("namespaces", NULL, "{\"apiVersion\":\"v1\",\"kind\":"
-	   "\"Namespace\",\"metadata\":{\"name\":\"other\"}}");
+	inp_create("namespaces", NULL, "{\"apiVersion\":\"v1\",\"kind\":"
+		   "\"Namespace\",\"metadata\":{\"name\":\"other\"}}");
 	/* no LocalQueue "default" yet: left alone */
 	j = job("default", "before");
 	ck_assert(!suspended(j));
@@ -505,7 +385,7 @@ START_TEST(job_gets_default_queue)
 	gen = manager_nsview_gen(S.m);
 	mk_queues("default", "default");
 	WAIT_FOR(manager_nsview_gen(S.m) != gen, 5000);
-	spin(100); /* a few ticks: the view is published */
+	inp_spin(100); /* a few ticks: the view is published */
 	j = job("default", "after");
 	ck_assert(suspended(j));
 	ck_assert_str_eq(label(j, QL), "default");
@@ -547,18 +427,18 @@ START_TEST(cert_dir_without_internal_management)
 					 &err) == 0, "%s", err.msg);
 	snprintf(wb, sizeof(wb), "127.0.0.1:0");
 	wo.cfg = &cfg;
-	w = wiring_new(S.k, &wo, &err);
+	w = wiring_new(inp_kube(), &wo, &err);
 	ck_assert_msg(w != NULL, "%s", err.msg);
 	ck_assert_ptr_null(wiring_certmgr(w));
 	ck_assert_uint_eq(wiring_metrics_port(w), 0);
-	spin(100);
+	inp_spin(100);
 	ck_assert_uint_eq(wiring_webhook_port(w), 0); /* no files yet */
 	ck_assert_msg(certs_generate(&go, &c, &err) == 0, "%s", err.msg);
 	ck_assert_msg(certs_write_dir(dir, &c, &err) == 0, "%s", err.msg);
 	/* retried every 5 s */
-	end = mono_ms() + 8000;
-	while (!wiring_webhook_port(w) && mono_ms() < end)
-		spin(50);
+	end = inp_now_ms() + 8000;
+	while (!wiring_webhook_port(w) && inp_now_ms() < end)
+		inp_spin(50);
 	ck_assert_uint_ne(wiring_webhook_port(w), 0);
 	wiring_free(w);
 	certs_release(&c);
@@ -678,7 +558,7 @@ START_TEST(manifests_apply_and_agree)
 		"  cluster:\n    server: %s\ncontexts:\n- name: ds\n"
 		"  context:\n    cluster: ds\n    user: u\n"
 		"current-context: ds\nusers:\n- name: u\n  user: {}\n",
-		http_server_url(S.http));
+		inp_url());
 	fclose(f);
 	for (size_t i = 0; i < 4; i++) {
 		char *rel = xasprintf("manifests/%s.yaml", files[i]);
@@ -819,7 +699,7 @@ START_TEST(manifests_apply_and_agree)
 	free(cfgtext);
 	free(cfgpath);
 	free(kcpath);
-	ds_stop();
+	inp_stop();
 }
 END_TEST
 
