@@ -40,6 +40,8 @@ struct api *api_new(const struct api_opts *o, struct err *err)
 	struct store_opts so = {
 		.data_dir = o->data_dir,
 		.watch_history = o->watch_history ? o->watch_history : 10000,
+		.watch_history_ms = o->watch_history_ms,
+		.watch_history_max = o->watch_history_max,
 	};
 
 	a->store = store_new(&so, err);

@@ -50,7 +50,10 @@ struct api_endpoint {
 
 struct api_opts {
 	const char *data_dir;        /* NULL: memory only */
-	size_t watch_history;        /* events kept for watch resume */
+	size_t watch_history;        /* events kept per resource for watch
+				      * resume; 0: 10000 */
+	uint64_t watch_history_ms;   /* also keep events this young; 0: no */
+	size_t watch_history_max;    /* per-resource cap with the window */
 	int64_t job_runtime_ms;      /* --job-runtime; stored for jobrunner */
 	const struct api_endpoint *endpoints; /* copied */
 	size_t nendpoints;

@@ -6,6 +6,7 @@
  *       [--data-dir DIR] [--kubeconfig-out FILE] [--preload PATH]...
  *       [--service-endpoint NS/NAME=HOST:PORT]... [--job-runtime DUR]
  *       [--no-job-runner] [--watch-history N]
+ *       [--watch-history-seconds S] [--watch-history-max M]
  *
  * Order of start: open the store (replaying --data-dir), start the
  * garbage collector (gc.h) and, unless --no-job-runner (for tests that
@@ -43,7 +44,9 @@ struct flags {
 	size_t neps;
 	int64_t job_runtime_ms;
 	bool no_job_runner;     /* --no-job-runner */
-	size_t watch_history;
+	size_t watch_history;   /* per resource */
+	uint64_t watch_history_ms;
+	size_t watch_history_max;
 };
 
 static void usage(FILE *f)
@@ -55,10 +58,21 @@ static void usage(FILE *f)
 	      "         [--service-endpoint NS/NAME=HOST:PORT]... "
 	      "[--job-runtime DURATION]\n"
 	      "         [--no-job-runner] [--watch-history N]\n"
+	      "         [--watch-history-seconds S] "
+	      "[--watch-history-max M]\n"
 	      "\n"
 	      "  --no-job-runner  do not run Jobs (no Pods, no Job status): "
 	      "for tests\n"
-	      "                   that drive Job status themselves\n", f);
+	      "                   that drive Job status themselves\n"
+	      "  --watch-history N          events kept per resource for "
+	      "resuming\n"
+	      "                             watches (default 10000)\n"
+	      "  --watch-history-seconds S  also keep events younger than "
+	      "S seconds\n"
+	      "                             (default 75; 0: off)\n"
+	      "  --watch-history-max M      per-resource cap on the "
+	      "events kept\n"
+	      "                             (default 102400)\n", f);
 }
 
 /* Go time.ParseDuration for the units we need ("90s", "1m30s", "500ms"). */
@@ -224,6 +238,20 @@ static int parse_flags(int argc, char **argv, struct flags *f)
 			if (*end || n < 1)
 				goto bad;
 			f->watch_history = (size_t)n;
+		} else if (!strcmp(name, "--watch-history-seconds")) {
+			char *end;
+			long n = strtol(val, &end, 10);
+
+			if (!*val || *end || n < 0 || n > 86400)
+				goto bad;
+			f->watch_history_ms = (uint64_t)n * 1000;
+		} else if (!strcmp(name, "--watch-history-max")) {
+			char *end;
+			long n = strtol(val, &end, 10);
+
+			if (!*val || *end || n < 1)
+				goto bad;
+			f->watch_history_max = (size_t)n;
 		} else {
 			fprintf(stderr, "cueue-devserver: unknown flag %s\n",
 				name);
@@ -291,7 +319,11 @@ static int write_kubeconfig(const char *path, const char *url,
 
 int main(int argc, char **argv)
 {
-	struct flags f = { .watch_history = 10000 };
+	struct flags f = {
+		.watch_history = 10000,
+		.watch_history_ms = 75000,  /* kube's eventFreshDuration */
+		.watch_history_max = 102400, /* see README: measured */
+	};
 	struct tls_material tm = TLS_MATERIAL_INIT;
 	struct err err = { "" };
 	struct api *api = NULL;
@@ -324,6 +356,8 @@ int main(int argc, char **argv)
 		struct api_opts ao = {
 			.data_dir = f.data_dir,
 			.watch_history = f.watch_history,
+			.watch_history_ms = f.watch_history_ms,
+			.watch_history_max = f.watch_history_max,
 			.job_runtime_ms = f.job_runtime_ms,
 			.endpoints = f.eps,
 			.nendpoints = f.neps,

@@ -3,11 +3,11 @@
  * log watches read, and the write-ahead log (see store.h for the contract).
  *
  * It owns every published object (one reference each, never modified
- * after publication), the event ring and the files in data_dir. It must
- * never hold the lock across I/O other than the WAL append of the write in
- * progress (and, once per compaction, the rename that rotates the WAL),
- * and never call back into its callers except through store_filter_fn and
- * store_visit_fn, which run under the lock.
+ * after publication), the event histories and the files in data_dir. It
+ * must never hold the lock across I/O other than the WAL append of the
+ * write in progress (and, once per compaction, the rename that rotates
+ * the WAL), and never call back into its callers except through
+ * store_filter_fn and store_visit_fn, which run under the lock.
  *
  * DESIGN
  *
@@ -22,19 +22,48 @@
  * so store_create refuses it (see key_ok).
  *
  * Writes. Every persisted write takes the next RV (s->rv + 1) and pushes
- * exactly one event, so the ring holds the consecutive RVs
- * (hist_base, rv]: finding the event after a cursor is an index
- * computation, and STORE_GONE is `cursor < hist_base`. hist_base starts
- * at the RV found on open (the previous process's history is gone) and
- * moves up as the ring overwrites its oldest entry. A write whose WAL
- * append fails takes no RV and leaves no event.
+ * exactly one event (struct store_rec), which is kept in its resource's
+ * history: a deque of that resource's events in RV order, with one
+ * reference each. Retention is per resource (see store_opts): a push
+ * drops at most EVICT_MAX of the resource's oldest events (one when it
+ * is over its cap, more only when an event past the count has aged out
+ * of the time window), so memory follows the caps and a write costs O(1).
+ * r->hist_base is the RV of the last event of r that was dropped; a
+ * reader filtered on r is GONE when its cursor is below it (or below
+ * open_rv, the RV found on open: the previous process's history is
+ * gone); finding its next event is a binary search over r's deque.
+ *
+ * Unfiltered readers (gc.c, api_read.c) need every event in RV order.
+ * s->hist_base is the highest RV dropped from any resource (at least
+ * open_rv), so every event in (hist_base, rv] is still kept by its
+ * resource; s->ring holds borrowed pointers to exactly those, one per
+ * RV, so the event after a cursor is an index computation and GONE is
+ * `cursor < hist_base`. A drop raises hist_base to the dropped RV and
+ * pops the ring's front up to it (O(1): the ring entries there are
+ * borrowed), before the dropped event can be freed. The ring is never
+ * longer than the events kept in all, and always covers the last
+ * watch_history events of all resources together (each of them is
+ * within the last watch_history of its own resource).
+ *
+ * Deques and ring are power-of-two circular arrays that double when
+ * full (amortized O(1) per push; a doubling copies pointers under the
+ * lock, at most log2(cap) times in the process's life) and never shrink.
+ * A write whose WAL append fails takes no RV and leaves no event.
+ *
+ * Old versions are cheap: store_update makes the new tree share every
+ * subtree equal to the current version's (share_equal), so a status
+ * update of a kept object costs the changed parts, not a second copy of
+ * its spec and metadata. A kept event far behind the newest of its
+ * resource (MEMO_KEEP events) loses its memo bytes (serialised watch
+ * lines) when no reader holds it; a late reader serialises it again.
  *
  * Work is moved out of the lock where it is safe: the WAL line (mostly
  * the object's serialization) is built before the lock is taken, with a
  * hole at its front for the "rv" that is only known under the lock;
- * store_update compares against the current object outside the lock and
- * re-checks under it only when the object changed meanwhile; the old
- * version an event pushes out of the ring is freed after unlocking.
+ * store_update compares against the current object (and shares its
+ * subtrees) outside the lock and re-checks under it only when the
+ * object changed meanwhile; the old versions and memo bytes that a push
+ * drops are freed after unlocking.
  *
  * WAL format (DIR/wal): one JSON object per line, appended with write(2)
  * under the lock before the write is published or acknowledged:
@@ -116,6 +145,8 @@
 #define RV_ROOM 32          /* reserved at a line's front for {"rv":N */
 #define FLUSH_BYTES (1u << 20) /* snapshot write chunk */
 #define ITER_DEPTH 96       /* > max AVL height for any size_t count */
+#define EVICT_MAX 2         /* events one push may drop */
+#define MEMO_KEEP 1024      /* newest events of a resource keeping memos */
 
 struct node {
 	struct node *hnext;   /* hash chain */
@@ -133,6 +164,17 @@ struct node {
 	char key[];           /* "ns/name\0ns\0": sort key, then ns alone */
 };
 
+/*
+ * A circular array of events in RV order: slot (head + i) & (cap - 1)
+ * holds the i-th oldest. cap is 0 or a power of two.
+ */
+struct hist {
+	struct store_rec **v;  /* owned array of cap */
+	size_t cap;
+	size_t head;
+	size_t n;
+};
+
 struct resource {
 	char *name;            /* owned; "<group>/<plural>" */
 	struct node **buckets; /* owned; nbuckets chains */
@@ -141,6 +183,9 @@ struct resource {
 	struct node *root;     /* AVL tree of the same nodes */
 	uint64_t last_rv;      /* RV of the last write here since open;
 				* 0: none (store_resource_rv) */
+	struct hist hist;      /* this resource's kept events, one
+				* reference each */
+	uint64_t hist_base;    /* RV of its last dropped event; 0: none */
 	pthread_cond_t cond;   /* broadcast on this resource's events and
 				* wake_all: wakes the waiters filtered on it */
 };
@@ -152,9 +197,11 @@ struct resource {
  * reader takes it with one increment and copies nothing.
  */
 struct store_rec {
-	atomic_size_t refs;         /* the ring's, plus one per store_event */
+	atomic_size_t refs;         /* the history's, plus one per
+				     * store_event */
 	enum store_event_type type;
 	uint64_t rv;
+	uint64_t ms;                /* clock at push; 0 without a window */
 	const struct resource *res; /* borrowed; resources live until free */
 	json_t *obj;                /* owned ref */
 	json_t *prev;               /* owned ref or NULL */
@@ -198,11 +245,16 @@ struct store {
 	struct resource **res;    /* owned array of nres, never shrinks */
 	size_t nres, capres;
 
-	struct store_rec **ring;      /* ring_cap slots, each one reference */
-	size_t ring_cap;          /* watch_history, >= 1 */
-	size_t ring_head;         /* slot of the oldest event */
-	size_t ring_n;            /* == rv - hist_base */
-	uint64_t hist_base;       /* every event with rv > hist_base is kept */
+	struct hist ring;         /* borrowed: the events (hist_base, rv],
+				   * one per RV; ring.n == rv - hist_base */
+	uint64_t hist_base;       /* every event with rv > hist_base is kept:
+				   * max(open_rv, highest dropped RV) */
+	uint64_t open_rv;         /* the RV found on open */
+	size_t keep_n;            /* watch_history, >= 1 */
+	size_t keep_max;          /* watch_history_max, >= keep_n */
+	uint64_t keep_ms;         /* watch_history_ms; 0: no window */
+	store_clock_fn *clock;
+	void *clock_ctx;
 	uint64_t wake_gen;        /* bumped by store_wake_all */
 
 	char *dir;                /* owned; NULL: memory only. Immutable:
@@ -752,6 +804,8 @@ static size_t tree_check(const struct node *t, const char *lo,
 	return t->size;
 }
 
+static struct store_rec *hist_at(const struct hist *h, size_t i);
+
 /* P15: every structure agrees with the others. O(n); for open and free. */
 static bool invariants_ok(const struct store *s)
 {
@@ -767,11 +821,21 @@ static bool invariants_ok(const struct store *s)
 				n++;
 				live += x->bytes;
 			}
-		if (n != r->n || tree_check(r->root, NULL, NULL) != n)
+		if (n != r->n || tree_check(r->root, NULL, NULL) != n ||
+		    r->hist.n > s->keep_max || r->hist_base > s->hist_base)
+			return false;
+		for (size_t k = 1; k < r->hist.n; k++)
+			if (hist_at(&r->hist, k - 1)->rv >=
+			    hist_at(&r->hist, k)->rv)
+				return false;
+		if (r->hist.n && hist_at(&r->hist, 0)->rv <= r->hist_base)
 			return false;
 	}
-	return s->ring_n == s->rv - s->hist_base &&
-	       s->ring_n <= s->ring_cap && live == s->live_bytes;
+	for (size_t i = 0; i < s->ring.n; i++)
+		if (hist_at(&s->ring, i)->rv != s->hist_base + 1 + i)
+			return false;
+	return s->ring.n == s->rv - s->hist_base &&
+	       s->open_rv <= s->hist_base && live == s->live_bytes;
 }
 
 /* ---- objects ---- */
@@ -873,7 +937,64 @@ static bool equal_ignoring_rv(const json_t *a, const json_t *b)
 			  json_object_get(b, "metadata"));
 }
 
-/* ---- event ring ---- */
+/*
+ * Makes dst share old's subtrees wherever they are equal: an equal
+ * member of dst is replaced by a new reference to old's, and a member
+ * that differs is searched the same way when dst alone holds it. dst
+ * must be exclusively ours (refs 1 under a parent that is, as own()
+ * makes the top level and metadata); old is published and only gains
+ * references. Returns true when dst equals old. One pass over dst, as
+ * json_equal; run outside the lock. This is what makes a kept old
+ * version of a patched object cheap: patches deep-copy the whole tree.
+ */
+static bool share_equal(json_t *dst, json_t *old)
+{
+	bool eq;
+
+	if (dst == old)
+		return true;
+	if (json_is_object(dst) && json_is_object(old)) {
+		eq = json_object_size(dst) == json_object_size(old);
+		for (void *it = json_object_iter(dst); it;
+		     it = json_object_iter_next(dst, it)) {
+			json_t *v = json_object_iter_value(it);
+			json_t *w = json_object_get(old,
+						    json_object_iter_key(it));
+			bool same;
+
+			if (!w) {
+				eq = false;
+				continue;
+			}
+			same = refs(v) == 1 ? share_equal(v, w) :
+					      json_equal(v, w);
+			if (same && v != w)
+				json_object_iter_set_new(dst, it,
+							 json_incref(w));
+			eq = eq && same;
+		}
+		return eq;
+	}
+	if (json_is_array(dst) && json_is_array(old)) {
+		size_t nd = json_array_size(dst), no = json_array_size(old);
+
+		eq = nd == no;
+		for (size_t i = 0; i < nd && i < no; i++) {
+			json_t *v = json_array_get(dst, i);
+			json_t *w = json_array_get(old, i);
+			bool same = refs(v) == 1 ? share_equal(v, w) :
+						   json_equal(v, w);
+
+			if (same && v != w)
+				json_array_set_new(dst, i, json_incref(w));
+			eq = eq && same;
+		}
+		return eq;
+	}
+	return json_equal(dst, old);
+}
+
+/* ---- event histories ---- */
 
 static void event_put(struct store_rec *e)
 {
@@ -887,29 +1008,155 @@ static void event_put(struct store_rec *e)
 	free(e);
 }
 
+static struct store_rec *hist_at(const struct hist *h, size_t i)
+{
+	return h->v[(h->head + i) & (h->cap - 1)];
+}
+
+static void hist_push(struct hist *h, struct store_rec *e)
+{
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 16;
+		struct store_rec **v = xmalloc(cap * sizeof(*v));
+
+		for (size_t i = 0; i < h->n; i++)
+			v[i] = hist_at(h, i);
+		free(h->v);
+		h->v = v;
+		h->cap = cap;
+		h->head = 0;
+	}
+	h->v[(h->head + h->n) & (h->cap - 1)] = e;
+	h->n++;
+}
+
+/* Drops the k oldest entries (k <= n). */
+static void hist_pop(struct hist *h, size_t k)
+{
+	h->head = (h->head + k) & (h->cap - 1);
+	h->n -= k;
+}
+
+/* Index of the first event with RV > rv (h->n when none). O(log n). */
+static size_t hist_after(const struct hist *h, uint64_t rv)
+{
+	size_t lo = 0, hi = h->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (hist_at(h, mid)->rv <= rv)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void hist_release(struct hist *h)
+{
+	free(h->v);
+	memset(h, 0, sizeof(*h));
+}
+
+/* What one push drops, freed by the caller after unlocking. */
+struct evicted {
+	struct store_rec *recs[EVICT_MAX];
+	size_t nrecs;
+	struct store_memo *memos[STORE_MEMO_SLOTS];
+};
+
+static void evicted_free(struct evicted *ev)
+{
+	for (size_t i = 0; i < ev->nrecs; i++)
+		event_put(ev->recs[i]);
+	for (size_t i = 0; i < STORE_MEMO_SLOTS; i++)
+		free(ev->memos[i]);
+}
+
+static uint64_t clock_ms(const struct store *s)
+{
+	struct timespec ts;
+
+	if (s->clock)
+		return s->clock(s->clock_ctx);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Drops r's oldest event: it and every event before it leave the
+ * unfiltered ring too. */
+static void drop_oldest(struct store *s, struct resource *r,
+			struct evicted *ev)
+{
+	struct store_rec *o = hist_at(&r->hist, 0);
+
+	hist_pop(&r->hist, 1);
+	r->hist_base = o->rv;
+	if (o->rv > s->hist_base) {
+		hist_pop(&s->ring, (size_t)(o->rv - s->hist_base));
+		s->hist_base = o->rv;
+	}
+	ev->recs[ev->nrecs++] = o;
+}
+
 /*
- * Takes obj and prev. Under the lock, right after s->rv moved to rv. The
- * event pushed out of a full ring moves to *evicted, for the caller to
- * event_put after unlocking: freeing an old version of an object is
- * work nobody needs to wait for.
+ * Applies the retention rule to r after a push: over keep_max, or over
+ * keep_n and outside the window (or with no window), the oldest goes; at
+ * most EVICT_MAX per push, so an aged-out backlog drains over the next
+ * writes instead of in one long lock hold.
+ */
+static void trim(struct store *s, struct resource *r, uint64_t now,
+		 struct evicted *ev)
+{
+	while (r->hist.n > s->keep_n && ev->nrecs < EVICT_MAX) {
+		const struct store_rec *o = hist_at(&r->hist, 0);
+
+		if (r->hist.n <= s->keep_max && s->keep_ms &&
+		    now < o->ms + s->keep_ms)
+			break;
+		drop_oldest(s, r, ev);
+	}
+}
+
+/*
+ * The event MEMO_KEEP behind r's newest gives up its memo bytes when no
+ * reader holds it: under the lock, refs == 1 means only the history does,
+ * and readers take references only under the lock (store_next_events),
+ * so nobody can be reading the bytes.
+ */
+static void memo_trim(struct resource *r, struct evicted *ev)
+{
+	struct store_rec *e;
+
+	if (r->hist.n <= MEMO_KEEP)
+		return;
+	e = hist_at(&r->hist, r->hist.n - 1 - MEMO_KEEP);
+	if (atomic_load_explicit(&e->refs, memory_order_acquire) != 1)
+		return;
+	for (size_t i = 0; i < STORE_MEMO_SLOTS; i++)
+		ev->memos[i] = atomic_exchange_explicit(&e->memo[i], NULL,
+							memory_order_acq_rel);
+}
+
+/*
+ * Takes obj and prev. Under the lock, right after s->rv moved to rv.
+ * What the push drops from the history goes to *ev, for the caller to
+ * free after unlocking: freeing old versions is work nobody needs to
+ * wait for.
  */
 static void event_push(struct store *s, enum store_event_type type,
 		       struct resource *r, const struct node *n,
-		       json_t *obj, json_t *prev, struct store_rec **evicted)
+		       json_t *obj, json_t *prev, struct evicted *ev)
 {
 	size_t kb = n->key_len + 1 + n->ns_len + 1;
 	struct store_rec *e = xmalloc(sizeof(*e) + kb);
+	uint64_t now = s->keep_ms ? clock_ms(s) : 0;
 
-	if (s->ring_n == s->ring_cap) {
-		*evicted = s->ring[s->ring_head];
-		s->hist_base = (*evicted)->rv;
-		s->ring[s->ring_head] = NULL;
-		s->ring_head = (s->ring_head + 1) % s->ring_cap;
-		s->ring_n--;
-	}
 	atomic_init(&e->refs, 1);
 	e->type = type;
 	e->rv = s->rv;
+	e->ms = now;
 	e->res = r;
 	e->obj = obj;
 	e->prev = prev;
@@ -918,19 +1165,14 @@ static void event_push(struct store *s, enum store_event_type type,
 	e->ns_len = n->ns_len;
 	e->key_len = n->key_len;
 	memcpy(e->key, n->key, kb);
-	s->ring[(s->ring_head + s->ring_n) % s->ring_cap] = e;
+	hist_push(&r->hist, e);
+	hist_push(&s->ring, e);
 	r->last_rv = s->rv;
-	s->ring_n++;
-	assert(s->ring_n == s->rv - s->hist_base);
+	trim(s, r, now, ev);
+	memo_trim(r, ev);
+	assert(s->ring.n == s->rv - s->hist_base);
 	pthread_cond_broadcast(&s->cond);
 	pthread_cond_broadcast(&r->cond);
-}
-
-/* The kept event with RV rv; hist_base < rv <= s->rv. */
-static struct store_rec *event_at(const struct store *s, uint64_t rv)
-{
-	return s->ring[(s->ring_head + (size_t)(rv - s->hist_base - 1)) %
-		       s->ring_cap];
 }
 
 /* ---- compaction ---- */
@@ -1119,7 +1361,7 @@ static enum store_rc commit_put(struct store *s, struct resource *r,
 				struct node *n, const char *ns,
 				const char *name, uint64_t h, json_t *obj,
 				struct line *l, json_t **out,
-				struct store_rec **evicted)
+				struct evicted *evicted)
 {
 	uint64_t rv = s->rv + 1;
 	json_t *prev = NULL;
@@ -1156,7 +1398,7 @@ enum store_rc store_create(struct store *s, const char *res, const char *ns,
 {
 	struct line l = { 0 };
 	struct compaction *c = NULL;
-	struct store_rec *evicted = NULL;
+	struct evicted evicted = { .nrecs = 0 };
 	uint64_t h = key_hash(ns, name);
 	struct resource *r;
 	enum store_rc rc;
@@ -1180,7 +1422,7 @@ enum store_rc store_create(struct store *s, const char *res, const char *ns,
 			c = compaction_due(s);
 	}
 	unlock(s);
-	event_put(evicted);
+	evicted_free(&evicted);
 	free(l.p);
 	if (c)
 		compaction_finish(s, c);
@@ -1193,7 +1435,7 @@ enum store_rc store_update(struct store *s, const char *res, const char *ns,
 {
 	struct line l = { 0 };
 	struct compaction *c = NULL;
-	struct store_rec *evicted = NULL;
+	struct evicted evicted = { .nrecs = 0 };
 	uint64_t h = key_hash(ns, name);
 	json_t *seen = NULL;
 	struct resource *r;
@@ -1216,8 +1458,10 @@ enum store_rc store_update(struct store *s, const char *res, const char *ns,
 		json_decref(obj);
 		return rc;
 	}
-	/* 2. Compare and serialize outside the lock. */
+	/* 2. Compare, share and serialize outside the lock. */
 	same = equal_ignoring_rv(obj, seen);
+	if (!same)
+		(void)share_equal(obj, seen);
 	if (!same && s->dir &&
 	    line_build(&l, "put", res, ns, name, obj) != 0) {
 		rc = STORE_IO;
@@ -1257,7 +1501,7 @@ enum store_rc store_update(struct store *s, const char *res, const char *ns,
 	}
 	unlock(s);
 	json_decref(obj);
-	event_put(evicted);
+	evicted_free(&evicted);
 out:
 	json_decref(seen);
 	free(l.p);
@@ -1271,7 +1515,7 @@ enum store_rc store_delete(struct store *s, const char *res, const char *ns,
 {
 	struct line l = { 0 };
 	struct compaction *c = NULL;
-	struct store_rec *evicted = NULL;
+	struct evicted evicted = { .nrecs = 0 };
 	uint64_t h = key_hash(ns, name), rv;
 	struct resource *r;
 	struct node *n;
@@ -1315,7 +1559,7 @@ enum store_rc store_delete(struct store *s, const char *res, const char *ns,
 	c = compaction_due(s);
 unlock:
 	unlock(s);
-	event_put(evicted);
+	evicted_free(&evicted);
 	free(l.p);
 	if (c)
 		compaction_finish(s, c);
@@ -1545,7 +1789,7 @@ enum store_rc store_next_events(struct store *s, uint64_t *cursor,
 		BUG("store: store_next_events with max 0");
 	*got = 0;
 	/* Nothing after the cursor: a cursor at or past rv cannot be older
-	 * than the history (hist_base <= rv), so no GONE to report. */
+	 * than any history (every base is <= rv), so no GONE to report. */
 	if (timeout_ms == 0 &&
 	    *cursor >= __atomic_load_n(&s->rv, __ATOMIC_ACQUIRE))
 		return STORE_TIMEOUT;
@@ -1565,20 +1809,39 @@ enum store_rc store_next_events(struct store *s, uint64_t *cursor,
 		pthread_cond_t *c;
 		int w;
 
-		if (*cursor < s->hist_base) {
-			rc = STORE_GONE;
-			goto unlock;
-		}
-		/* A filter on a resource that does not exist yet matches
-		 * nothing so far: skip to the end. */
-		if (res && !r && *cursor < s->rv)
-			*cursor = s->rv;
-		while (*cursor < s->rv && n < max) {
-			struct store_rec *e = event_at(s, *cursor + 1);
+		if (!res) {
+			if (*cursor < s->hist_base) {
+				rc = STORE_GONE;
+				goto unlock;
+			}
+			while (*cursor < s->rv && n < max) {
+				struct store_rec *e = hist_at(
+					&s->ring,
+					(size_t)(*cursor - s->hist_base));
 
-			*cursor = e->rv;
-			if (!res || e->res == r)
+				*cursor = e->rv;
 				event_out(e, &evs[n++]);
+			}
+		} else {
+			size_t i;
+
+			if (*cursor < s->open_rv ||
+			    (r && *cursor < r->hist_base)) {
+				rc = STORE_GONE;
+				goto unlock;
+			}
+			/* A filter on a resource that does not exist yet
+			 * matches nothing so far: skip to the end. */
+			i = r ? hist_after(&r->hist, *cursor) : 0;
+			for (; r && i < r->hist.n && n < max; i++) {
+				struct store_rec *e = hist_at(&r->hist, i);
+
+				*cursor = e->rv;
+				event_out(e, &evs[n++]);
+			}
+			/* nothing of r after the cursor: skip the rest */
+			if (n == 0 && *cursor < s->rv)
+				*cursor = s->rv;
 		}
 		if (n) {
 			rc = STORE_OK;
@@ -1905,6 +2168,7 @@ static int open_dir(struct store *s, struct err *err)
 	s->wal_bytes = (uint64_t)end;
 	__atomic_store_n(&s->rv, max_rv, __ATOMIC_RELEASE);
 	s->hist_base = max_rv;
+	s->open_rv = max_rv;
 	if (s->old_pending) {
 		/* Fold wal.old into a snapshot now; if that fails, replay
 		 * still reads it next time. */
@@ -1928,8 +2192,12 @@ struct store *store_new(const struct store_opts *opts, struct err *err)
 	pthread_mutex_init(&s->mu, &ma);
 	pthread_mutexattr_destroy(&ma);
 	cond_init_mono(&s->cond);
-	s->ring_cap = opts->watch_history ? opts->watch_history : 1;
-	s->ring = xcalloc(s->ring_cap, sizeof(*s->ring));
+	s->keep_n = opts->watch_history ? opts->watch_history : 1;
+	s->keep_ms = opts->watch_history_ms;
+	s->keep_max = opts->watch_history_max > s->keep_n ?
+		      opts->watch_history_max : s->keep_n;
+	s->clock = opts->clock;
+	s->clock_ctx = opts->clock_ctx;
 	s->wal_fd = -1;
 	s->lock_fd = -1;
 	s->fsync_each = env_u64("CUEUE_DEVSERVER_FSYNC",
@@ -1954,11 +2222,13 @@ void store_free(struct store *s)
 	if (!s)
 		return;
 	assert(invariants_ok(s));
-	for (size_t i = 0; i < s->ring_cap; i++)
-		event_put(s->ring[i]);
-	free(s->ring);
+	hist_release(&s->ring); /* borrowed entries */
 	for (size_t i = 0; i < s->nres; i++) {
 		struct resource *r = s->res[i];
+
+		for (size_t k = 0; k < r->hist.n; k++)
+			event_put(hist_at(&r->hist, k));
+		hist_release(&r->hist);
 
 		for (size_t b = 0; b < r->nbuckets; b++) {
 			struct node *n = r->buckets[b], *next;

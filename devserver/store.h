@@ -35,9 +35,25 @@
 
 struct store;
 
+/* Monotonic milliseconds (store_opts.clock). Any thread; called under
+ * the store lock, so it must not call back into the store. */
+typedef uint64_t store_clock_fn(void *ctx);
+
+/*
+ * Retained history, per resource (kube-apiserver's watch cache keeps one
+ * per resource too): a resource keeps its own last watch_history events
+ * whatever other resources write, and, when watch_history_ms > 0, also
+ * every event younger than that, up to watch_history_max events (the
+ * hard cap; taken as watch_history when smaller). Events past the count
+ * are dropped as later writes to the same resource find them old.
+ */
 struct store_opts {
 	const char *data_dir;  /* NULL: memory only */
-	size_t watch_history;  /* events kept for resuming watches (>= 1) */
+	size_t watch_history;  /* events kept per resource (>= 1; 0: 1) */
+	uint64_t watch_history_ms; /* 0: no time window */
+	size_t watch_history_max;  /* per-resource cap with the window */
+	store_clock_fn *clock;     /* NULL: CLOCK_MONOTONIC */
+	void *clock_ctx;           /* passed to clock */
 };
 
 enum store_rc {
@@ -156,12 +172,20 @@ const char *store_event_memo_set(const struct store_event *ev,
 /*
  * Waits for the first event of res (NULL: any resource) with RV greater
  * than *cursor, up to timeout_ms (< 0: no deadline; 0: only look). On
- * STORE_OK fills ev and advances *cursor to ev->rv. STORE_GONE when
- * *cursor is older than the kept history, which after a restart means
- * any RV below the one found on open (the watch must end with 410).
- * STORE_TIMEOUT when nothing came, or store_wake_all was called.
- * Events of other resources advance *cursor too, so a later call does not
- * rescan them.
+ * STORE_OK fills ev and advances *cursor to ev->rv. STORE_TIMEOUT when
+ * nothing came, or store_wake_all was called. Events of other resources
+ * advance *cursor too, so a later call does not rescan them.
+ *
+ * STORE_GONE (the watch must end with 410) when the history after
+ * *cursor is incomplete for what the reader asked:
+ *  - res given: an event of res with RV > *cursor was dropped. Writes to
+ *    other resources never make it GONE.
+ *  - res NULL (every resource): an event of any resource with RV >
+ *    *cursor was dropped, so what an unfiltered reader gets is always
+ *    every event after its cursor, in RV order, or GONE. Its history is
+ *    at least the last watch_history events of all resources together.
+ *  - either: *cursor is below the RV found on open (the previous
+ *    process's history is gone).
  */
 enum store_rc store_next_event(struct store *s, uint64_t *cursor,
 			       const char *res, int timeout_ms,

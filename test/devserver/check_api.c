@@ -427,7 +427,15 @@ START_TEST(watch_expired)
 		ds_resp_free(&r);
 		free(b);
 	}
+	/* the history is per resource (4 events each here): six
+	 * ConfigMap writes leave a Workload watch from an old RV alone */
 	evs = ds_watch_events(WL "?watch=true&resourceVersion=2&"
+			      "timeoutSeconds=1", NULL);
+	ck_assert_uint_eq(json_array_size(evs), 0);
+	json_decref(evs);
+	/* while the ConfigMaps' own watch from there lost two events */
+	evs = ds_watch_events("/api/v1/namespaces/default/configmaps"
+			      "?watch=true&resourceVersion=2&"
 			      "timeoutSeconds=5", NULL);
 	ck_assert_uint_eq(json_array_size(evs), 1);
 	ck_assert_str_eq(ds_ev_type(evs, 0), "ERROR");

@@ -728,14 +728,257 @@ START_TEST(watch_gone)
 			 STORE_GONE);
 	cursor = 7;
 	expect_event(s, &cursor, NULL, STORE_ADDED, 8, PODS, "o7", 0);
-	/* a filtered watch that fell behind while idle */
-	cursor = 5;
-	ck_assert_int_eq(store_next_event(s, &cursor, JOBS, 0, &ev),
-			 STORE_GONE);
-	cursor = 7;
+	/* a watch filtered on a resource that lost nothing is never
+	 * GONE, however far behind: it just moves to the end */
+	cursor = 0;
 	ck_assert_int_eq(store_next_event(s, &cursor, JOBS, 0, &ev),
 			 STORE_TIMEOUT);
 	ck_assert_uint_eq(cursor, 10);
+	/* one filtered on the resource that lost events is */
+	cursor = 6;
+	ck_assert_int_eq(store_next_event(s, &cursor, PODS, 0, &ev),
+			 STORE_GONE);
+	cursor = 7;
+	expect_event(s, &cursor, PODS, STORE_ADDED, 8, PODS, "o7", 0);
+	store_free(s);
+}
+END_TEST
+
+static void create_n(struct store *s, const char *res, const char *prefix,
+		     int n)
+{
+	for (int i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "%s%d", prefix, i);
+		create(s, res, "d", name, i);
+	}
+}
+
+static enum store_rc next_rc(struct store *s, uint64_t cursor,
+			     const char *res)
+{
+	struct store_event ev;
+	enum store_rc rc = store_next_event(s, &cursor, res, 0, &ev);
+
+	if (rc == STORE_OK)
+		store_event_release(&ev);
+	return rc;
+}
+
+/* Retention is per resource: a busy resource never pushes another's
+ * history out; unfiltered readers get everything after their cursor or
+ * GONE. */
+START_TEST(hist_isolation)
+{
+	struct store *s = open_mem(3);
+	struct store_event evs[8];
+	uint64_t cursor;
+	size_t n;
+
+	create(s, JOBS, "d", "j0", 0);             /* 1 */
+	create_n(s, PODS, "p", 20);                 /* 2..21 */
+	/* JOBS lost nothing: rv 1 is still there after 20 other writes */
+	cursor = 0;
+	expect_event(s, &cursor, JOBS, STORE_ADDED, 1, JOBS, "j0", 0);
+	ck_assert_int_eq(next_rc(s, 1, JOBS), STORE_TIMEOUT);
+	/* PODS keeps its last 3: 19, 20, 21 */
+	ck_assert_int_eq(next_rc(s, 17, PODS), STORE_GONE);
+	cursor = 18;
+	expect_event(s, &cursor, PODS, STORE_ADDED, 19, PODS, "p17", 0);
+	/* unfiltered: GONE iff an event after the cursor was dropped
+	 * (PODS dropped up to 18) */
+	ck_assert_int_eq(next_rc(s, 0, NULL), STORE_GONE);
+	ck_assert_int_eq(next_rc(s, 17, NULL), STORE_GONE);
+	cursor = 18;
+	expect_event(s, &cursor, NULL, STORE_ADDED, 19, PODS, "p17", 0);
+	/* JOBS now drops its rv 1: its own watchers from 0 are GONE, the
+	 * unfiltered base does not move back (18 > 1) */
+	create_n(s, JOBS, "k", 3);                  /* 22, 23, 24 */
+	ck_assert_int_eq(next_rc(s, 0, JOBS), STORE_GONE);
+	cursor = 1;
+	expect_event(s, &cursor, JOBS, STORE_ADDED, 22, JOBS, "k0", 0);
+	ck_assert_int_eq(next_rc(s, 17, NULL), STORE_GONE);
+	/* a batch from 18 gets every event, in RV order, both resources */
+	cursor = 18;
+	ck_assert_int_eq(store_next_events(s, &cursor, NULL, 0, evs, 8, &n),
+			 STORE_OK);
+	ck_assert_uint_eq(n, 6);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(evs[i].rv, 19 + i);
+		ck_assert_str_eq(evs[i].res, i < 3 ? PODS : JOBS);
+		store_event_release(&evs[i]);
+	}
+	ck_assert_uint_eq(cursor, 24);
+	/* a filtered batch skips the other resource and stops at the end */
+	cursor = 1;
+	ck_assert_int_eq(store_next_events(s, &cursor, JOBS, 0, evs, 8, &n),
+			 STORE_OK);
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(evs[i].rv, 22 + i);
+		store_event_release(&evs[i]);
+	}
+	ck_assert_uint_eq(cursor, 24);
+	/* PODS' cursor after its last kept event moves to the end */
+	cursor = 21;
+	ck_assert_int_eq(store_next_event(s, &cursor, PODS, 0, evs),
+			 STORE_TIMEOUT);
+	ck_assert_uint_eq(cursor, 24);
+	store_free(s);
+}
+END_TEST
+
+struct fake_clock {
+	uint64_t ms;
+};
+
+static uint64_t fake_now(void *ctx)
+{
+	return ((struct fake_clock *)ctx)->ms;
+}
+
+/* The time window keeps young events past the count, up to the cap;
+ * aged-out ones drain at most two per write. */
+START_TEST(hist_window_and_cap)
+{
+	struct fake_clock clk = { 5000 };
+	struct store_opts o = { .watch_history = 2,
+				.watch_history_ms = 1000,
+				.watch_history_max = 5,
+				.clock = fake_now, .clock_ctx = &clk };
+	struct err err = { "" };
+	struct store *s = store_new(&o, &err);
+	uint64_t cursor;
+
+	ck_assert_ptr_nonnull(s);
+	create_n(s, PODS, "a", 5);                  /* 1..5 at t=5000 */
+	/* all young: 5 kept although the count is 2 */
+	cursor = 0;
+	expect_event(s, &cursor, PODS, STORE_ADDED, 1, PODS, "a0", 0);
+	/* the cap: a 6th young event drops the oldest */
+	create(s, PODS, "d", "a5", 5);              /* 6 */
+	ck_assert_int_eq(next_rc(s, 0, PODS), STORE_GONE);
+	cursor = 1;
+	expect_event(s, &cursor, PODS, STORE_ADDED, 2, PODS, "a1", 0);
+	/* 2..6 age out: each write drops at most two of them */
+	clk.ms = 6000;
+	create(s, PODS, "d", "b0", 0);              /* 7: drops 2, 3 */
+	ck_assert_int_eq(next_rc(s, 2, PODS), STORE_GONE);
+	cursor = 3;
+	expect_event(s, &cursor, PODS, STORE_ADDED, 4, PODS, "a3", 0);
+	create(s, PODS, "d", "b1", 1);              /* 8: drops 4, 5 */
+	ck_assert_int_eq(next_rc(s, 4, PODS), STORE_GONE);
+	ck_assert_int_eq(next_rc(s, 5, PODS), STORE_OK);
+	clk.ms = 6999;
+	create(s, PODS, "d", "b2", 2);              /* 9: drops 6 only */
+	ck_assert_int_eq(next_rc(s, 5, PODS), STORE_GONE);
+	cursor = 6;
+	expect_event(s, &cursor, PODS, STORE_ADDED, 7, PODS, "b0", 0);
+	/* 7, 8 (t=6000) are still young at 6999: past the count, kept */
+	create(s, PODS, "d", "b3", 3);              /* 10 */
+	ck_assert_int_eq(next_rc(s, 6, PODS), STORE_OK);
+	/* the unfiltered history follows: 6 was the highest dropped */
+	ck_assert_int_eq(next_rc(s, 5, NULL), STORE_GONE);
+	ck_assert_int_eq(next_rc(s, 6, NULL), STORE_OK);
+	/* another resource's window is its own */
+	create(s, JOBS, "d", "j", 0);               /* 11 */
+	cursor = 0;
+	ck_assert_int_eq(next_rc(s, 0, JOBS), STORE_OK);
+	store_free(s);
+}
+END_TEST
+
+/* Without a window the count alone rules, whatever the clock says. */
+START_TEST(hist_count_only)
+{
+	struct fake_clock clk = { 0 };
+	struct store_opts o = { .watch_history = 2,
+				.watch_history_max = 100,
+				.clock = fake_now, .clock_ctx = &clk };
+	struct err err = { "" };
+	struct store *s = store_new(&o, &err);
+
+	ck_assert_ptr_nonnull(s);
+	create_n(s, PODS, "a", 4);                  /* keeps 3, 4 */
+	ck_assert_int_eq(next_rc(s, 1, PODS), STORE_GONE);
+	ck_assert_int_eq(next_rc(s, 2, PODS), STORE_OK);
+	store_free(s);
+}
+END_TEST
+
+/* A status update of a kept object shares its unchanged subtrees with
+ * the version before, so history costs the changes, not copies. */
+START_TEST(hist_shares_versions)
+{
+	struct store *s = open_mem(100);
+	json_t *o = mk("d", "w", 1), *spec;
+	struct store_event ev;
+	uint64_t cursor = 1;
+
+	spec = json_pack("{s:[s,s,s], s:{s:i}}", "podSets", "a", "b", "c",
+			 "limits", "cpu", 4);
+	json_object_set_new(o, "spec", spec);
+	ck_assert_int_eq(store_create(s, PODS, "d", "w", o, NULL), STORE_OK);
+	/* a patch-like update: a deep copy with one field changed */
+	o = store_get(s, PODS, "d", "w");
+	spec = json_deep_copy(o);
+	json_decref(o);
+	json_object_set_new(json_object_get(spec, "data"), "v",
+			    json_integer(2));
+	ck_assert_int_eq(store_update(s, PODS, "d", "w", 0, spec, NULL),
+			 STORE_OK);
+	ck_assert_int_eq(store_next_event(s, &cursor, PODS, 0, &ev), STORE_OK);
+	ck_assert_uint_eq(ev.rv, 2);
+	ck_assert_ptr_eq(json_object_get(ev.obj, "spec"),
+			 json_object_get(ev.prev, "spec"));
+	ck_assert_ptr_eq(json_object_get(ev.obj, "kind"),
+			 json_object_get(ev.prev, "kind"));
+	ck_assert_ptr_eq(json_object_get(json_object_get(ev.obj, "metadata"),
+					 "name"),
+			 json_object_get(json_object_get(ev.prev, "metadata"),
+					 "name"));
+	/* what changed is not shared, and each version reads right */
+	ck_assert_ptr_ne(json_object_get(ev.obj, "data"),
+			 json_object_get(ev.prev, "data"));
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 json_object_get(ev.obj, "data"), "v")), 2);
+	ck_assert_int_eq(json_integer_value(json_object_get(
+				 json_object_get(ev.prev, "data"), "v")), 1);
+	ck_assert_uint_eq(rv_of(ev.prev), 1);
+	ck_assert_uint_eq(rv_of(ev.obj), 2);
+	store_event_release(&ev);
+	store_free(s);
+}
+END_TEST
+
+/* Memo bytes of events far behind the newest are dropped when no reader
+ * holds them; a held event keeps them. */
+START_TEST(hist_memo_trim)
+{
+	struct store *s = open_mem(5000);
+	struct store_event held, ev;
+	uint64_t cursor = 0;
+	size_t len;
+
+	create_n(s, PODS, "a", 2);                  /* 1, 2 */
+	ck_assert_int_eq(store_next_event(s, &cursor, PODS, 0, &held),
+			 STORE_OK);
+	(void)store_event_memo_set(&held, 0, "one", 3, &len);
+	ck_assert_int_eq(store_next_event(s, &cursor, PODS, 0, &ev),
+			 STORE_OK);
+	(void)store_event_memo_set(&ev, 0, "two", 3, &len);
+	store_event_release(&ev);
+	create_n(s, PODS, "b", 1100);
+	ck_assert_ptr_nonnull(store_event_memo(&held, 0, &len));
+	ck_assert_uint_eq(len, 3);
+	store_event_release(&held);
+	cursor = 1;
+	ck_assert_int_eq(store_next_event(s, &cursor, PODS, 0, &ev),
+			 STORE_OK);
+	ck_assert_uint_eq(ev.rv, 2);
+	ck_assert_ptr_null(store_event_memo(&ev, 0, &len));
+	store_event_release(&ev);
 	store_free(s);
 }
 END_TEST
@@ -794,6 +1037,12 @@ START_TEST(persist_reopen)
 	/* the previous process's history is gone; the present is not */
 	cursor = rv - 1;
 	ck_assert_int_eq(store_next_event(s, &cursor, NULL, 0, &ev),
+			 STORE_GONE);
+	cursor = rv - 1;
+	ck_assert_int_eq(store_next_event(s, &cursor, PODS, 0, &ev),
+			 STORE_GONE);
+	cursor = rv - 1;
+	ck_assert_int_eq(store_next_event(s, &cursor, "x/never", 0, &ev),
 			 STORE_GONE);
 	cursor = rv;
 	ck_assert_int_eq(store_next_event(s, &cursor, NULL, 0, &ev),
@@ -1262,6 +1511,11 @@ Suite *store_suite(void)
 	tcase_add_test(tc, watch_blocks_until_write);
 	tcase_add_test(tc, watch_wake_all);
 	tcase_add_test(tc, watch_gone);
+	tcase_add_test(tc, hist_isolation);
+	tcase_add_test(tc, hist_window_and_cap);
+	tcase_add_test(tc, hist_count_only);
+	tcase_add_test(tc, hist_shares_versions);
+	tcase_add_test(tc, hist_memo_trim);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("persistence");
