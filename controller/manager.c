@@ -893,20 +893,34 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 /* ------------------------------------------------------------------ */
 /* Decisions */
 
-static char *wl_key(const struct workload *w)
+/* The cache entry of w, found by "ns/name" built in a stack buffer
+ * (this runs for every decision of every cycle). */
+static struct wl_entry *wl_entry_of(struct manager *m,
+				    const struct workload *w)
 {
-	return xasprintf("%s/%s", w->meta.namespace ? w->meta.namespace : "",
-			 w->meta.name ? w->meta.name : "");
+	const char *ns = w->meta.namespace ? w->meta.namespace : "";
+	const char *name = w->meta.name ? w->meta.name : "";
+	size_t a = strlen(ns), b = strlen(name);
+	char buf[320], *key = buf;
+	struct wl_entry *e;
+
+	if (a + b + 2 > sizeof(buf))
+		key = xmalloc(a + b + 2);
+	memcpy(key, ns, a);
+	key[a] = '/';
+	memcpy(key + a + 1, name, b + 1);
+	e = hmap_get(&m->wls, key);
+	if (key != buf)
+		free(key);
+	return e;
 }
 
 static void apply_decisions(struct manager *m)
 {
 	for (size_t i = 0; i < m->decs.n; i++) {
 		const struct sched_decision *d = &m->decs.v[i];
-		char *key = wl_key(d->wl);
-		struct wl_entry *e = hmap_get(&m->wls, key);
+		struct wl_entry *e = wl_entry_of(m, d->wl);
 
-		free(key);
 		if (!e)
 			continue;
 		if (d->kind == DEC_ADMIT) {

@@ -164,7 +164,16 @@ struct run {
 	char **cq_name; /* owned array of owned names */
 
 	pthread_mutex_t mu;
-	pthread_cond_t cv; /* CLOCK_MONOTONIC; work or progress */
+	pthread_cond_t cv; /* CLOCK_MONOTONIC; the main thread: progress */
+	/* Per role (0 creation, 1 finish): one idle thread (the timer
+	 * holder) sleeps until the next due time on timer_cv; the other
+	 * idle ones wait on work_cv and are woken one at a time, by a
+	 * thread that took an item (see worker_main). A broadcast per event
+	 * woke all 2W threads for every admission and finish: at W = 32 that
+	 * was 20 s of the harness's system time on a 70 s run, CPU taken
+	 * from the system it measures. */
+	pthread_cond_t timer_cv[2], work_cv[2];
+	bool timer_held[2];
 	struct wl *wls;    /* owned, nwl */
 	int nwl;
 	struct due *creates; /* owned, nwl, sorted by at */
@@ -503,6 +512,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *wk = arg;
 	struct run *r = wk->r;
+	int role = wk->finisher ? 1 : 0;
 	struct bench_conn c;
 
 	bench_conn_init(&c, &r->kube);
@@ -514,31 +524,45 @@ static void *worker_main(void *arg)
 				     : INT64_MAX;
 		int64_t tf = r->nheap > 0 ? r->heap[0].at : INT64_MAX;
 		struct timespec ts;
+		int idx;
 
 		if (wk->finisher && tf <= now) {
 			struct due d = heap_pop(r);
 
 			if (r->nflag < r->nwl)
 				r->flag[r->nflag++] = now - d.at;
-			pthread_mutex_unlock(&r->mu);
-			do_finish(r, &c, d.idx);
-			pthread_mutex_lock(&r->mu);
+			idx = d.idx;
+			next = r->nheap > 0 ? r->heap[0].at : INT64_MAX;
+		} else if (!wk->finisher && tc <= now) {
+			idx = r->creates[r->next_create++].idx;
+			next = r->next_create < r->nwl
+				       ? r->t0 + r->creates[r->next_create].at
+				       : INT64_MAX;
+		} else {
+			next = wk->finisher ? tf : tc;
+			if (next == INT64_MAX || next > now + 1000000)
+				next = now + 1000000;
+			if (r->timer_held[role]) {
+				pthread_cond_wait(&r->work_cv[role], &r->mu);
+				continue;
+			}
+			r->timer_held[role] = true;
+			ts.tv_sec = next / 1000000;
+			ts.tv_nsec = (next % 1000000) * 1000;
+			pthread_cond_timedwait(&r->timer_cv[role], &r->mu, &ts);
+			r->timer_held[role] = false;
 			continue;
 		}
-		if (!wk->finisher && tc <= now) {
-			int idx = r->creates[r->next_create++].idx;
-
-			pthread_mutex_unlock(&r->mu);
+		/* One more thread when more is due now, or when nobody is
+		 * left watching the clock. */
+		if (next <= now || !r->timer_held[role])
+			pthread_cond_signal(&r->work_cv[role]);
+		pthread_mutex_unlock(&r->mu);
+		if (wk->finisher)
+			do_finish(r, &c, idx);
+		else
 			do_create(r, &c, idx);
-			pthread_mutex_lock(&r->mu);
-			continue;
-		}
-		next = wk->finisher ? tf : tc;
-		if (next == INT64_MAX || next > now + 1000000)
-			next = now + 1000000;
-		ts.tv_sec = next / 1000000;
-		ts.tv_nsec = (next % 1000000) * 1000;
-		pthread_cond_timedwait(&r->cv, &r->mu, &ts);
+		pthread_mutex_lock(&r->mu);
 	}
 	pthread_mutex_unlock(&r->mu);
 	bench_conn_release(&c);
@@ -598,7 +622,10 @@ static void watch_event(void *ud, const char *p, size_t n)
 			r->nadmitted++;
 			heap_push(r, now + (int64_t)r->sc->cls[x->cls].runtime_ms *
 						   1000, (int)idx);
-			pthread_cond_broadcast(&r->cv);
+			/* a new earliest finish: the timer holder (or, when
+			 * every finish thread is busy, nobody) looks again */
+			if (r->heap[0].idx == (int)idx)
+				pthread_cond_signal(&r->timer_cv[1]);
 		}
 		if (evicted && !fin)
 			r->nevicted++;
@@ -610,7 +637,8 @@ static void watch_event(void *ud, const char *p, size_t n)
 					   "never seen admitted", idx);
 			r->nfinished++;
 			r->t_last_finish = now;
-			pthread_cond_broadcast(&r->cv);
+			if (r->nfinished + r->nfailed >= r->nwl)
+				pthread_cond_broadcast(&r->cv);
 		}
 	}
 	pthread_mutex_unlock(&r->mu);
@@ -1315,6 +1343,10 @@ int main(int argc, char **argv)
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&r.cv, &ca);
+	for (i = 0; i < 2; i++) {
+		pthread_cond_init(&r.timer_cv[i], &ca);
+		pthread_cond_init(&r.work_cv[i], &ca);
+	}
 	pthread_condattr_destroy(&ca);
 
 	r.ncq = r.sc->cohorts * r.sc->cqs_per_cohort;
@@ -1375,6 +1407,10 @@ int main(int argc, char **argv)
 	}
 	r.stop = true;
 	pthread_cond_broadcast(&r.cv);
+	for (i = 0; i < 2; i++) {
+		pthread_cond_broadcast(&r.timer_cv[i]);
+		pthread_cond_broadcast(&r.work_cv[i]);
+	}
 	pthread_mutex_unlock(&r.mu);
 	for (i = 0; i < 2 * nworkers; i++)
 		pthread_join(workers[i].th, NULL);
@@ -1448,6 +1484,10 @@ int main(int argc, char **argv)
 	free(r.last_rv);
 	bench_kube_release(&r.kube);
 	pthread_cond_destroy(&r.cv);
+	for (i = 0; i < 2; i++) {
+		pthread_cond_destroy(&r.timer_cv[i]);
+		pthread_cond_destroy(&r.work_cv[i]);
+	}
 	pthread_mutex_destroy(&r.mu);
 	curl_global_cleanup();
 	return rc;
