@@ -578,7 +578,12 @@ static void wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 		else if (!lqe->cqe->active)
 			msg = xasprintf("ClusterQueue %s is inactive",
 					lqe->cqe->name);
-		else
+		/* An existing ClusterQueue, active or not, holds the
+		 * workload in its queue (sched takes no head from an
+		 * inactive one), as Kueue's queue manager does: it counts
+		 * as pending there, and is considered once the queue is
+		 * active again. */
+		if (lqe->lq->stop == STOP_NONE && lqe->cqe && lqe->cqe->cq)
 			cqe = lqe->cqe;
 	}
 	if (force || !e->in_sched || cqe != e->res_cqe ||
@@ -1513,8 +1518,15 @@ static void cq_metrics(struct manager *m, const struct cq_entry *e)
 	sched_cq_status(m->s, e->name, &st);
 	if (!st.exists)
 		return;
-	kueue_metrics_pending(km, e->name, st.pending_active,
-			      st.pending_inadmissible);
+	/* An inactive queue's pending workloads are all inadmissible
+	 * (Kueue's reportPendingWorkloads). */
+	if (st.active)
+		kueue_metrics_pending(km, e->name, st.pending_active,
+				      st.pending_inadmissible);
+	else
+		kueue_metrics_pending(km, e->name, 0,
+				      st.pending_active +
+					      st.pending_inadmissible);
 	kueue_metrics_cq_workloads(km, e->name, st.reserving, st.admitted);
 	kueue_metrics_cq_status(km, e->name,
 				cq->meta.deletion_ms ? KUEUE_CQ_TERMINATING

@@ -130,10 +130,12 @@ void sched_namespace_remove(struct sched *s, const char *name);
 
 /*
  * A workload (key: namespace/name), as the controller resolved it:
- *   cq     the ClusterQueue its LocalQueue points at, or NULL when it has
- *          no LocalQueue, the LocalQueue is missing, stopped or inactive
- *          (the controller reports those itself; the workload is not
- *          queued);
+ *   cq     the ClusterQueue its LocalQueue points at (active or not: an
+ *          inactive queue holds its workloads, counted as pending, and
+ *          gives no heads until it is active), or NULL when it has no
+ *          LocalQueue, the LocalQueue is missing or stopped, or the
+ *          ClusterQueue is missing (the controller reports those itself;
+ *          the workload is not queued);
  *   lq     "namespace/name" of its LocalQueue for the per-LocalQueue
  *          counts, or NULL.
  * What sched does with it follows its status: holding quota

@@ -287,6 +287,11 @@ START_TEST(missing_flavor)
 			      "ClusterQueue cq is inactive"), 10000);
 	WAIT_FOR(inp_has_cond("localqueues", "default", "lq", "Active", "False",
 			      "ClusterQueueIsInactive", NULL), 10000);
+	/* held in the inactive queue and counted there, as in Kueue */
+	WAIT_FOR(!strcmp(inp_val("clusterqueues", NULL, "cq",
+				 "status.pendingWorkloads"), "1"), 10000);
+	WAIT_FOR(!strcmp(inp_val("localqueues", "default", "lq",
+				 "status.pendingWorkloads"), "1"), 10000);
 	mk_flavor("gpu");
 	WAIT_FOR(inp_has_cond("clusterqueues", NULL, "cq", "Active", "True",
 			      "Ready", NULL), 10000);
