@@ -2158,31 +2158,28 @@ static struct workload *wl_decode_lite(const json_t *obj,
 	return nw;
 }
 
+/* dst's spec fields become src's (shallow: pointers are shared). */
+static void wl_spec_assign(struct workload *dst, const struct workload *src)
+{
+	dst->pod_sets = src->pod_sets;
+	dst->npod_sets = src->npod_sets;
+	dst->queue_name = src->queue_name;
+	dst->priority_class_name = src->priority_class_name;
+	dst->priority_source = src->priority_source;
+	dst->has_priority = src->has_priority;
+	dst->priority = src->priority;
+	dst->active = src->active;
+	dst->has_max_exec = src->has_max_exec;
+	dst->max_exec_seconds = src->max_exec_seconds;
+}
+
 /* Swaps the spec fields of a and b (all of struct workload's spec). */
 static void wl_swap_spec(struct workload *a, struct workload *b)
 {
 	struct workload t = *a;
 
-	a->pod_sets = b->pod_sets;
-	a->npod_sets = b->npod_sets;
-	a->queue_name = b->queue_name;
-	a->priority_class_name = b->priority_class_name;
-	a->priority_source = b->priority_source;
-	a->has_priority = b->has_priority;
-	a->priority = b->priority;
-	a->active = b->active;
-	a->has_max_exec = b->has_max_exec;
-	a->max_exec_seconds = b->max_exec_seconds;
-	b->pod_sets = t.pod_sets;
-	b->npod_sets = t.npod_sets;
-	b->queue_name = t.queue_name;
-	b->priority_class_name = t.priority_class_name;
-	b->priority_source = t.priority_source;
-	b->has_priority = t.has_priority;
-	b->priority = t.priority;
-	b->active = t.active;
-	b->has_max_exec = t.has_max_exec;
-	b->max_exec_seconds = t.max_exec_seconds;
+	wl_spec_assign(a, b);
+	wl_spec_assign(b, &t);
 }
 
 /* Moves nw's conditions and resourceVersion into cur (the rest of the
