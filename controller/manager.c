@@ -903,18 +903,11 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 static struct wl_entry *wl_entry_of(struct manager *m,
 				    const struct workload *w)
 {
-	const char *ns = w->meta.namespace ? w->meta.namespace : "";
-	const char *name = w->meta.name ? w->meta.name : "";
-	size_t a = strlen(ns), b = strlen(name);
-	char buf[320], *key = buf;
-	struct wl_entry *e;
+	char buf[320];
+	char *key = object_key_buf(buf, sizeof(buf), w->meta.namespace,
+				   w->meta.name);
+	struct wl_entry *e = hmap_get(&m->wls, key);
 
-	if (a + b + 2 > sizeof(buf))
-		key = xmalloc(a + b + 2);
-	memcpy(key, ns, a);
-	key[a] = '/';
-	memcpy(key + a + 1, name, b + 1);
-	e = hmap_get(&m->wls, key);
 	if (key != buf)
 		free(key);
 	return e;
@@ -2350,9 +2343,7 @@ static void audit_holds(struct manager *m, const char *why)
 		return;
 	while ((e = hmap_next(&m->wls, &pos, NULL))) {
 		const struct workload *w = e->w;
-		bool cache_holds = workload_has_quota_reservation(w) &&
-				   w->has_admission &&
-				   !workload_is_finished(w) && w->active;
+		bool cache_holds = workload_holds_quota(w);
 		const char *name;
 		char *ns;
 

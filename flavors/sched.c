@@ -1321,12 +1321,6 @@ static struct swl *wl_get(struct sched *s, const char *key)
 	return r;
 }
 
-static bool wl_holds(const struct workload *w)
-{
-	return workload_has_quota_reservation(w) && w->has_admission &&
-	       !workload_is_finished(w) && w->active;
-}
-
 static void leave_queue(struct sched *s, struct swl *r)
 {
 	set_requeue_at(s, r, 0);
@@ -1362,38 +1356,14 @@ static void make_holding(struct sched *s, struct swl *r,
 	r->admitted = workload_is_admitted(w);
 }
 
-static char *wl_key(const char *ns, const char *name)
-{
-	return xasprintf("%s/%s", ns ? ns : "", name ? name : "");
-}
-
-/* "ns/name" into buf when it fits (no allocation), else a new string:
- * the caller frees the result when it is not buf. */
-static char *wl_key_buf(char *buf, size_t size, const char *ns,
-			const char *name)
-{
-	size_t a, b;
-
-	ns = ns ? ns : "";
-	name = name ? name : "";
-	a = strlen(ns);
-	b = strlen(name);
-	if (a + b + 2 > size)
-		return wl_key(ns, name);
-	memcpy(buf, ns, a);
-	buf[a] = '/';
-	memcpy(buf + a + 1, name, b + 1);
-	return buf;
-}
-
 void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		  const char *lq)
 {
 	char buf[256];
-	char *key = wl_key_buf(buf, sizeof(buf), w->meta.namespace,
+	char *key = object_key_buf(buf, sizeof(buf), w->meta.namespace,
 			       w->meta.name);
 	struct swl *r = wl_get(s, key);
-	bool holds = wl_holds(w);
+	bool holds = workload_holds_quota(w);
 	bool gone = workload_is_finished(w) || !w->active;
 	/* r->ps was compiled from r->w only while it stayed pending. */
 	const struct workload *old = r->state == WS_PENDING ? r->w : NULL;
@@ -1475,7 +1445,7 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 void sched_wl_remove(struct sched *s, const char *ns, const char *name)
 {
 	char buf[256];
-	char *key = wl_key_buf(buf, sizeof(buf), ns, name);
+	char *key = object_key_buf(buf, sizeof(buf), ns, name);
 	int32_t id = nidx_find(&s->wl_idx, key);
 	struct swl *r;
 
@@ -1503,7 +1473,7 @@ void sched_wl_remove(struct sched *s, const char *ns, const char *name)
 void sched_wl_forget(struct sched *s, const char *ns, const char *name)
 {
 	char buf[256];
-	char *key = wl_key_buf(buf, sizeof(buf), ns, name);
+	char *key = object_key_buf(buf, sizeof(buf), ns, name);
 	int32_t id = nidx_find(&s->wl_idx, key);
 	struct swl *r;
 

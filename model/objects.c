@@ -572,6 +572,30 @@ bool workload_has_quota_reservation(const struct workload *w)
 	return conditions_is_true(&w->conds, "QuotaReserved");
 }
 
+bool workload_holds_quota(const struct workload *w)
+{
+	return workload_has_quota_reservation(w) && w->has_admission &&
+	       !workload_is_finished(w) && w->active;
+}
+
+char *object_key_buf(char *buf, size_t size, const char *ns,
+		     const char *name)
+{
+	size_t a, b;
+	char *key = buf;
+
+	ns = ns ? ns : "";
+	name = name ? name : "";
+	a = strlen(ns);
+	b = strlen(name);
+	if (a + b + 2 > size)
+		key = xmalloc(a + b + 2);
+	memcpy(key, ns, a);
+	key[a] = '/';
+	memcpy(key + a + 1, name, b + 1);
+	return key;
+}
+
 void job_release(struct job *j)
 {
 	object_meta_release(&j->meta);

@@ -477,6 +477,12 @@ int32_t workload_priority(const struct workload *w); /* nil -> 0 */
 bool workload_is_finished(const struct workload *w);
 bool workload_is_admitted(const struct workload *w);
 bool workload_has_quota_reservation(const struct workload *w);
+/* Holds quota: QuotaReserved with an admission, not finished, active. */
+bool workload_holds_quota(const struct workload *w);
+/* The cache key "ns/name" (NULL parts as "") into buf when it fits,
+ * else a new string: the caller frees the result when it is not buf. */
+char *object_key_buf(char *buf, size_t size, const char *ns,
+		     const char *name);
 
 /* ------------------------------------------------------------------ */
 /* batch/v1 Job: what the integration reads */

@@ -950,6 +950,44 @@ START_TEST(kinds)
 }
 END_TEST
 
+/* The object helpers the scheduler and the manager share. */
+START_TEST(object_helpers)
+{
+	char buf[8], *k, longname[64];
+	struct workload w = { 0 };
+
+	k = object_key_buf(buf, sizeof(buf), "ns", "a");
+	ck_assert_ptr_eq(k, buf);
+	ck_assert_str_eq(k, "ns/a");
+	k = object_key_buf(buf, sizeof(buf), NULL, NULL);
+	ck_assert_str_eq(k, "/");
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	k = object_key_buf(buf, sizeof(buf), "ns", longname);
+	ck_assert_ptr_ne(k, buf);
+	ck_assert_uint_eq(strlen(k), 3 + strlen(longname));
+	free(k);
+	/* exactly fitting: "ns/abcd" is 7 bytes and its NUL */
+	ck_assert_ptr_eq(object_key_buf(buf, sizeof(buf), "ns", "abcd"), buf);
+
+	w.active = true;
+	ck_assert(!workload_holds_quota(&w));
+	conditions_set(&w.conds, "QuotaReserved", COND_TRUE, "QuotaReserved",
+		       "", 1, 1000);
+	ck_assert(!workload_holds_quota(&w)); /* no admission */
+	w.has_admission = true;
+	ck_assert(workload_holds_quota(&w));
+	w.active = false;
+	ck_assert(!workload_holds_quota(&w));
+	w.active = true;
+	conditions_set(&w.conds, "Finished", COND_TRUE, "Succeeded", "", 1,
+		       2000);
+	ck_assert(!workload_holds_quota(&w));
+	w.has_admission = false;
+	workload_release(&w);
+}
+END_TEST
+
 Suite *codec_suite(void)
 {
 	Suite *s = suite_create("codec");
@@ -961,6 +999,7 @@ Suite *codec_suite(void)
 	tcase_add_test(tc, local_queue_both_versions);
 	tcase_add_test(tc, flavor_cohort_wpc);
 	tcase_add_test(tc, workload_v1beta1);
+	tcase_add_test(tc, object_helpers);
 	tcase_add_test(tc, workload_v1beta2);
 	tcase_add_test(tc, job_and_pod_template);
 	tcase_add_test(tc, pod_template_direct);
