@@ -19,8 +19,10 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <gnutls/gnutls.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -62,6 +64,7 @@ struct conn {
 				* ended */
 	atomic_bool serving; /* request complete, answer in progress */
 	bool reaped;        /* shut down for missing the read deadline */
+	bool corked;        /* an answer waits in GnuTLS for on_completed */
 };
 
 struct http_server {
@@ -326,11 +329,59 @@ static void stream_free(void *cls)
 	free(s);
 }
 
+/*
+ * One TLS record per small answer. libmicrohttpd hands GnuTLS the
+ * status line and headers, then the body, in two sends, so each answer
+ * reached the client as two TLS records: two reads and two decryptions
+ * per request on the client, one more send here. kube-apiserver (Go's
+ * net/http behind a buffered writer) answers a small request in one
+ * record. Corking the session makes GnuTLS hold both sends, and
+ * on_completed (which libmicrohttpd calls once the answer is handed
+ * over, on the connection's own thread) sends them as one record.
+ * Streams (watches) are not corked: their bytes must go out as they
+ * come.
+ */
+#define CORK_MAX (14 * 1024)
+
+static void cork(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	struct conn *k = conn_of(c);
+
+	if (!ci || !ci->tls_session || !k)
+		return;
+	gnutls_record_cork((gnutls_session_t)ci->tls_session);
+	k->corked = true;
+}
+
+static void uncork(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct conn *k = conn_of(c);
+
+	if (!k || !k->corked)
+		return;
+	k->corked = false;
+	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	if (ci && ci->tls_session)
+		gnutls_record_uncork((gnutls_session_t)ci->tls_session,
+				     GNUTLS_RECORD_WAIT);
+	/* libmicrohttpd set TCP_CORK for the header and, having seen both
+	 * sends done, believes the answer pushed; the record only now
+	 * reached the socket, so push it (else it waits for the kernel's
+	 * 200 ms cork timer). */
+	if (k->fd >= 0)
+		setsockopt(k->fd, IPPROTO_TCP, TCP_CORK, &(int){ 0 },
+			   sizeof(int));
+}
+
 static enum MHD_Result send_resp(struct MHD_Connection *c,
 				 struct http_resp *r)
 {
 	struct MHD_Response *mr;
 	enum MHD_Result ret;
+	bool small = !r->stream && r->len <= CORK_MAX;
 
 	if (r->stream) {
 		struct stream *s = xmalloc(sizeof(*s));
@@ -355,6 +406,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *c,
 	}
 	if (!mr)
 		return MHD_NO;
+	if (small)
+		cork(c);
 	if (r->ctype)
 		MHD_add_response_header(mr, "Content-Type", r->ctype);
 	MHD_add_response_header(mr, "Cache-Control", "no-cache, private");
@@ -537,6 +590,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 
 	(void)cls;
 	(void)toe;
+	uncork(c);
 	/* keep-alive: the next request has read_timeout_ms to arrive */
 	conn_set_serving(c, false);
 	if (rs) {
