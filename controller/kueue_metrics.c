@@ -735,6 +735,11 @@ void kueue_metrics_webhook_observe(void *km, const char *path, unsigned code,
 
 /* ---- LocalQueues (feature gate LocalQueueMetrics) ---- */
 
+bool kueue_metrics_lq_enabled(const struct kueue_metrics *km)
+{
+	return km && km->lq_metrics;
+}
+
 void kueue_metrics_lq_pending(struct kueue_metrics *km, const char *ns,
 			      const char *name, int64_t active,
 			      int64_t inadmissible)

@@ -208,6 +208,8 @@ void kueue_metrics_api_requests_set(struct kueue_metrics *km,
  * the same moments, with the workload's LocalQueue (spec.queueName in
  * its namespace).
  */
+/* Whether the kueue_local_queue_* families are on (km may be NULL). */
+bool kueue_metrics_lq_enabled(const struct kueue_metrics *km);
 void kueue_metrics_lq_pending(struct kueue_metrics *km, const char *ns,
 			      const char *name, int64_t active,
 			      int64_t inadmissible);

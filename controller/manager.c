@@ -603,6 +603,17 @@ static void wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 	wl_sync(m, e);
 }
 
+static void cq_metrics_mark(struct manager *m, struct cq_entry *e);
+
+/* A LocalQueue's status (and gauges, with its ClusterQueue's) may have
+ * changed. */
+static void lq_mark(struct manager *m, struct lq_entry *e)
+{
+	status_writer_mark(m->lqw, e->key);
+	if (e->cqe)
+		cq_metrics_mark(m, e->cqe);
+}
+
 static void lq_resolve_all(struct manager *m, struct lq_entry *lqe)
 {
 	for (struct wl_entry *e = lqe->wls; e; e = e->lq_next)
@@ -612,7 +623,7 @@ static void lq_resolve_all(struct manager *m, struct lq_entry *lqe)
 static void cq_resolve_all(struct manager *m, struct cq_entry *cqe)
 {
 	for (struct lq_entry *l = cqe->lqs; l; l = l->cq_next) {
-		status_writer_mark(m->lqw, l->key);
+		lq_mark(m, l);
 		lq_resolve_all(m, l);
 	}
 }
@@ -821,6 +832,12 @@ static void admit_report(struct manager *m, const struct wl_entry *e)
 	if (m->o.metrics) {
 		kueue_metrics_quota_reserved(m->o.metrics, cq, pc, wait);
 		kueue_metrics_admitted(m->o.metrics, cq, pc, wait);
+		if (w->queue_name) {
+			kueue_metrics_lq_quota_reserved(m->o.metrics,
+				w->meta.namespace, w->queue_name, pc, wait);
+			kueue_metrics_lq_admitted(m->o.metrics, w->meta.namespace,
+						  w->queue_name, pc, wait);
+		}
 	}
 	wl_event(m, e, EVENT_NORMAL, "QuotaReserved",
 		 "Quota reserved in ClusterQueue %s, wait time since queued "
@@ -993,6 +1010,27 @@ static json_t *build_cq(void *ud, const char *name, char **path)
 	return body;
 }
 
+/* A LocalQueue's Active condition (e->lq set): its status, reason and
+ * message (static strings). */
+static enum cond_status lq_active(const struct lq_entry *e,
+				  const char **reason, const char **msg)
+{
+	*msg = "Can't submit new workloads to clusterQueue";
+	if (e->lq->stop != STOP_NONE) {
+		*reason = "Stopped";
+		*msg = "LocalQueue is stopped";
+	} else if (!e->cqe || !e->cqe->cq) {
+		*reason = "ClusterQueueDoesNotExist";
+	} else if (!e->cqe->active) {
+		*reason = "ClusterQueueIsInactive";
+	} else {
+		*reason = "Ready";
+		*msg = "Can submit new workloads to localQueue";
+		return COND_TRUE;
+	}
+	return COND_FALSE;
+}
+
 static json_t *build_lq(void *ud, const char *key, char **path)
 {
 	struct manager *m = ud;
@@ -1000,23 +1038,12 @@ static json_t *build_lq(void *ud, const char *key, char **path)
 	struct sched_lq_status st;
 	struct local_queue tmp;
 	json_t *cur, *nw, *body = NULL;
-	enum cond_status cs = COND_FALSE;
-	const char *reason, *msg = "Can't submit new workloads to clusterQueue";
+	enum cond_status cs;
+	const char *reason, *msg;
 
 	if (!e || !e->lq || !m->fed)
 		return NULL;
-	if (e->lq->stop != STOP_NONE) {
-		reason = "Stopped";
-		msg = "LocalQueue is stopped";
-	} else if (!e->cqe || !e->cqe->cq) {
-		reason = "ClusterQueueDoesNotExist";
-	} else if (!e->cqe->active) {
-		reason = "ClusterQueueIsInactive";
-	} else {
-		cs = COND_TRUE;
-		reason = "Ready";
-		msg = "Can submit new workloads to localQueue";
-	}
+	cs = lq_active(e, &reason, &msg);
 	memset(&tmp, 0, sizeof(tmp));
 	conditions_copy(&tmp.conds, &e->lq->conds);
 	conditions_set(&tmp.conds, COND_ACTIVE, cs, reason, msg,
@@ -1497,6 +1524,55 @@ static int64_t usage_of(const struct flavor_usage *u, size_t n,
 	return 0;
 }
 
+/*
+ * Reports a LocalQueue's gauges (the LocalQueueMetrics gate): its
+ * counts from sched, the pending ones split as Kueue's LocalQueue
+ * metric does (a workload parked in the ClusterQueue's inadmissible set
+ * is "inadmissible", else "active"; all of them when the ClusterQueue
+ * is inactive), its Active condition, and its flavorsReservation and
+ * flavorsUsage. Refreshed with its ClusterQueue's gauges (on_mflush).
+ */
+static void lq_metrics(struct manager *m, const struct lq_entry *e)
+{
+	struct kueue_metrics *km = m->o.metrics;
+	struct sched_lq_status st;
+	struct flavor_usage *rsv = NULL, *use = NULL;
+	size_t nrsv = 0, nuse = 0;
+	int64_t parked = 0;
+	const char *name, *reason, *msg;
+	char *ns;
+	bool active;
+
+	if (!kueue_metrics_lq_enabled(km) || !e->lq || !m->fed)
+		return;
+	ns = split_key(e->key, &name);
+	sched_lq_status(m->s, e->key, &st);
+	active = lq_active(e, &reason, &msg) == COND_TRUE;
+	for (const struct wl_entry *w = e->wls; w && active; w = w->lq_next)
+		if (sched_wl_parked(m->s, w->key))
+			parked++;
+	if (active)
+		kueue_metrics_lq_pending(km, ns, name, st.pending - parked,
+					 parked);
+	else
+		kueue_metrics_lq_pending(km, ns, name, 0, st.pending);
+	kueue_metrics_lq_workloads(km, ns, name, st.reserving, st.admitted);
+	kueue_metrics_lq_status(km, ns, name,
+				active ? KUEUE_LQ_TRUE : KUEUE_LQ_FALSE);
+	kueue_metrics_lq_resources_clear(km, ns, name);
+	sched_lq_usage(m->s, e->key, false, &rsv, &nrsv);
+	sched_lq_usage(m->s, e->key, true, &use, &nuse);
+	for (size_t f = 0; f < nrsv; f++)
+		for (size_t r = 0; r < rsv[f].nres; r++)
+			kueue_metrics_lq_resources(km, ns, name, rsv[f].name,
+				rsv[f].res[r].name, rsv[f].res[r].total,
+				usage_of(use, nuse, rsv[f].name,
+					 rsv[f].res[r].name));
+	flavor_usages_release(rsv, nrsv);
+	flavor_usages_release(use, nuse);
+	free(ns);
+}
+
 /* Reports a ClusterQueue's gauges (kueue_metrics.h) from sched. */
 static void cq_metrics(struct manager *m, const struct cq_entry *e)
 {
@@ -1872,7 +1948,7 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 		local_queue_release(old);
 		free(old);
 	}
-	status_writer_mark(m->lqw, key);
+	lq_mark(m, e);
 	if (relevant)
 		lq_resolve_all(m, e);
 	if (old_cqe != e->cqe)
@@ -1886,6 +1962,13 @@ static void lq_drop(struct manager *m, struct lq_entry *e)
 	if (!e->lq)
 		return;
 	status_writer_forget(m->lqw, e->key);
+	if (kueue_metrics_lq_enabled(m->o.metrics)) {
+		const char *name;
+		char *ns = split_key(e->key, &name);
+
+		kueue_metrics_lq_delete(m->o.metrics, ns, name);
+		free(ns);
+	}
 	c = lq_unlink_cq(e);
 	local_queue_release(e->lq);
 	FREE_AND_NULL(e->lq);
@@ -2569,7 +2652,7 @@ static void feed(struct manager *m)
 	}
 	for (pos = 0; (lq = hmap_next(&m->lqs, &pos, NULL));)
 		if (lq->lq)
-			status_writer_mark(m->lqw, lq->key);
+			lq_mark(m, lq);
 	for (pos = 0; (rf = hmap_next(&m->rfs, &pos, NULL));)
 		rf_finalize(m, rf);
 	m->changed = true;
@@ -2636,6 +2719,9 @@ static void on_mflush(void *ud, int64_t now_ms)
 		if (e && e->mdirty) {
 			e->mdirty = false;
 			cq_metrics(m, e);
+			for (const struct lq_entry *l = e->lqs; l;
+			     l = l->cq_next)
+				lq_metrics(m, l);
 		}
 		free(m->mdirty[i]);
 	}
@@ -2677,7 +2763,7 @@ static void process_dirty(struct manager *m)
 		struct lq_entry *e = hmap_get(&m->lqs, m->dirty_lq[i]);
 
 		if (e && e->lq)
-			status_writer_mark(m->lqw, e->key);
+			lq_mark(m, e);
 		free(m->dirty_lq[i]);
 	}
 	m->ndirty_lq = 0;

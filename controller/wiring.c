@@ -296,6 +296,10 @@ struct wiring *wiring_new(struct kube *k, const struct wiring_opts *o,
 	const struct config *c = o->cfg;
 	struct kueue_metrics_opts kmo = {
 		.cq_resources = c->metrics_enable_cq_resources,
+		/* off in v0.14, on by default since Kueue 0.17: a v1beta2
+		 * Configuration (HEAD) has it on unless the gate says no */
+		.lq_metrics = config_feature_gate(c, "LocalQueueMetrics",
+						  c->api == CONFIG_API_V1BETA2),
 		.git_version = o->git_version,
 		.git_commit = o->git_commit,
 	};

@@ -263,6 +263,10 @@ void sched_lq_usage(const struct sched *s, const char *lq,
 /* Whether a workload is known and holds quota (confirmed or assumed). */
 bool sched_wl_holds_quota(const struct sched *s, const char *ns,
 			  const char *name);
+/* Whether a pending workload ("namespace/name") waits in its
+ * ClusterQueue's inadmissible set (parked), as Kueue's LocalQueue
+ * pending metric splits it; false when it is not pending. */
+bool sched_wl_parked(const struct sched *s, const char *key);
 
 /*
  * Coalesced status writes: every ClusterQueue and LocalQueue whose

@@ -202,6 +202,18 @@ bool sched_wl_holds_quota(const struct sched *s, const char *ns,
 	       s->wls[id]->state == WS_ASSUMED;
 }
 
+bool sched_wl_parked(const struct sched *s, const char *key)
+{
+	int32_t id = sched_find_wl(s, key);
+	const struct swl *r;
+
+	if (id < 0)
+		return false;
+	r = s->wls[id];
+	return r->state == WS_PENDING && r->cq >= 0 &&
+	       queue_item_parked(&s->cqs[r->cq].q, &r->qi);
+}
+
 void sched_take_dirty(struct sched *s, sched_dirty_fn *cq_fn,
 		      sched_dirty_fn *lq_fn, void *ud)
 {

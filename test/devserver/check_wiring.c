@@ -325,16 +325,60 @@ START_TEST(metrics_follow_the_state)
 			       RL) == 2);
 	ck_assert(series(text, "kueue_cluster_queue_resource_usage{" RL) ==
 		  2);
+	/* the LocalQueue's (LocalQueueMetrics: on for a v1beta2 file) */
+#define LQL "name=\"lq\",namespace=\"default\""
+	ck_assert(series(text, "kueue_local_queue_admitted_workloads_total{"
+			       LQL ",priority_class=\"\"}") == 2);
+	ck_assert(series(text, "kueue_local_queue_quota_reserved_workloads_"
+			       "total{" LQL ",priority_class=\"\"}") == 2);
+	ck_assert(series(text, "kueue_local_queue_admission_wait_time_"
+			       "seconds_count{" LQL ",priority_class=\"\"}")
+		  == 2);
+	/* c does not fit: tried once, then parked (inadmissible) */
+	ck_assert(series(text, "kueue_local_queue_pending_workloads{" LQL
+			       ",status=\"active\"}") == 0);
+	ck_assert(series(text, "kueue_local_queue_pending_workloads{" LQL
+			       ",status=\"inadmissible\"}") == 1);
+	ck_assert(series(text, "kueue_local_queue_reserving_active_workloads{"
+			       LQL "}") == 2);
+	ck_assert(series(text, "kueue_local_queue_admitted_active_workloads{"
+			       LQL "}") == 2);
+	ck_assert(series(text, "kueue_local_queue_status{active=\"True\","
+			       LQL "}") == 1);
+	ck_assert(series(text, "kueue_local_queue_status{active=\"False\","
+			       LQL "}") == 0);
+	ck_assert(series(text, "kueue_local_queue_resource_reservation{"
+			       "flavor=\"default\"," LQL ",resource=\"cpu\"}") == 2);
+	ck_assert(series(text, "kueue_local_queue_resource_usage{"
+			       "flavor=\"default\"," LQL ",resource=\"cpu\"}") == 2);
 	ck_assert_ptr_nonnull(strstr(text, "\nprocess_cpu_seconds_total "));
 	ck_assert_ptr_nonnull(strstr(text,
 		"cueue_scheduling_cycle_duration_seconds_count"));
 	free(text);
+
+	/* a stopped LocalQueue: Active False */
+	{
+		json_t *p = json_pack("{s:{s:s}}", "spec", "stopPolicy",
+				      "Hold");
+
+		inp_patch("localqueues", "default", "lq", NULL, p);
+		json_decref(p);
+	}
+	WAIT_FOR(scrape_has("kueue_local_queue_status{active=\"False\","
+			    LQL "}", 1), 10000);
+	/* the LocalQueue goes: its series go */
+	inp_del("localqueues", "default", "lq", NULL);
+	WAIT_FOR(scrape_has("kueue_local_queue_status{active=\"False\","
+			    LQL "}", -1), 10000);
+	ck_assert(scrape_has("kueue_local_queue_admitted_workloads_total{"
+			     LQL ",priority_class=\"\"}", -1));
 
 	/* the ClusterQueue goes: its series go */
 	inp_del("clusterqueues", NULL, "cq", NULL);
 	/* the finalizer stays while workloads hold quota: Terminating */
 	WAIT_FOR(scrape_has("kueue_cluster_queue_status{" CQL
 			    ",status=\"terminating\"}", 1), 10000);
+#undef LQL
 #undef RL
 #undef CQL
 }

@@ -422,6 +422,36 @@ check "kueue_admission_attempts_total: both results counted" \
 '{result="inadmissible"} 1
 {result="success"} 1'
 
+# The LocalQueue families (LocalQueueMetrics: on by default for the
+# shipped v1beta2 Configuration, as since Kueue 0.17): the same state
+# per LocalQueue; lq-c's ClusterQueue is inactive.
+check "kueue_local_queue_pending_workloads{name,namespace,status}" \
+	kueue_local_queue_pending_workloads \
+'kueue_local_queue_pending_workloads{name="lq-a",namespace="default",status="active"} 0
+kueue_local_queue_pending_workloads{name="lq-a",namespace="default",status="inadmissible"} 1
+kueue_local_queue_pending_workloads{name="lq-b",namespace="default",status="active"} 1
+kueue_local_queue_pending_workloads{name="lq-b",namespace="default",status="inadmissible"} 0
+kueue_local_queue_pending_workloads{name="lq-c",namespace="default",status="active"} 0
+kueue_local_queue_pending_workloads{name="lq-c",namespace="default",status="inadmissible"} 0'
+check "kueue_local_queue_admitted_workloads_total" \
+	kueue_local_queue_admitted_workloads_total \
+'kueue_local_queue_admitted_workloads_total{name="lq-a",namespace="default"} 3
+kueue_local_queue_admitted_workloads_total{name="lq-b",namespace="default"} 1'
+check "kueue_local_queue_reserving_active_workloads" \
+	kueue_local_queue_reserving_active_workloads \
+'kueue_local_queue_reserving_active_workloads{name="lq-a",namespace="default"} 2
+kueue_local_queue_reserving_active_workloads{name="lq-b",namespace="default"} 1
+kueue_local_queue_reserving_active_workloads{name="lq-c",namespace="default"} 0'
+check "kueue_local_queue_status (lq-c: its ClusterQueue inactive)" \
+	'kueue_local_queue_status == 1' \
+'kueue_local_queue_status{active="False",name="lq-c",namespace="default"} 1
+kueue_local_queue_status{active="True",name="lq-a",namespace="default"} 1
+kueue_local_queue_status{active="True",name="lq-b",namespace="default"} 1'
+check "kueue_local_queue_resource_reservation" \
+	kueue_local_queue_resource_reservation \
+'kueue_local_queue_resource_reservation{flavor="default-flavor",name="lq-a",namespace="default",resource="cpu"} 4
+kueue_local_queue_resource_reservation{flavor="default-flavor",name="lq-b",namespace="default",resource="cpu"} 1'
+
 # ---------------------------------------------------------------------
 # 5. The same state, scraped directly, passes promtool
 

@@ -938,6 +938,25 @@ START_TEST(borrow_limit_is_max_capacity)
 }
 END_TEST
 
+/* sched_wl_parked (the LocalQueue pending metric's split): a workload
+ * that did not fit waits parked; one holding quota, or unknown, is not. */
+START_TEST(parked_split)
+{
+	fx_begin();
+	add_flavor("default");
+	add_cq("solo", NULL, "default:cpu=10");
+	put_wl(mk_wl("fits", 0, T0 - 2 * SEC, 1, "cpu=6"), "solo");
+	put_wl(mk_wl("big", 0, T0 - SEC, 1, "cpu=6"), "solo");
+	settle();
+	expect_admitted("fits", "solo");
+	ck_assert(!sched_wl_parked(F.s, "ns/fits"));
+	ck_assert(sched_wl_parked(F.s, "ns/big"));
+	ck_assert_int_eq(cq_status("solo").pending_inadmissible, 1);
+	ck_assert(!sched_wl_parked(F.s, "ns/nope"));
+	fx_end();
+}
+END_TEST
+
 /* whenCanBorrow: MayStopSearch takes the first flavor even when it has
  * to borrow; TryNextFlavor prefers a later one that fits without. */
 START_TEST(fungibility_borrow)
@@ -3616,6 +3635,7 @@ Suite *sched_suite(void)
 	tc = new_tcase("api");
 	tcase_add_test(tc, opts_defaults);
 	tcase_add_test(tc, empty_state);
+	tcase_add_test(tc, parked_split);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("borrowing");
