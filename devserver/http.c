@@ -65,6 +65,7 @@ struct conn {
 	atomic_bool serving; /* request complete, answer in progress */
 	bool reaped;        /* shut down for missing the read deadline */
 	bool corked;        /* an answer waits in GnuTLS for on_completed */
+	unsigned idle_ms;   /* the server's idle_timeout_s, for uncork */
 };
 
 struct http_server {
@@ -209,6 +210,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 
 		k = xcalloc(1, sizeof(*k));
 		k->fd = ci ? ci->connect_fd : -1;
+		k->idle_ms = s->idle_timeout_s * 1000u;
 		atomic_init(&k->since, mono_ms());
 		atomic_init(&k->serving, false);
 		pthread_mutex_lock(&s->conns_lock);
@@ -355,25 +357,46 @@ static void cork(struct MHD_Connection *c)
 	k->corked = true;
 }
 
+/*
+ * Sends what cork() held. A client that does not read fills the socket
+ * (GnuTLS says AGAIN): wait for room, as libmicrohttpd itself would, up
+ * to the idle timeout, then shut the connection down (libmicrohttpd then
+ * closes it). GNUTLS_RECORD_WAIT would retry without a bound and without
+ * waiting for the socket.
+ */
 static void uncork(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci;
 	struct conn *k = conn_of(c);
+	gnutls_session_t ses;
+	int64_t deadline;
 
 	if (!k || !k->corked)
 		return;
 	k->corked = false;
 	ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
-	if (ci && ci->tls_session)
-		gnutls_record_uncork((gnutls_session_t)ci->tls_session,
-				     GNUTLS_RECORD_WAIT);
+	if (!ci || !ci->tls_session || k->fd < 0)
+		return;
+	ses = (gnutls_session_t)ci->tls_session;
+	deadline = mono_ms() + (int64_t)k->idle_ms;
+	for (;;) {
+		int rc = (int)gnutls_record_uncork(ses, 0);
+		struct pollfd p = { .fd = k->fd, .events = POLLOUT };
+
+		if (rc >= 0)
+			break;
+		if ((rc != GNUTLS_E_AGAIN && rc != GNUTLS_E_INTERRUPTED) ||
+		    mono_ms() >= deadline) {
+			shutdown(k->fd, SHUT_RDWR);
+			return;
+		}
+		poll(&p, 1, 100);
+	}
 	/* libmicrohttpd set TCP_CORK for the header and, having seen both
 	 * sends done, believes the answer pushed; the record only now
 	 * reached the socket, so push it (else it waits for the kernel's
 	 * 200 ms cork timer). */
-	if (k->fd >= 0)
-		setsockopt(k->fd, IPPROTO_TCP, TCP_CORK, &(int){ 0 },
-			   sizeof(int));
+	setsockopt(k->fd, IPPROTO_TCP, TCP_CORK, &(int){ 0 }, sizeof(int));
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *c,

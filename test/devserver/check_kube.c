@@ -23,12 +23,14 @@
 #include <netinet/in.h>
 #include <openssl/ssl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -69,6 +71,7 @@ struct srv_opts {
 	size_t history;       /* 0: 1000 */
 	const char *data_dir;
 	unsigned port;        /* 0: any */
+	unsigned idle_s;      /* http idle_timeout_s; 0: its default */
 };
 
 static void srv_start(const struct srv_opts *o)
@@ -87,6 +90,7 @@ static void srv_start(const struct srv_opts *o)
 	ao.data_dir = o->data_dir;
 	ho.token = o->token;
 	ho.port = o->port;
+	ho.idle_timeout_s = o->idle_s;
 	memset(&S, 0, sizeof(S));
 	S.api = api_new(&ao, &err);
 	ck_assert_msg(S.api != NULL, "api_new: %s", err.msg);
@@ -1195,7 +1199,7 @@ static void on_unexpected(void *ud, const struct kube_reply *r, json_t *body)
  * on one connection, so the corked keep-alive path is covered; a big
  * answer (over the cork limit) still arrives whole.
  */
-static SSL *raw_tls(SSL_CTX **ctx, int *fd)
+static SSL *raw_tls_rcvbuf(SSL_CTX **ctx, int *fd, int rcvbuf)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	SSL *ssl;
@@ -1204,6 +1208,9 @@ static SSL *raw_tls(SSL_CTX **ctx, int *fd)
 	ck_assert_ptr_nonnull(*ctx);
 	*fd = socket(AF_INET, SOCK_STREAM, 0);
 	ck_assert_int_ge(*fd, 0);
+	if (rcvbuf)
+		ck_assert_int_eq(setsockopt(*fd, SOL_SOCKET, SO_RCVBUF,
+					    &rcvbuf, sizeof(rcvbuf)), 0);
 	a.sin_port = htons((uint16_t)S.port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	ck_assert_int_eq(connect(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
@@ -1211,6 +1218,11 @@ static SSL *raw_tls(SSL_CTX **ctx, int *fd)
 	SSL_set_fd(ssl, *fd);
 	ck_assert_int_eq(SSL_connect(ssl), 1);
 	return ssl;
+}
+
+static SSL *raw_tls(SSL_CTX **ctx, int *fd)
+{
+	return raw_tls_rcvbuf(ctx, fd, 0);
 }
 
 /* Sends one request; returns the bytes of the first SSL_read. */
@@ -1299,6 +1311,77 @@ START_TEST(tls_small_answer_one_record)
 	}
 	ck_assert_int_eq(got, want);
 	/* and the connection still answers */
+	n = first_read(ssl, "GET", "/api/v1/namespaces/default", NULL, buf,
+		       sizeof(buf));
+	ck_whole(buf, n, "HTTP/1.1 200");
+	SSL_free(ssl);
+	close(fd);
+	SSL_CTX_free(ctx);
+	srv_stop();
+}
+END_TEST
+
+/*
+ * A client that sends many requests and reads nothing: the answers fill
+ * its socket, and the server holds on only as long as its idle timeout
+ * (1 s here), then drops the connection; reading afterwards ends before
+ * all the answers came. Meanwhile and after, others are served.
+ */
+START_TEST(tls_client_that_does_not_read)
+{
+	struct srv_opts so = { .tls = true, .token = "s3cret", .idle_s = 1 };
+	struct timeval tv = { .tv_sec = 5 };
+	enum { N = 1000 };
+	static char reqs[N * 128], buf[1 << 16];
+	size_t len = 0;
+	long got = 0, one;
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd, n;
+
+	signal(SIGPIPE, SIG_IGN);
+	srv_start(&so);
+	/* answers of about 12 KB (still corked): 12 MB for all of them,
+	 * more than the two sockets hold */
+	for (int i = 0; i < 10; i++) {
+		char name[32], *v = xmalloc(1000);
+
+		memset(v, 'x', 999);
+		v[999] = '\0';
+		snprintf(name, sizeof(name), "big-%d", i);
+		free(cm_create("default", name, v));
+		free(v);
+	}
+	/* the size of one answer, from a client that reads */
+	ssl = raw_tls(&ctx, &fd);
+	one = first_read(ssl, "GET", "/api/v1/namespaces/default/configmaps",
+			 NULL, buf, sizeof(buf));
+	ck_whole(buf, (int)one, "HTTP/1.1 200"); /* one record: corked */
+	SSL_free(ssl);
+	close(fd);
+	SSL_CTX_free(ctx);
+
+	ssl = raw_tls_rcvbuf(&ctx, &fd, 4096);
+	for (int i = 0; i < N; i++)
+		len += (size_t)snprintf(reqs + len, sizeof(reqs) - len,
+					"GET /api/v1/namespaces/default/"
+					"configmaps HTTP/1.1\r\n"
+					"Host: localhost\r\n"
+					"Authorization: Bearer s3cret\r\n\r\n");
+	ck_assert_int_eq(SSL_write(ssl, reqs, (int)len), (int)len);
+	sleep(3); /* > the idle timeout, reading nothing */
+	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				    sizeof(tv)), 0);
+	while ((n = SSL_read(ssl, buf, sizeof(buf))) > 0)
+		got += n;
+	/* some answers may come before the end, or none (a reset drops
+	 * what the client's kernel held) */
+	ck_assert_int_lt(got, (long)N * one);
+	SSL_free(ssl);
+	close(fd);
+	SSL_CTX_free(ctx);
+	/* the server still answers others */
+	ssl = raw_tls(&ctx, &fd);
 	n = first_read(ssl, "GET", "/api/v1/namespaces/default", NULL, buf,
 		       sizeof(buf));
 	ck_whole(buf, n, "HTTP/1.1 200");
@@ -1796,6 +1879,7 @@ Suite *kube_suite(void)
 	tcase_add_test(tc, verbs_and_conflicts);
 	tcase_add_test(tc, tls_credentials);
 	tcase_add_test(tc, tls_small_answer_one_record);
+	tcase_add_test(tc, tls_client_that_does_not_read);
 	tcase_add_test(tc, cancel_in_every_state);
 	suite_add_tcase(s, tc);
 
