@@ -1199,30 +1199,56 @@ static void on_unexpected(void *ud, const struct kube_reply *r, json_t *body)
  * on one connection, so the corked keep-alive path is covered; a big
  * answer (over the cork limit) still arrives whole.
  */
-static SSL *raw_tls_rcvbuf(SSL_CTX **ctx, int *fd, int rcvbuf)
+/* A raw TLS client connection to the test server (no verification). */
+struct raw {
+	SSL_CTX *ctx;
+	SSL *ssl;
+	int fd;
+};
+
+/* Connects; rcvbuf > 0 sets the socket's SO_RCVBUF first. */
+static struct raw raw_open(int rcvbuf)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
-	SSL *ssl;
+	struct raw r;
 
-	*ctx = SSL_CTX_new(TLS_client_method());
-	ck_assert_ptr_nonnull(*ctx);
-	*fd = socket(AF_INET, SOCK_STREAM, 0);
-	ck_assert_int_ge(*fd, 0);
+	r.ctx = SSL_CTX_new(TLS_client_method());
+	ck_assert_ptr_nonnull(r.ctx);
+	r.fd = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(r.fd, 0);
 	if (rcvbuf)
-		ck_assert_int_eq(setsockopt(*fd, SOL_SOCKET, SO_RCVBUF,
+		ck_assert_int_eq(setsockopt(r.fd, SOL_SOCKET, SO_RCVBUF,
 					    &rcvbuf, sizeof(rcvbuf)), 0);
 	a.sin_port = htons((uint16_t)S.port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	ck_assert_int_eq(connect(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	ssl = SSL_new(*ctx);
-	SSL_set_fd(ssl, *fd);
-	ck_assert_int_eq(SSL_connect(ssl), 1);
-	return ssl;
+	ck_assert_int_eq(connect(r.fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	r.ssl = SSL_new(r.ctx);
+	SSL_set_fd(r.ssl, r.fd);
+	ck_assert_int_eq(SSL_connect(r.ssl), 1);
+	return r;
 }
 
-static SSL *raw_tls(SSL_CTX **ctx, int *fd)
+static void raw_close(struct raw *r)
 {
-	return raw_tls_rcvbuf(ctx, fd, 0);
+	SSL_free(r->ssl);
+	close(r->fd);
+	SSL_CTX_free(r->ctx);
+}
+
+/* n ConfigMaps big-0.. in default, each with a value of size - 1 bytes. */
+static void big_configmaps(int n, size_t size)
+{
+	char *v = xmalloc(size);
+
+	memset(v, 'x', size - 1);
+	v[size - 1] = '\0';
+	for (int i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "big-%d", i);
+		free(cm_create("default", name, v));
+	}
+	free(v);
 }
 
 /* Sends one request; returns the bytes of the first SSL_read. */
@@ -1263,60 +1289,54 @@ static void ck_whole(const char *buf, int n, const char *status)
 	ck_assert_int_eq((long)(buf + n - (end + 4)), announced(buf));
 }
 
+/* The connection answers a GET of a namespace whole, in one record. */
+static void ck_answers(SSL *ssl)
+{
+	char buf[4096];
+	int n = first_read(ssl, "GET", "/api/v1/namespaces/default", NULL,
+			   buf, sizeof(buf));
+
+	ck_whole(buf, n, "HTTP/1.1 200");
+}
+
 START_TEST(tls_small_answer_one_record)
 {
 	struct srv_opts so = { .tls = true, .token = "s3cret" };
 	static char buf[1 << 20];
-	SSL_CTX *ctx;
-	SSL *ssl;
-	int fd, n;
+	struct raw r;
+	int n;
 	long want, got;
 
 	srv_start(&so);
-	ssl = raw_tls(&ctx, &fd);
+	r = raw_open(0);
 	for (int i = 0; i < 3; i++) {
-		n = first_read(ssl, "GET", "/api/v1/namespaces/default",
-			       NULL, buf, sizeof(buf));
-		ck_whole(buf, n, "HTTP/1.1 200");
-		n = first_read(ssl, "GET",
+		ck_answers(r.ssl);
+		n = first_read(r.ssl, "GET",
 			       "/api/v1/namespaces/default/configmaps/nope",
 			       NULL, buf, sizeof(buf));
 		ck_whole(buf, n, "HTTP/1.1 404");
 	}
-	n = first_read(ssl, "POST", "/api/v1/namespaces/default/configmaps",
+	n = first_read(r.ssl, "POST", "/api/v1/namespaces/default/configmaps",
 		       "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
 		       "\"metadata\":{\"name\":\"one\"},"
 		       "\"data\":{\"k\":\"v\"}}", buf, sizeof(buf));
 	ck_whole(buf, n, "HTTP/1.1 201");
 	/* a big answer: more than one record, read to its end */
-	for (int i = 0; i < 40; i++) {
-		char name[32], *v = xmalloc(1024);
-
-		memset(v, 'x', 1023);
-		v[1023] = '\0';
-		snprintf(name, sizeof(name), "big-%d", i);
-		free(cm_create("default", name, v));
-		free(v);
-	}
-	n = first_read(ssl, "GET", "/api/v1/namespaces/default/configmaps",
+	big_configmaps(40, 1024);
+	n = first_read(r.ssl, "GET", "/api/v1/namespaces/default/configmaps",
 		       NULL, buf, sizeof(buf));
 	ck_assert(!strncmp(buf, "HTTP/1.1 200", 12));
 	want = announced(buf);
 	ck_assert_int_gt(want, 40 * 1024);
 	got = (long)(buf + n - (strstr(buf, "\r\n\r\n") + 4));
 	while (got < want) {
-		n = SSL_read(ssl, buf, sizeof(buf));
+		n = SSL_read(r.ssl, buf, sizeof(buf));
 		ck_assert_int_gt(n, 0);
 		got += n;
 	}
 	ck_assert_int_eq(got, want);
-	/* and the connection still answers */
-	n = first_read(ssl, "GET", "/api/v1/namespaces/default", NULL, buf,
-		       sizeof(buf));
-	ck_whole(buf, n, "HTTP/1.1 200");
-	SSL_free(ssl);
-	close(fd);
-	SSL_CTX_free(ctx);
+	ck_answers(r.ssl); /* and the connection still answers */
+	raw_close(&r);
 	srv_stop();
 }
 END_TEST
@@ -1335,59 +1355,42 @@ START_TEST(tls_client_that_does_not_read)
 	static char reqs[N * 128], buf[1 << 16];
 	size_t len = 0;
 	long got = 0, one;
-	SSL_CTX *ctx;
-	SSL *ssl;
-	int fd, n;
+	struct raw r;
+	int n;
 
 	signal(SIGPIPE, SIG_IGN);
 	srv_start(&so);
 	/* answers of about 12 KB (still corked): 12 MB for all of them,
 	 * more than the two sockets hold */
-	for (int i = 0; i < 10; i++) {
-		char name[32], *v = xmalloc(1000);
-
-		memset(v, 'x', 999);
-		v[999] = '\0';
-		snprintf(name, sizeof(name), "big-%d", i);
-		free(cm_create("default", name, v));
-		free(v);
-	}
+	big_configmaps(10, 1000);
 	/* the size of one answer, from a client that reads */
-	ssl = raw_tls(&ctx, &fd);
-	one = first_read(ssl, "GET", "/api/v1/namespaces/default/configmaps",
+	r = raw_open(0);
+	one = first_read(r.ssl, "GET", "/api/v1/namespaces/default/configmaps",
 			 NULL, buf, sizeof(buf));
 	ck_whole(buf, (int)one, "HTTP/1.1 200"); /* one record: corked */
-	SSL_free(ssl);
-	close(fd);
-	SSL_CTX_free(ctx);
+	raw_close(&r);
 
-	ssl = raw_tls_rcvbuf(&ctx, &fd, 4096);
+	r = raw_open(4096);
 	for (int i = 0; i < N; i++)
 		len += (size_t)snprintf(reqs + len, sizeof(reqs) - len,
 					"GET /api/v1/namespaces/default/"
 					"configmaps HTTP/1.1\r\n"
 					"Host: localhost\r\n"
 					"Authorization: Bearer s3cret\r\n\r\n");
-	ck_assert_int_eq(SSL_write(ssl, reqs, (int)len), (int)len);
+	ck_assert_int_eq(SSL_write(r.ssl, reqs, (int)len), (int)len);
 	sleep(3); /* > the idle timeout, reading nothing */
-	ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
+	ck_assert_int_eq(setsockopt(r.fd, SOL_SOCKET, SO_RCVTIMEO, &tv,
 				    sizeof(tv)), 0);
-	while ((n = SSL_read(ssl, buf, sizeof(buf))) > 0)
+	while ((n = SSL_read(r.ssl, buf, sizeof(buf))) > 0)
 		got += n;
 	/* some answers may come before the end, or none (a reset drops
 	 * what the client's kernel held) */
 	ck_assert_int_lt(got, (long)N * one);
-	SSL_free(ssl);
-	close(fd);
-	SSL_CTX_free(ctx);
+	raw_close(&r);
 	/* the server still answers others */
-	ssl = raw_tls(&ctx, &fd);
-	n = first_read(ssl, "GET", "/api/v1/namespaces/default", NULL, buf,
-		       sizeof(buf));
-	ck_whole(buf, n, "HTTP/1.1 200");
-	SSL_free(ssl);
-	close(fd);
-	SSL_CTX_free(ctx);
+	r = raw_open(0);
+	ck_answers(r.ssl);
+	raw_close(&r);
 	srv_stop();
 }
 END_TEST
