@@ -110,6 +110,8 @@ struct lq_entry {
 	struct lq_entry *cq_prev, *cq_next;
 	struct wl_entry *wls;    /* workloads naming this LocalQueue */
 	uint64_t seen;
+	int32_t parked;          /* on_mflush's scratch: of its pending,
+				    those parked in its ClusterQueue */
 };
 
 struct ns_entry {
@@ -1538,7 +1540,6 @@ static void lq_metrics(struct manager *m, const struct lq_entry *e)
 	struct sched_lq_status st;
 	struct flavor_usage *rsv = NULL, *use = NULL;
 	size_t nrsv = 0, nuse = 0;
-	int64_t parked = 0;
 	const char *name, *reason, *msg;
 	char *ns;
 	bool active;
@@ -1548,12 +1549,9 @@ static void lq_metrics(struct manager *m, const struct lq_entry *e)
 	ns = split_key(e->key, &name);
 	sched_lq_status(m->s, e->key, &st);
 	active = lq_active(e, &reason, &msg) == COND_TRUE;
-	for (const struct wl_entry *w = e->wls; w && active; w = w->lq_next)
-		if (sched_wl_parked(m->s, w->key))
-			parked++;
 	if (active)
-		kueue_metrics_lq_pending(km, ns, name, st.pending - parked,
-					 parked);
+		kueue_metrics_lq_pending(km, ns, name, st.pending - e->parked,
+					 e->parked);
 	else
 		kueue_metrics_lq_pending(km, ns, name, 0, st.pending);
 	kueue_metrics_lq_workloads(km, ns, name, st.reserving, st.admitted);
@@ -2708,6 +2706,32 @@ static void cq_metrics_mark(struct manager *m, struct cq_entry *e)
 		loop_timer_arm(m->l, &m->mflush, METRICS_FLUSH_MS);
 }
 
+struct parked_ctx {
+	struct manager *m;
+	const struct cq_entry *cqe;
+};
+
+static void set_parked(void *ud, const char *lq, int32_t n)
+{
+	struct parked_ctx *pc = ud;
+	struct lq_entry *l = hmap_get(&pc->m->lqs, lq);
+
+	if (l && l->cqe == pc->cqe)
+		l->parked = n;
+}
+
+/* Counts each LocalQueue's parked workloads of ClusterQueue e, for
+ * lq_metrics: one walk of the queue's parked set. */
+static void count_lq_parked(struct manager *m, struct cq_entry *e)
+{
+	struct parked_ctx pc = { m, e };
+
+	for (struct lq_entry *l = e->lqs; l; l = l->cq_next)
+		l->parked = 0;
+	if (e->lqs && kueue_metrics_lq_enabled(m->o.metrics))
+		sched_cq_parked_by_lq(m->s, e->name, set_parked, &pc);
+}
+
 static void on_mflush(void *ud, int64_t now_ms)
 {
 	struct manager *m = ud;
@@ -2719,6 +2743,7 @@ static void on_mflush(void *ud, int64_t now_ms)
 		if (e && e->mdirty) {
 			e->mdirty = false;
 			cq_metrics(m, e);
+			count_lq_parked(m, e);
 			for (const struct lq_entry *l = e->lqs; l;
 			     l = l->cq_next)
 				lq_metrics(m, l);

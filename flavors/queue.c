@@ -907,6 +907,20 @@ void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx)
 				fn(ctx, c->h.v[i]);
 }
 
+void queue_visit_parked(const struct cq_queue *q, queue_visit_fn *fn,
+			void *ctx)
+{
+	struct qitem *it, *next;
+
+	for (it = q->parked; it; it = next) {
+		next = it->park_next;
+		fn(ctx, it);
+	}
+	for (const struct qclass *c = q->cparked; c; c = c->pnext)
+		for (size_t i = 0; i < c->h.n; i++)
+			fn(ctx, c->h.v[i]);
+}
+
 /* ---- invariants (STYLE P15) -------------------------------------------- */
 
 /* Classes: members' heaps, representatives, counts and lists agree. */

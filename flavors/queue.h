@@ -189,6 +189,10 @@ void queue_clear_sticky(struct cq_queue *q);
  * metrics); inflight items are held by their cycle, not visited. */
 typedef void queue_visit_fn(void *ctx, struct qitem *it);
 void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx);
+/* Visits only the parked items (queue_item_parked): the parked list and
+ * the members of parked classes. O(parked). */
+void queue_visit_parked(const struct cq_queue *q, queue_visit_fn *fn,
+			void *ctx);
 
 /* The first 8 bytes of s packed big-endian (0-padded): comparing two
  * prefixes orders like strcmp, equal prefixes need strcmp. */

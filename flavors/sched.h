@@ -263,10 +263,16 @@ void sched_lq_usage(const struct sched *s, const char *lq,
 /* Whether a workload is known and holds quota (confirmed or assumed). */
 bool sched_wl_holds_quota(const struct sched *s, const char *ns,
 			  const char *name);
-/* Whether a pending workload ("namespace/name") waits in its
- * ClusterQueue's inadmissible set (parked), as Kueue's LocalQueue
- * pending metric splits it; false when it is not pending. */
-bool sched_wl_parked(const struct sched *s, const char *key);
+/*
+ * The pending workloads of ClusterQueue cq that wait in its inadmissible
+ * set (parked), counted per LocalQueue, as Kueue's LocalQueue pending
+ * metric splits them: fn(ud, "namespace/name", n) once per LocalQueue
+ * with n > 0, in no particular order. O(parked of cq); nothing for an
+ * unknown cq. Not const: it counts in the LocalQueue records.
+ */
+typedef void sched_lq_count_fn(void *ud, const char *lq, int32_t n);
+void sched_cq_parked_by_lq(struct sched *s, const char *cq,
+			   sched_lq_count_fn *fn, void *ud);
 
 /*
  * Coalesced status writes: every ClusterQueue and LocalQueue whose

@@ -98,6 +98,10 @@ struct slq {
 	size_t nusage;
 	int32_t cq;        /* last CQ id seen for it, -1 */
 	bool dirty;
+	/* scratch of sched_cq_parked_by_lq: parked is valid while
+	 * park_stamp is that call's stamp */
+	uint64_t park_stamp;
+	int32_t parked;
 };
 
 struct sns {
@@ -166,6 +170,7 @@ struct sched {
 	size_t ncq_of_node;
 
 	struct slq *lqs;
+	uint64_t park_stamp;        /* sched_cq_parked_by_lq calls */
 	size_t nlq, caplq;
 	struct nidx lq_idx;
 

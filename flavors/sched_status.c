@@ -202,16 +202,47 @@ bool sched_wl_holds_quota(const struct sched *s, const char *ns,
 	       s->wls[id]->state == WS_ASSUMED;
 }
 
-bool sched_wl_parked(const struct sched *s, const char *key)
+struct park_count {
+	struct sched *s;
+	int32_t *seen; /* LocalQueue ids, first count order */
+	size_t nseen;
+};
+
+static void count_parked(void *ctx, struct qitem *it)
 {
-	int32_t id = sched_find_wl(s, key);
-	const struct swl *r;
+	struct park_count *pc = ctx;
+	const struct swl *r = SWL_OF(it);
+	struct slq *l;
+
+	if (r->lq < 0)
+		return;
+	l = &pc->s->lqs[r->lq];
+	if (l->park_stamp != pc->s->park_stamp) {
+		l->park_stamp = pc->s->park_stamp;
+		l->parked = 0;
+		pc->seen[pc->nseen++] = r->lq;
+	}
+	l->parked++;
+}
+
+void sched_cq_parked_by_lq(struct sched *s, const char *cq,
+			   sched_lq_count_fn *fn, void *ud)
+{
+	int32_t id = sched_find_cq(s, cq);
+	struct park_count pc = { .s = s };
+	const struct cq_queue *q;
 
 	if (id < 0)
-		return false;
-	r = s->wls[id];
-	return r->state == WS_PENDING && r->cq >= 0 &&
-	       queue_item_parked(&s->cqs[r->cq].q, &r->qi);
+		return;
+	q = &s->cqs[id].q;
+	if (!queue_len_parked(q) || !s->nlq)
+		return;
+	pc.seen = xmalloc(s->nlq * sizeof(*pc.seen));
+	s->park_stamp++;
+	queue_visit_parked(q, count_parked, &pc);
+	for (size_t i = 0; i < pc.nseen; i++)
+		fn(ud, s->lqs[pc.seen[i]].name, s->lqs[pc.seen[i]].parked);
+	free(pc.seen);
 }
 
 void sched_take_dirty(struct sched *s, sched_dirty_fn *cq_fn,

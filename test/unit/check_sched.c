@@ -938,21 +938,68 @@ START_TEST(borrow_limit_is_max_capacity)
 }
 END_TEST
 
-/* sched_wl_parked (the LocalQueue pending metric's split): a workload
- * that did not fit waits parked; one holding quota, or unknown, is not. */
+/* sched_cq_parked_by_lq (the LocalQueue pending metric's split): the
+ * workloads that did not fit wait parked, counted per LocalQueue, both
+ * the parked list and the members of a parked equivalence class; one
+ * holding quota is not counted, and an unknown queue reports nothing. */
+struct lq_counts {
+	char *lq[4];
+	int32_t n[4];
+	size_t len;
+};
+
+static void on_lq_count(void *ud, const char *lq, int32_t n)
+{
+	struct lq_counts *c = ud;
+
+	ck_assert_uint_lt(c->len, 4);
+	c->lq[c->len] = xstrdup(lq);
+	c->n[c->len++] = n;
+}
+
+static int32_t lq_count(const struct lq_counts *c, const char *lq)
+{
+	int32_t found = -1;
+
+	for (size_t i = 0; i < c->len; i++)
+		if (!strcmp(c->lq[i], lq)) {
+			ck_assert_int_eq(found, -1); /* once per LocalQueue */
+			found = c->n[i];
+		}
+	return found;
+}
+
+static void lq_counts_free(struct lq_counts *c)
+{
+	for (size_t i = 0; i < c->len; i++)
+		free(c->lq[i]);
+	c->len = 0;
+}
+
 START_TEST(parked_split)
 {
+	struct lq_counts c = { 0 };
+
 	fx_begin();
 	add_flavor("default");
 	add_cq("solo", NULL, "default:cpu=10");
-	put_wl(mk_wl("fits", 0, T0 - 2 * SEC, 1, "cpu=6"), "solo");
-	put_wl(mk_wl("big", 0, T0 - SEC, 1, "cpu=6"), "solo");
+	put_wl(mk_wl("fits", 0, T0 - 4 * SEC, 1, "cpu=6"), "solo");
+	put_wl(mk_wl("big", 0, T0 - 3 * SEC, 1, "cpu=7"), "solo");
+	put_wl_lq(mk_wl("o1", 0, T0 - 2 * SEC, 1, "cpu=6"), "solo",
+		  "ns/other");
+	put_wl_lq(mk_wl("o2", 0, T0 - SEC, 1, "cpu=6"), "solo", "ns/other");
 	settle();
 	expect_admitted("fits", "solo");
-	ck_assert(!sched_wl_parked(F.s, "ns/fits"));
-	ck_assert(sched_wl_parked(F.s, "ns/big"));
-	ck_assert_int_eq(cq_status("solo").pending_inadmissible, 1);
-	ck_assert(!sched_wl_parked(F.s, "ns/nope"));
+	ck_assert_int_eq(cq_status("solo").pending_inadmissible, 3);
+	for (int round = 0; round < 2; round++) { /* the scratch resets */
+		sched_cq_parked_by_lq(F.s, "solo", on_lq_count, &c);
+		ck_assert_uint_eq(c.len, 2);
+		ck_assert_int_eq(lq_count(&c, "ns/lq"), 1);
+		ck_assert_int_eq(lq_count(&c, "ns/other"), 2);
+		lq_counts_free(&c);
+	}
+	sched_cq_parked_by_lq(F.s, "nope", on_lq_count, &c);
+	ck_assert_uint_eq(c.len, 0);
 	fx_end();
 }
 END_TEST
