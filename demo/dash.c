@@ -52,7 +52,10 @@ struct dflavor {
 	char *name;       /* owned */
 	json_t *labels;   /* the ResourceFlavor's nodeLabels (own ref) or
 			     NULL while unseen */
-	int64_t peak;     /* most GPUs of this flavor used at once */
+	int64_t in_use;   /* GPUs of its running Jobs (admitted, not
+			     finished): one watch stream, so never a
+			     mix of old and new like the queues' status */
+	int64_t peak;     /* most in_use at once */
 	int rank;         /* earliest position in a queue's flavor list
 			     (display order); INT_MAX: named by no queue */
 };
@@ -67,7 +70,7 @@ struct dash {
 	size_t last[LAST_N];     /* ring of admitted job indexes */
 	size_t nlast;            /* admissions so far (ring position) */
 	int64_t start_ms;        /* stream start; 0: not started */
-	int64_t peak_used;       /* most GPUs used at once, all queues */
+	int64_t peak_used;       /* most GPUs in use at once, all flavors */
 	bool tty;                /* redrawn block, else plain lines */
 	int width;               /* clip lines to this many columns */
 	int drawn;               /* lines of the last frame; 0: none yet */
@@ -160,6 +163,35 @@ static int flavor_index(struct dash *d, const char *name, bool add)
 	return d->nf++;
 }
 
+/*
+ * Peaks come from the Jobs, not from the ClusterQueues' status: each
+ * queue writes its status on its own (at most once a second), so adding
+ * the queues' flavorsUsage at one instant mixes a queue that has not yet
+ * reported a release with one that already reports the admission the
+ * release allowed, and can show more GPUs than exist. The Jobs arrive in
+ * one watch stream in write order, so a finish is always seen before
+ * the admission it made room for.
+ */
+static int64_t in_use_total(const struct dash *d)
+{
+	int64_t total = 0;
+
+	for (int f = 0; f < d->nf; f++)
+		total += d->f[f].in_use;
+	return total;
+}
+
+static void update_peaks(struct dash *d)
+{
+	int64_t total = in_use_total(d);
+
+	for (int f = 0; f < d->nf; f++)
+		if (d->f[f].in_use > d->f[f].peak)
+			d->f[f].peak = d->f[f].in_use;
+	if (total > d->peak_used)
+		d->peak_used = total;
+}
+
 /* ---- Jobs ---- */
 
 static long job_index(const struct dash *d, const char *name)
@@ -217,6 +249,10 @@ void dash_job(struct dash *d, const json_t *job, int64_t now_ms)
 		j->flavor = job_flavor(d, job);
 		d->last[d->nlast % LAST_N] = (size_t)i;
 		d->nlast++;
+		if (j->flavor >= 0) {
+			d->f[j->flavor].in_use += stream_job_gpus(&d->s->v[i]);
+			update_peaks(d);
+		}
 	}
 	if (!j->finished_ms && (has_condition(job, "Complete") ||
 				has_condition(job, "Failed"))) {
@@ -224,6 +260,8 @@ void dash_job(struct dash *d, const json_t *job, int64_t now_ms)
 		j->failed = has_condition(job, "Failed");
 		if (!j->admitted_ms)
 			j->admitted_ms = now_ms;
+		else if (j->flavor >= 0)
+			d->f[j->flavor].in_use -= stream_job_gpus(&d->s->v[i]);
 	}
 }
 
@@ -258,23 +296,6 @@ static struct dqueue *queue_get(struct dash *d, const char *name, bool add)
 	d->q[i].name = xstrdup(name);
 	d->nq++;
 	return &d->q[i];
-}
-
-static void update_peaks(struct dash *d)
-{
-	int64_t total = 0;
-
-	for (int f = 0; f < d->nf; f++) {
-		int64_t used = 0;
-
-		for (int i = 0; i < d->nq; i++)
-			used += d->q[i].used[f];
-		if (used > d->f[f].peak)
-			d->f[f].peak = used;
-		total += used;
-	}
-	if (total > d->peak_used)
-		d->peak_used = total;
 }
 
 void dash_cluster_queue(struct dash *d, const json_t *cq, bool deleted,
@@ -346,7 +367,6 @@ void dash_cluster_queue(struct dash *d, const json_t *cq, bool deleted,
 	q->admitted = (int)json_integer_value(
 		json_object_get(st, "admittedWorkloads"));
 	q->active = has_condition(cq, "Active");
-	update_peaks(d);
 }
 
 void dash_flavor(struct dash *d, const json_t *rf, bool deleted)
@@ -533,14 +553,12 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 	char cell[64], row[256];
 	int n = 0, len, ord[MAX_FLAVORS];
 	struct counts c = count_jobs(d);
-	int64_t cap = 0, used = 0;
+	int64_t cap = 0, used = in_use_total(d);
 
 	display_order(d, ord);
 
 	for (int f = 0; f < d->nf; f++)
 		cap += total_nominal(d, f);
-	for (int i = 0; i < d->nq; i++)
-		used += sum4(d->q[i].used, d->nf);
 	add_line(d, lines, &n,
 		 "cueue demo   t+%5.1fs   jobs %zu/%zu created, %zu running, "
 		 "%zu finished",
