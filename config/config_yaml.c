@@ -30,6 +30,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "config/yamlplain.h"
 #include "model/alloc.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
@@ -380,186 +381,22 @@ void config_doc_release(struct cfg_doc *d)
 /* ------------------------------------------------------------------ */
 /* Scalars: go-yaml v2's resolve() */
 
-/* Go's strconv.ParseUint(s, 0, 64) on a string without underscores. */
-static bool go_parse_uint(const char *s, size_t n, uint64_t *out)
-{
-	unsigned base = 10;
-	uint64_t v = 0;
-
-	if (n == 0)
-		return false;
-	if (s[0] == '0' && n > 1) {
-		char p = (char)(s[1] | 0x20);
-
-		if (p == 'b' || p == 'o' || p == 'x') {
-			base = p == 'b' ? 2 : p == 'o' ? 8 : 16;
-			s += 2;
-			n -= 2;
-			if (n == 0)
-				return false;
-		} else {
-			base = 8;
-			s++;
-			n--;
-		}
-	}
-	for (size_t k = 0; k < n; k++) {
-		char ch = s[k];
-		unsigned dig;
-
-		if (ch >= '0' && ch <= '9')
-			dig = (unsigned)(ch - '0');
-		else if ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'f')
-			dig = (unsigned)((ch | 0x20) - 'a' + 10);
-		else
-			return false;
-		if (dig >= base || v > (UINT64_MAX - dig) / base)
-			return false;
-		v = v * base + dig;
-	}
-	*out = v;
-	return true;
-}
-
-/* Go's strconv.ParseInt(s, 0, 64) on a string without underscores;
- * *range_err tells "too big" from "not a number". */
-static bool go_parse_int(const char *s, size_t n, int64_t *out)
-{
-	bool neg = false;
-	uint64_t u;
-
-	if (n && (s[0] == '+' || s[0] == '-')) {
-		neg = s[0] == '-';
-		s++;
-		n--;
-	}
-	if (!go_parse_uint(s, n, &u))
-		return false;
-	if ((!neg && u > (uint64_t)INT64_MAX) ||
-	    (neg && u > (uint64_t)INT64_MAX + 1))
-		return false;
-	*out = neg ? (int64_t)(0 - u) : (int64_t)u;
-	return true;
-}
-
-static size_t skip_digits(const char *s, size_t n, size_t k)
-{
-	while (k < n && s[k] >= '0' && s[k] <= '9')
-		k++;
-	return k;
-}
-
-/* go-yaml's yamlStyleFloat:
- * ^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$ */
-static bool is_yaml_float(const char *s, size_t n)
-{
-	size_t k = 0, d;
-
-	if (k < n && (s[k] == '+' || s[k] == '-'))
-		k++;
-	if (k < n && s[k] == '.') {
-		d = skip_digits(s, n, k + 1);
-		if (d == k + 1)
-			return false;
-		k = d;
-	} else {
-		d = skip_digits(s, n, k);
-		if (d == k)
-			return false;
-		k = d;
-		if (k < n && s[k] == '.')
-			k = skip_digits(s, n, k + 1);
-	}
-	if (k < n && (s[k] == 'e' || s[k] == 'E')) {
-		k++;
-		if (k < n && (s[k] == '+' || s[k] == '-'))
-			k++;
-		d = skip_digits(s, n, k);
-		if (d == k)
-			return false;
-		k = d;
-	}
-	return k == n;
-}
-
-static const struct {
-	const char *text;
-	enum cfg_sc type;
-	bool b;
-	int inf; /* +1/-1 infinity, 2 nan */
-} plain_table[] = {
-	{ "y", CFG_SC_BOOL, true, 0 }, { "Y", CFG_SC_BOOL, true, 0 },
-	{ "yes", CFG_SC_BOOL, true, 0 }, { "Yes", CFG_SC_BOOL, true, 0 },
-	{ "YES", CFG_SC_BOOL, true, 0 }, { "true", CFG_SC_BOOL, true, 0 },
-	{ "True", CFG_SC_BOOL, true, 0 }, { "TRUE", CFG_SC_BOOL, true, 0 },
-	{ "on", CFG_SC_BOOL, true, 0 }, { "On", CFG_SC_BOOL, true, 0 },
-	{ "ON", CFG_SC_BOOL, true, 0 },
-	{ "n", CFG_SC_BOOL, false, 0 }, { "N", CFG_SC_BOOL, false, 0 },
-	{ "no", CFG_SC_BOOL, false, 0 }, { "No", CFG_SC_BOOL, false, 0 },
-	{ "NO", CFG_SC_BOOL, false, 0 }, { "false", CFG_SC_BOOL, false, 0 },
-	{ "False", CFG_SC_BOOL, false, 0 }, { "FALSE", CFG_SC_BOOL, false, 0 },
-	{ "off", CFG_SC_BOOL, false, 0 }, { "Off", CFG_SC_BOOL, false, 0 },
-	{ "OFF", CFG_SC_BOOL, false, 0 },
-	{ "", CFG_SC_NULL, false, 0 }, { "~", CFG_SC_NULL, false, 0 },
-	{ "null", CFG_SC_NULL, false, 0 }, { "Null", CFG_SC_NULL, false, 0 },
-	{ "NULL", CFG_SC_NULL, false, 0 },
-	{ ".nan", CFG_SC_FLOAT, false, 2 }, { ".NaN", CFG_SC_FLOAT, false, 2 },
-	{ ".NAN", CFG_SC_FLOAT, false, 2 },
-	{ ".inf", CFG_SC_FLOAT, false, 1 }, { ".Inf", CFG_SC_FLOAT, false, 1 },
-	{ ".INF", CFG_SC_FLOAT, false, 1 }, { "+.inf", CFG_SC_FLOAT, false, 1 },
-	{ "+.Inf", CFG_SC_FLOAT, false, 1 },
-	{ "+.INF", CFG_SC_FLOAT, false, 1 },
-	{ "-.inf", CFG_SC_FLOAT, false, -1 },
-	{ "-.Inf", CFG_SC_FLOAT, false, -1 },
-	{ "-.INF", CFG_SC_FLOAT, false, -1 },
-};
-
-#define NPLAIN (sizeof(plain_table) / sizeof(plain_table[0]))
-
 static void resolve_plain(const char *in, size_t n, struct cfg_scalar *out)
 {
-	char *plain;
-	size_t pn = 0;
-	char hint;
+	static const enum cfg_sc of[] = {
+		[YAMLPLAIN_NULL] = CFG_SC_NULL,   [YAMLPLAIN_BOOL] = CFG_SC_BOOL,
+		[YAMLPLAIN_INT] = CFG_SC_INT,     [YAMLPLAIN_UINT] = CFG_SC_UINT,
+		[YAMLPLAIN_FLOAT] = CFG_SC_FLOAT, [YAMLPLAIN_STR] = CFG_SC_STR,
+	};
+	struct yamlplain p;
 
+	yamlplain_resolve(in, n, &p);
 	memset(out, 0, sizeof(*out));
-	out->type = CFG_SC_STR;
-	if (memchr(in, '\0', n))
-		return;
-	for (size_t k = 0; k < NPLAIN; k++) {
-		if (strcmp(plain_table[k].text, in))
-			continue;
-		out->type = plain_table[k].type;
-		out->b = plain_table[k].b;
-		if (plain_table[k].inf)
-			out->d = plain_table[k].inf == 2 ? NAN
-				 : plain_table[k].inf * (double)INFINITY;
-		return;
-	}
-	hint = in[0];
-	if (hint == '.') {
-		if (is_yaml_float(in, n)) {
-			out->type = CFG_SC_FLOAT;
-			out->d = strtod(in, NULL);
-		}
-		return;
-	}
-	if (!(hint == '+' || hint == '-' || (hint >= '0' && hint <= '9')))
-		return;
-	plain = xmalloc(n + 1);
-	for (size_t k = 0; k < n; k++)
-		if (in[k] != '_')
-			plain[pn++] = in[k];
-	plain[pn] = '\0';
-	if (go_parse_int(plain, pn, &out->i)) {
-		out->type = CFG_SC_INT;
-	} else if (go_parse_uint(plain, pn, &out->u)) {
-		out->type = CFG_SC_UINT;
-	} else if (is_yaml_float(plain, pn)) {
-		out->type = CFG_SC_FLOAT;
-		out->d = strtod(plain, NULL);
-	}
-	free(plain);
+	out->type = of[p.type];
+	out->b = p.b;
+	out->i = p.i;
+	out->u = p.u;
+	out->d = p.d;
 }
 
 static const char *sc_tag(enum cfg_sc t)

@@ -645,6 +645,11 @@ static const struct fail_case type_cases[] = {
 	{ "infinite float", V2 "clientConnection:\n  qps: .inf\n",
 	  "t.yaml:4:8: clientConnection.qps: Invalid value: .inf: must be a "
 	  "finite number" },
+	/* out of float64's range: a string to go-yaml, as in a manifest
+	 * (yamlplain.h), not an infinity */
+	{ "float out of range", V2 "clientConnection:\n  qps: 1e400\n",
+	  "t.yaml:4:8: clientConnection.qps: Invalid value: \"1e400\": "
+	  "clientConnection.qps in body must be of type number" },
 	{ "int32 underflow", V2 "visibilityServer:\n  bindPort: -2147483649\n",
 	  "t.yaml:4:13: visibilityServer.bindPort: Invalid value: "
 	  "-2147483649: must be between -2147483648 and 2147483647, "
