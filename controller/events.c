@@ -14,7 +14,7 @@
  * events of the same object in the same ms never collide.
  *
  * JSON: this file builds the POST bodies (json_t), beyond STYLE P3(c)'s
- * controller/kube*.c, like manager.c's patch bodies; nothing is decoded.
+ * controller/kube*.c, like manager_wl.c's patch bodies; nothing is decoded.
  */
 #include "controller/events.h"
 

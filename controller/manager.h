@@ -137,7 +137,7 @@ bool manager_has_wpc(const struct manager *m, const char *name);
  * finalizers and raw templates are still there) and of every workload
  * dropped (deleted, or gone on a resync); w is borrowed for the call.
  * A status-only version (same generation, no admission, only a
- * QuotaReserved condition that is not True moved: manager.c) comes with
+ * QuotaReserved condition that is not True moved: manager_wl.c) comes with
  * its spec not decoded (npod_sets 0); metadata and status are whole.
  * It runs from inside the informer callback, before the manager's own
  * state reflects the change: the observer must only take note (never

@@ -431,7 +431,7 @@ else
 fi
 invariants "load finished" --status
 
-# The manager logs each reservation once at debug (controller/manager.c:
+# The manager logs each reservation once at debug (controller/manager_wl.c:
 # object=NS/NAME msg="quota reserved in ClusterQueue CQ"); across both
 # restarts and the load, no workload may have been reserved twice.
 reserved_lines=$(grep -o 'object=[^ ]* msg="quota reserved' "$cluster/manager.log")

@@ -1,0 +1,372 @@
+/*
+ * manager_int: what manager.c, manager_wl.c and manager_queues.c share,
+ * and nothing else includes: the cache entries, struct manager, the
+ * informer table's row type, the helpers all three use, and the few
+ * functions one of them calls in another (listed by defining file).
+ *
+ * Caches. One hash map per kind (hmap.h). Entries for LocalQueues,
+ * ClusterQueues and ResourceFlavors also exist as placeholders (object
+ * NULL) while something references the name, so links survive the
+ * referenced object's absence and recover when it appears:
+ *   workload --lq_prev/next--> lq_entry --cq_prev/next--> cq_entry
+ * A change of a LocalQueue or ClusterQueue re-resolves only the
+ * workloads linked to it; no event scans all workloads.
+ *
+ * Threads: the loop thread only. JSON: as manager.c (see there).
+ */
+#ifndef CONTROLLER_MANAGER_INT_H
+#define CONTROLLER_MANAGER_INT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/hmap.h"
+#include "controller/kube.h"
+#include "controller/log.h"
+#include "controller/manager.h"
+#include "controller/timers.h"
+#include "flavors/sched.h"
+#include "model/alloc.h"
+#include "model/errors.h"
+#include "model/objects.h"
+#include "model/strmap.h"
+
+struct event_recorder;
+struct kube_watch;
+struct loop;
+struct status_writer;
+
+#define KUEUE_VERSION "v1beta2"
+
+/* ------------------------------------------------------------------ */
+/* Entries */
+
+struct wl_entry;
+struct lq_entry;
+
+struct rf_entry {
+	char *name;                 /* owned; map key */
+	struct manager *m;          /* borrowed; for write callbacks */
+	struct resource_flavor *rf; /* owned; NULL: placeholder */
+	size_t refs;                /* ClusterQueues listing it */
+	struct kube_call *fin_call; /* finalizer patch in flight */
+	char *fin_rv;               /* owned; its precondition */
+	uint64_t seen;              /* list generation (resync sweep) */
+};
+
+struct cohort_entry {
+	char *name;       /* owned; map key */
+	struct cohort *c; /* owned */
+	uint64_t seen;
+};
+
+struct cq_entry {
+	char *name;               /* owned; map key */
+	struct manager *m;        /* borrowed; for write callbacks */
+	struct cluster_queue *cq; /* owned; NULL: placeholder */
+	char *invalid;            /* owned; why cq failed, or NULL */
+	char **flavors;           /* owned; distinct flavor names of cq */
+	size_t nflavors;
+	struct lq_entry *lqs;     /* LocalQueues naming this queue */
+	bool active;              /* last seen through sched_cq_status */
+	bool mdirty;              /* named in m->mdirty: gauges to refresh */
+	struct kube_call *fin_call;
+	char *fin_rv;
+	uint64_t seen;
+};
+
+struct lq_entry {
+	char *key;               /* owned; "ns/name"; map key */
+	struct local_queue *lq;  /* owned; NULL: placeholder */
+	struct cq_entry *cqe;    /* borrowed; the queue lq names, or NULL */
+	struct lq_entry *cq_prev, *cq_next;
+	struct wl_entry *wls;    /* workloads naming this LocalQueue */
+	uint64_t seen;
+	int32_t parked;          /* on_mflush's scratch: of its pending,
+				    those parked in its ClusterQueue */
+};
+
+struct ns_entry {
+	char *name;           /* owned; map key */
+	char *rv;             /* owned */
+	struct strmap labels;
+	uint64_t seen;
+};
+
+struct wpc_entry {
+	char *name;                         /* owned; map key */
+	struct workload_priority_class *p;  /* owned */
+	uint64_t seen;
+};
+
+enum wl_call {
+	WC_NONE = 0,
+	WC_ADMIT,
+	WC_PENDING,
+};
+
+enum wl_queue {
+	WQ_NONE = 0,
+	WQ_ADMIT,
+	WQ_PENDING,
+};
+
+struct wl_entry {
+	char *key;               /* owned; "ns/name"; map key */
+	struct manager *m;       /* borrowed; for write callbacks */
+	struct workload *w;      /* owned; the last good version */
+	char *bad_rv;            /* owned; last version that failed */
+	struct lq_entry *lqe;    /* borrowed; NULL without queueName */
+	struct wl_entry *lq_prev, *lq_next;
+	bool in_sched;           /* sched_wl_set was called */
+	struct cq_entry *res_cqe; /* what sched was last told */
+	struct lq_entry *res_lqe;
+	/* the QuotaReserved=False condition the object should show */
+	char *want_reason;       /* owned or NULL */
+	char *want_msg;          /* owned or NULL */
+	int64_t want_since_ms;   /* loop time want_reason was last set
+				    from none */
+	/* an admit decision waiting for its write */
+	bool admit_pending;
+	struct admission adm;    /* owned while admit_pending */
+	int64_t admit_wall_ms;   /* QuotaReserved's lastTransitionTime
+				    in the admission write in flight */
+	char *admit_rv;          /* owned; the version decided on */
+	/* the write in flight */
+	struct kube_call *call;
+	enum wl_call call_kind;
+	char *call_rv;           /* owned; its precondition */
+	char *sent_rv;           /* owned; a pending write based on this
+				    version succeeded: no rewrite until a
+				    newer version arrives */
+	bool forget_on_update;   /* 409 on an admit: forget the assumption
+				    when the newer version arrives */
+	enum wl_queue inq;
+	struct wl_entry *q_prev, *q_next;
+	int64_t pend_ms;         /* loop time of the last QuotaReserved=False
+				    write sent; 0: none yet */
+	int64_t pend_prev_ms;    /* of the one before; 0: none */
+	bool deferred;           /* in m->deferq: a message-only change
+				    waits for pending_msg_ms */
+	struct wl_entry *d_prev, *d_next;
+	uint64_t seen;
+};
+
+struct wl_fifo {
+	struct wl_entry *head, *tail;
+};
+
+/* ------------------------------------------------------------------ */
+/* Informers (STYLE P11: one row per watched kind) */
+
+enum inf_kind {
+	INF_RF,
+	INF_COHORT,
+	INF_CQ,
+	INF_NS,
+	INF_LQ,
+	INF_WPC,
+	INF_WL,
+	INF_N
+};
+
+struct manager;
+typedef void apply_fn(struct manager *m, const json_t *obj, const char *key);
+typedef void remove_fn(struct manager *m, const char *key);
+typedef void sweep_fn(struct manager *m, uint64_t gen);
+
+struct inf_def {
+	const char *group;     /* "" for core */
+	const char *version;
+	const char *resource;
+	bool namespaced;       /* key "ns/name" */
+	apply_fn *apply;       /* ADDED, MODIFIED, list items */
+	remove_fn *remove;     /* DELETED */
+	sweep_fn *sweep;       /* resync: drop entries not seen in gen */
+};
+
+/* The informer table (manager_queues.c): one row per kind, indexed by
+ * enum inf_kind. */
+extern const struct inf_def inf_defs[INF_N];
+
+struct informer {
+	struct manager *m;      /* borrowed */
+	enum inf_kind kind;
+	struct kube_watch *w;   /* owned */
+	bool synced;
+	bool paged;             /* the list in progress came in pages */
+};
+
+struct manager {
+	struct kube *k;           /* borrowed */
+	struct loop *l;           /* borrowed */
+	struct manager_opts o;
+	struct sched *s;          /* owned */
+	struct informer inf[INF_N];
+	size_t nsynced;
+	bool fed;                 /* caches handed to sched: cycles may run */
+	bool changed;             /* sched inputs changed since the last cycle */
+	bool closing;             /* manager_free: submit nothing more */
+	uint64_t gen[INF_N];      /* list generation per kind (entries
+				     record the one they were seen in) */
+	struct hmap rfs, cohorts, cqs, nss, lqs, wpcs, wls;
+	struct wl_fifo admitq, pendq;
+	struct wl_entry *deferq;  /* deferred message-only pending writes
+				     (d_prev/d_next), in no order */
+	size_t ndeferred;
+	struct timer defer;       /* DEFER_TICK_MS while deferq is set */
+	struct timer audit;       /* audit_holds every AUDIT_MS (debug) */
+	struct event_recorder *ev; /* owned; "kueue-admission" */
+	size_t wl_inflight;
+	size_t pend_inflight;     /* of those, pending writes */
+	size_t fin_inflight;      /* finalizer patches in flight */
+	size_t n_requeue_at;      /* cached workloads with a requeueAt */
+	struct sched_decisions decs;
+	struct status_writer *cqw, *lqw; /* owned */
+	struct timer wake;        /* run the before-sleep step again soon */
+	struct timer backoff;     /* sched_next_wakeup */
+	char **mdirty;            /* owned; ClusterQueues whose gauges the
+				     next mflush refreshes */
+	size_t nmdirty, cap_mdirty;
+	struct timer mflush;      /* METRICS_FLUSH_MS after the first mark */
+	char **dirty_cq;          /* owned; collected by sched_take_dirty */
+	size_t ndirty_cq, cap_dirty_cq;
+	char **dirty_lq;
+	size_t ndirty_lq, cap_dirty_lq;
+	struct manager_stats stats;
+	uint64_t nsview_gen;      /* manager_nsview_gen */
+	manager_wl_observer_fn *wl_obs; /* jobs.c; may be NULL */
+	void *wl_obs_ud;          /* borrowed */
+};
+
+/* ------------------------------------------------------------------ */
+/* Small helpers (static inline: every manager file uses them) */
+
+static inline const char *jstr(const json_t *o, const char *k)
+{
+	return json_string_value(json_object_get(o, k));
+}
+
+static inline const char *meta_str(const json_t *obj, const char *k)
+{
+	return jstr(json_object_get(obj, "metadata"), k);
+}
+
+static inline bool str_eq(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+static inline void set_str(char **dst, const char *s)
+{
+	char *n = xstrdup_or_null(s);
+
+	free(*dst);
+	*dst = n;
+}
+
+static inline char *path_of(const char *resource, const char *ns,
+			    const char *name, const char *sub)
+{
+	const char *group = KUEUE_GROUP, *version = KUEUE_VERSION;
+	struct kube_ref r = { .group = group, .version = version,
+			      .resource = resource, .ns = ns, .name = name,
+			      .subresource = sub };
+
+	return kube_path(&r);
+}
+
+/* Splits "ns/name" in place into a copy; *name points into it. */
+static inline char *split_key(const char *key, const char **name)
+{
+	char *ns = xstrdup(key), *slash = strchr(ns, '/');
+
+	if (!slash)
+		BUG("namespaced key without '/': %s", key);
+	*slash = '\0';
+	*name = slash + 1;
+	return ns;
+}
+
+/* Logs the field errors of an invalid object once per version and
+ * returns their aggregate (new). */
+static inline char *log_invalid(struct manager *m, const char *kind,
+				const char *ns, const char *name,
+				const struct field_errors *fe)
+{
+	char *msg = field_errors_aggregate(fe);
+
+	m->stats.invalid++;
+	log_msg(LOG_WARN, kind, ns, name, "invalid object ignored: %s", msg);
+	return msg;
+}
+
+/* ------------------------------------------------------------------ */
+/* Shared functions, by the file that defines them */
+
+/* manager.c */
+
+/* Refreshes e's ClusterQueue gauges from sched now (no-op without
+ * metrics, a ClusterQueue, or before the caches were fed). */
+void cq_metrics(struct manager *m, const struct cq_entry *e);
+
+/* Marks e's status for a write and its ClusterQueue's gauges for the
+ * next flush. */
+void lq_mark(struct manager *m, struct lq_entry *e);
+
+/* manager_wl.c */
+
+/* The defer timer's callback (ud: the manager). */
+void on_defer(void *ud, int64_t now_ms);
+
+/* Re-resolves e's LocalQueue and ClusterQueue and tells sched when the
+ * answer changed (always with force); a no-op before the caches were
+ * fed. */
+void wl_resolve(struct manager *m, struct wl_entry *e, bool force);
+
+/* Submits queued workload writes, up to max_wl_writes in flight. */
+void pump(struct manager *m);
+
+/* Turns m->decs (the last cycle's decisions) into wanted writes. */
+void apply_decisions(struct manager *m);
+
+/* The Workloads row of inf_defs. */
+apply_fn apply_wl;
+remove_fn remove_wl;
+sweep_fn sweep_wl;
+
+/* Tells sched, cancels e's write in flight, unlinks and frees e (and
+ * its LocalQueue placeholder when that was its last use). */
+void wl_drop(struct manager *m, struct wl_entry *e);
+
+/* manager_queues.c */
+
+/* Adds or removes the resource-in-use finalizer when needed, one patch
+ * per object in flight (a ClusterQueue's never beside its status
+ * write). */
+void cq_finalize(struct manager *m, struct cq_entry *e);
+void rf_finalize(struct manager *m, struct rf_entry *e);
+
+/* Marks each LocalQueue of cqe and re-resolves its workloads. */
+void cq_resolve_all(struct manager *m, struct cq_entry *cqe);
+
+/* The LocalQueue entry of "ns/name" (borrowed: m->lqs owns it), created
+ * as a placeholder when absent; lq_gc frees e (NULL: no-op) once it has
+ * neither a LocalQueue nor workloads. */
+struct lq_entry *lq_get(struct manager *m, const char *key);
+void lq_gc(struct manager *m, struct lq_entry *e);
+
+/* For manager_free: each frees one entry and what it owns (cancelling
+ * a finalizer patch in flight), telling neither sched nor the maps. */
+void rf_entry_free(struct manager *m, struct rf_entry *e);
+void cohort_entry_free(struct cohort_entry *e);
+void cq_entry_free(struct manager *m, struct cq_entry *e);
+void ns_entry_free(struct ns_entry *e);
+void lq_entry_free(struct lq_entry *e);
+void wpc_entry_free(struct wpc_entry *e);
+
+#endif

@@ -1,0 +1,977 @@
+/*
+ * manager_wl: the manager's Workload cache (manager_int.h): each version
+ * decoded, trimmed and resolved to its LocalQueue and ClusterQueue, a
+ * cycle's decisions turned into the writes each workload needs, and
+ * those writes.
+ *
+ * Workload writes. Each workload entry has at most one write in flight.
+ * Admit decisions copy their assignment into the entry (admit_pending)
+ * and wait in the admit queue; QuotaReserved=False writes wait in the
+ * pending queue; at most max_wl_writes are submitted at once (admits
+ * first), so a burst of decisions never piles serialised bodies into the
+ * client. Bodies are built at submission from the cached object.
+ *
+ * It never runs a cycle nor writes queue status (manager.c does). JSON:
+ * as manager.c (informer objects, merge-patch bodies).
+ */
+#include "controller/manager_int.h"
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "controller/events.h"
+#include "controller/hmap.h"
+#include "controller/kube.h"
+#include "controller/kueue_metrics.h"
+#include "controller/log.h"
+#include "controller/loop.h"
+#include "flavors/sched.h"
+#include "model/alloc.h"
+#include "model/codec.h"
+#include "model/validate.h"
+
+#define COND_QUOTA_RESERVED "QuotaReserved"
+#define COND_ADMITTED "Admitted"
+#define REASON_INADMISSIBLE "Inadmissible"
+#define REASON_PENDING "Pending"
+#define DEFER_TICK_MS 1000
+
+/* ------------------------------------------------------------------ */
+/* Workload queues */
+
+static void fifo_push(struct wl_fifo *q, struct wl_entry *e)
+{
+	e->q_next = NULL;
+	e->q_prev = q->tail;
+	if (q->tail)
+		q->tail->q_next = e;
+	else
+		q->head = e;
+	q->tail = e;
+}
+
+static void fifo_unlink(struct wl_fifo *q, struct wl_entry *e)
+{
+	if (e->q_prev)
+		e->q_prev->q_next = e->q_next;
+	else
+		q->head = e->q_next;
+	if (e->q_next)
+		e->q_next->q_prev = e->q_prev;
+	else
+		q->tail = e->q_prev;
+	e->q_prev = e->q_next = NULL;
+}
+
+static void wl_dequeue(struct manager *m, struct wl_entry *e)
+{
+	if (e->inq == WQ_ADMIT)
+		fifo_unlink(&m->admitq, e);
+	else if (e->inq == WQ_PENDING)
+		fifo_unlink(&m->pendq, e);
+	e->inq = WQ_NONE;
+}
+
+static void wl_enqueue(struct manager *m, struct wl_entry *e, enum wl_queue q)
+{
+	if (e->inq == q)
+		return;
+	wl_dequeue(m, e);
+	fifo_push(q == WQ_ADMIT ? &m->admitq : &m->pendq, e);
+	e->inq = q;
+}
+
+/* ------------------------------------------------------------------ */
+/* Workload state */
+
+/* Pending in Kueue's sense: could be queued (no quota, not finished,
+ * active); only such workloads get QuotaReserved=False written. */
+static bool wl_is_pending(const struct workload *w)
+{
+	return w->active && !workload_is_finished(w) &&
+	       !workload_has_quota_reservation(w);
+}
+
+static void want_set(struct wl_entry *e, const char *reason, const char *msg)
+{
+	if (str_eq(e->want_reason, reason) && str_eq(e->want_msg, msg))
+		return;
+	if (!e->want_reason)
+		e->want_since_ms = loop_now_ms(e->m->l);
+	set_str(&e->want_reason, reason);
+	set_str(&e->want_msg, msg);
+}
+
+static void want_clear(struct wl_entry *e)
+{
+	FREE_AND_NULL(e->want_reason);
+	FREE_AND_NULL(e->want_msg);
+}
+
+/*
+ * Whether the object lacks the QuotaReserved=False condition wanted, and
+ * how soon it gets it (the rule is in controller/README.md, "Pending
+ * conditions"): a new condition, a status or a reason change at once; a
+ * change of the scheduler's message text alone (reason Pending) at once
+ * when the workload had at most one pending write in the last
+ * pending_msg_ms (so a message that changes once, the common case in a
+ * quiet cluster, is exact at once), otherwise when that window has
+ * passed, the latest text then (so the object ends up exact: at most two
+ * writes per window under churn); Inadmissible texts at once.
+ */
+enum pend_need {
+	PEND_NONE,
+	PEND_NOW,
+	PEND_LATER,
+};
+
+static enum pend_need wl_pending_need(const struct manager *m,
+				      const struct wl_entry *e)
+{
+	const struct condition *c;
+
+	if (!e->want_reason || !wl_is_pending(e->w))
+		return PEND_NONE;
+	if (e->sent_rv && str_eq(e->sent_rv, e->w->meta.resource_version))
+		return PEND_NONE;
+	c = conditions_find(&e->w->conds, COND_QUOTA_RESERVED);
+	/* A workload that never had a QuotaReserved condition and does not
+	 * fit yet gets its first one after pending_grace_ms: under a
+	 * stream most are admitted sooner, and never written pending. */
+	if (!c && m->o.pending_grace_ms > 0 &&
+	    str_eq(e->want_reason, REASON_PENDING) &&
+	    loop_now_ms(m->l) - e->want_since_ms < m->o.pending_grace_ms)
+		return PEND_LATER;
+	if (!c || c->status != COND_FALSE ||
+	    !str_eq(c->reason, e->want_reason))
+		return PEND_NOW;
+	if (str_eq(c->message, e->want_msg))
+		return PEND_NONE;
+	/* Inadmissible texts name a missing or stopped queue: a new one
+	 * is a new state, and rare. */
+	if (!e->pend_prev_ms || str_eq(e->want_reason, REASON_INADMISSIBLE) ||
+	    loop_now_ms(m->l) - e->pend_prev_ms >= m->o.pending_msg_ms)
+		return PEND_NOW;
+	return PEND_LATER;
+}
+
+static void defer_add(struct manager *m, struct wl_entry *e)
+{
+	if (e->deferred)
+		return;
+	e->deferred = true;
+	e->d_prev = NULL;
+	e->d_next = m->deferq;
+	if (m->deferq)
+		m->deferq->d_prev = e;
+	m->deferq = e;
+	if (!m->ndeferred++)
+		loop_timer_arm(m->l, &m->defer, DEFER_TICK_MS);
+}
+
+static void defer_del(struct manager *m, struct wl_entry *e)
+{
+	if (!e->deferred)
+		return;
+	if (e->d_prev)
+		e->d_prev->d_next = e->d_next;
+	else
+		m->deferq = e->d_next;
+	if (e->d_next)
+		e->d_next->d_prev = e->d_prev;
+	e->d_prev = e->d_next = NULL;
+	e->deferred = false;
+	if (!--m->ndeferred)
+		loop_timer_cancel(m->l, &m->defer);
+}
+
+/* Queues whatever write the entry needs now (none while one is in
+ * flight: its end calls this again). */
+static void wl_sync(struct manager *m, struct wl_entry *e)
+{
+	if (e->call)
+		return;
+	if (e->admit_pending) {
+		wl_enqueue(m, e, WQ_ADMIT);
+		return;
+	}
+	if (e->want_reason && !wl_is_pending(e->w))
+		want_clear(e);
+	switch (wl_pending_need(m, e)) {
+	case PEND_NOW:
+		defer_del(m, e);
+		wl_enqueue(m, e, WQ_PENDING);
+		break;
+	case PEND_LATER:
+		if (e->inq == WQ_PENDING)
+			wl_dequeue(m, e);
+		defer_add(m, e);
+		break;
+	case PEND_NONE:
+		defer_del(m, e);
+		if (e->inq == WQ_PENDING)
+			wl_dequeue(m, e);
+		break;
+	}
+}
+
+/* The deferred pending writes whose time came go to the pending queue. */
+void on_defer(void *ud, int64_t now_ms)
+{
+	struct manager *m = ud;
+	struct wl_entry *e = m->deferq, *next;
+
+	(void)now_ms;
+	for (; e; e = next) {
+		next = e->d_next;
+		if (wl_pending_need(m, e) != PEND_LATER)
+			wl_sync(m, e);
+	}
+	if (m->ndeferred)
+		loop_timer_arm(m->l, &m->defer, DEFER_TICK_MS);
+	pump(m);
+}
+
+/*
+ * Resolves the workload's LocalQueue and ClusterQueue, tells sched when
+ * the answer (or the object, force) changed, and sets the Inadmissible
+ * condition Kueue's workload controller writes for a missing, stopped or
+ * inactive link (kueue-api.md §3.6, §7.4).
+ */
+void wl_resolve(struct manager *m, struct wl_entry *e, bool force)
+{
+	const struct workload *w = e->w;
+	struct lq_entry *lqe = e->lqe, *res_lqe = NULL;
+	struct cq_entry *cqe = NULL;
+	char *msg = NULL;
+
+	if (!m->fed)
+		return;
+	if (!w->queue_name || !*w->queue_name) {
+		/* not ours to queue */
+	} else if (!lqe || !lqe->lq) {
+		msg = xasprintf("LocalQueue %s doesn't exist", w->queue_name);
+	} else {
+		res_lqe = lqe;
+		if (lqe->lq->stop != STOP_NONE)
+			msg = xasprintf("LocalQueue %s is inactive",
+					w->queue_name);
+		else if (!lqe->cqe || !lqe->cqe->cq)
+			msg = xasprintf("ClusterQueue %s doesn't exist",
+					lqe->lq->cluster_queue);
+		else if (!lqe->cqe->active)
+			msg = xasprintf("ClusterQueue %s is inactive",
+					lqe->cqe->name);
+		/* An existing ClusterQueue, active or not, holds the
+		 * workload in its queue (sched takes no head from an
+		 * inactive one), as Kueue's queue manager does: it counts
+		 * as pending there, and is considered once the queue is
+		 * active again. */
+		if (lqe->lq->stop == STOP_NONE && lqe->cqe && lqe->cqe->cq)
+			cqe = lqe->cqe;
+	}
+	if (force || !e->in_sched || cqe != e->res_cqe ||
+	    res_lqe != e->res_lqe) {
+		sched_wl_set(m->s, w, cqe ? cqe->name : NULL,
+			     res_lqe ? res_lqe->key : NULL);
+		e->in_sched = true;
+		e->res_cqe = cqe;
+		e->res_lqe = res_lqe;
+		m->changed = true;
+	}
+	if (msg && wl_is_pending(w))
+		want_set(e, REASON_INADMISSIBLE, msg);
+	else if (!msg && str_eq(e->want_reason, REASON_INADMISSIBLE))
+		want_clear(e);
+	free(msg);
+	wl_sync(m, e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Workload writes */
+
+static void wl_done(void *ud, const struct kube_reply *r, json_t *body);
+
+static json_t *patch_with_rv(const char *rv, json_t *status_take)
+{
+	json_t *p = json_object(), *md = json_object();
+
+	json_object_set_new(md, "resourceVersion", json_string(rv ? rv : ""));
+	json_object_set_new(p, "metadata", md);
+	json_object_set_new(p, "status", status_take);
+	return p;
+}
+
+static void wl_submit(struct manager *m, struct wl_entry *e, json_t *body,
+		      enum wl_call kind, const char *rv)
+{
+	const char *name;
+	char *ns = split_key(e->key, &name);
+	char *path = path_of("workloads", ns, name, "status");
+	struct kube_req req = { .verb = KUBE_PATCH_MERGE, .path = path,
+				.body = body, .discard_answer = true,
+				.done = wl_done, .ud = e };
+
+	e->call_kind = kind;
+	set_str(&e->call_rv, rv);
+	m->wl_inflight++;
+	e->call = kube_submit(m->k, &req);
+	json_decref(body);
+	free(path);
+	free(ns);
+}
+
+/* An event about the workload (kueue-admission). */
+static void wl_event(struct manager *m, const struct wl_entry *e,
+		     enum event_type type, const char *reason,
+		     const char *fmt, ...) PRINTF_LIKE(5, 6);
+static void wl_event(struct manager *m, const struct wl_entry *e,
+		     enum event_type type, const char *reason,
+		     const char *fmt, ...)
+{
+	const struct workload *w = e->w;
+	struct event_object o = {
+		.api_version = KUEUE_GROUP "/" KUEUE_VERSION,
+		.kind = "Workload", .ns = w->meta.namespace,
+		.name = w->meta.name, .uid = w->meta.uid,
+		.resource_version = w->meta.resource_version,
+	};
+	char msg[EVENT_MESSAGE_MAX + 2]; /* one more: event_record cuts */
+	va_list ap;
+
+	if (!m->ev)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	event_record(m->ev, &o, type, reason, msg);
+}
+
+/*
+ * The admission write: status.admission and the whole conditions list
+ * (a merge patch replaces lists), computed from the cached object so
+ * conditions cueue does not manage survive, with the decided version as
+ * precondition.
+ */
+static void send_admit(struct manager *m, struct wl_entry *e)
+{
+	struct workload tmp;
+	const char *name, *cq = e->adm.cluster_queue;
+	char *ns = split_key(e->key, &name), *msg;
+	int64_t now = loop_wall_ms(m->l), gen = e->w->meta.generation;
+	json_t *enc, *st = json_object();
+
+	if (m->o.before_admit_write)
+		m->o.before_admit_write(m->o.hook_ud, ns, name);
+	memset(&tmp, 0, sizeof(tmp));
+	conditions_copy(&tmp.conds, &e->w->conds);
+	/* Kueue flips Evicted/Preempted to False on a new reservation. */
+	for (size_t i = 0; i < tmp.conds.n; i++) {
+		struct condition *c = &tmp.conds.v[i];
+
+		if (c->status != COND_TRUE || (!str_eq(c->type, "Evicted") &&
+					       !str_eq(c->type, "Preempted")))
+			continue;
+		msg = xasprintf("Previously: %s", c->message ? c->message : "");
+		conditions_set(&tmp.conds, c->type, COND_FALSE,
+			       COND_QUOTA_RESERVED, msg, gen, now);
+		free(msg);
+	}
+	msg = xasprintf("Quota reserved in ClusterQueue %s", cq ? cq : "");
+	conditions_set(&tmp.conds, COND_QUOTA_RESERVED, COND_TRUE,
+		       COND_QUOTA_RESERVED, msg, gen, now);
+	free(msg);
+	conditions_set(&tmp.conds, COND_ADMITTED, COND_TRUE, "Admitted",
+		       "The workload is admitted", gen, now);
+	tmp.has_admission = true;
+	tmp.admission = e->adm; /* shallow: e keeps ownership */
+	e->admit_wall_ms = now;
+	enc = codec_encode_workload_status(&tmp, API_V1BETA2);
+	json_object_set(st, "admission", json_object_get(enc, "admission"));
+	json_object_set(st, "conditions", json_object_get(enc, "conditions"));
+	json_decref(enc);
+	conditions_release(&tmp.conds);
+	e->admit_pending = false;
+	m->stats.admit_writes++;
+	wl_submit(m, e, patch_with_rv(e->admit_rv, st), WC_ADMIT,
+		  e->admit_rv);
+	free(ns);
+}
+
+static void send_pending(struct manager *m, struct wl_entry *e)
+{
+	struct workload tmp;
+	json_t *enc, *st = json_object();
+
+	memset(&tmp, 0, sizeof(tmp));
+	conditions_copy(&tmp.conds, &e->w->conds);
+	conditions_set(&tmp.conds, COND_QUOTA_RESERVED, COND_FALSE,
+		       e->want_reason, e->want_msg, e->w->meta.generation,
+		       loop_wall_ms(m->l));
+	enc = codec_encode_workload_status(&tmp, API_V1BETA2);
+	json_object_set(st, "conditions", json_object_get(enc, "conditions"));
+	json_decref(enc);
+	conditions_release(&tmp.conds);
+	m->stats.pending_writes++;
+	m->pend_inflight++;
+	e->pend_prev_ms = e->pend_ms;
+	e->pend_ms = loop_now_ms(m->l);
+	wl_submit(m, e, patch_with_rv(e->w->meta.resource_version, st),
+		  WC_PENDING, e->w->meta.resource_version);
+	/* Kueue's Pending event, once per message written (never per
+	 * attempt: the write rule above paces both). Not for the
+	 * Inadmissible conditions of missing or stopped queues, which
+	 * Kueue's workload controller writes without an event. */
+	if (!str_eq(e->want_reason, REASON_INADMISSIBLE))
+		wl_event(m, e, EVENT_WARNING, "Pending", "%s",
+			 e->want_msg ? e->want_msg : "");
+}
+
+static struct wl_entry *fifo_pop(struct wl_fifo *q)
+{
+	struct wl_entry *e = q->head;
+
+	if (e)
+		fifo_unlink(q, e);
+	return e;
+}
+
+/*
+ * Submits queued workload writes: admissions first, up to max_wl_writes
+ * in flight; pending writes only while fewer than a quarter of those are
+ * pending writes, so tens of thousands of new workloads getting their
+ * first Pending condition never hold the connections an admission
+ * write needs.
+ */
+void pump(struct manager *m)
+{
+	unsigned max = m->o.max_wl_writes;
+
+	while (!m->closing && m->wl_inflight < max) {
+		struct wl_entry *e = fifo_pop(&m->admitq);
+
+		if (!e && m->pend_inflight < (max + 3) / 4)
+			e = fifo_pop(&m->pendq);
+		if (!e)
+			break;
+		e->inq = WQ_NONE;
+		if (e->call)
+			continue;
+		if (e->admit_pending)
+			send_admit(m, e);
+		else if (wl_pending_need(m, e) == PEND_NOW)
+			send_pending(m, e);
+	}
+}
+
+/* An admission write succeeded: QuotaReserved and Admitted became True
+ * (kueue_metrics.h), and their events (kueue-api.md §7.5, Kueue's
+ * wording). The queued wait runs from the last requeue, else from
+ * creation, as Kueue's QueuedWaitTime; the reservation wait from the
+ * QuotaReserved time written (whole seconds, as the object shows it). */
+static void admit_report(struct manager *m, const struct wl_entry *e)
+{
+	const struct workload *w = e->w;
+	const struct condition *rq;
+	const char *cq = e->adm.cluster_queue ? e->adm.cluster_queue : "";
+	const char *pc = w->priority_class_name ? w->priority_class_name : "";
+	int64_t since = w->meta.creation_ms, now = loop_wall_ms(m->l);
+	double wait, rwait;
+
+	rq = conditions_find(&w->conds, "Requeued");
+	if (rq && rq->last_transition_ms)
+		since = rq->last_transition_ms;
+	wait = since ? (double)(now - since) / 1000.0 : 0;
+	if (wait < 0)
+		wait = 0;
+	rwait = (double)(now - e->admit_wall_ms / 1000 * 1000) / 1000.0;
+	if (rwait < 0)
+		rwait = 0;
+	if (m->o.metrics) {
+		kueue_metrics_quota_reserved(m->o.metrics, cq, pc, wait);
+		kueue_metrics_admitted(m->o.metrics, cq, pc, wait);
+		if (w->queue_name) {
+			kueue_metrics_lq_quota_reserved(m->o.metrics,
+				w->meta.namespace, w->queue_name, pc, wait);
+			kueue_metrics_lq_admitted(m->o.metrics, w->meta.namespace,
+						  w->queue_name, pc, wait);
+		}
+	}
+	wl_event(m, e, EVENT_NORMAL, "QuotaReserved",
+		 "Quota reserved in ClusterQueue %s, wait time since queued "
+		 "was %.0fs", cq, wait);
+	wl_event(m, e, EVENT_NORMAL, "Admitted",
+		 "Admitted by ClusterQueue %s, wait time since reservation "
+		 "was %.0fs", cq, rwait);
+}
+
+static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
+{
+	struct wl_entry *e = ud;
+	struct manager *m = e->m;
+	enum wl_call kind = e->call_kind;
+	const char *name;
+	char *ns = split_key(e->key, &name);
+	bool newer = !str_eq(e->call_rv, e->w->meta.resource_version);
+
+	json_decref(body);
+	e->call = NULL;
+	e->call_kind = WC_NONE;
+	m->wl_inflight--;
+	if (kind == WC_PENDING)
+		m->pend_inflight--;
+	if (kind == WC_ADMIT) {
+		if (r->outcome == KUBE_OK) {
+			m->stats.admitted++;
+			admit_report(m, e);
+			want_clear(e);
+			/* debug: one line per admission is Kueue's V(2) */
+			log_msg(LOG_DEBUG, "scheduler", ns, name,
+				"quota reserved in ClusterQueue %s",
+				e->adm.cluster_queue ? e->adm.cluster_queue
+						     : "");
+		} else if (r->code == 409) {
+			/* The object moved on: forget the assumption once
+			 * that newer version is here, so the next cycle
+			 * decides on it (never on the stale one). */
+			m->stats.admit_conflicts++;
+			log_msg(LOG_DEBUG, "scheduler", ns, name,
+				"admission conflict, will retry: %s",
+				r->message);
+			if (newer) {
+				sched_wl_forget(m->s, ns, name);
+				m->changed = true;
+			} else {
+				e->forget_on_update = true;
+			}
+		} else {
+			m->stats.admit_failures++;
+			if (r->code != 404)
+				log_msg(LOG_WARN, "scheduler", ns, name,
+					"admission write failed (%ld): %s",
+					r->code, r->message);
+			sched_wl_forget(m->s, ns, name);
+			m->changed = true;
+		}
+	} else if (kind == WC_PENDING) {
+		if (r->outcome == KUBE_OK) {
+			set_str(&e->sent_rv, e->call_rv);
+		} else if (r->code != 409 && r->code != 404) {
+			log_msg(LOG_WARN, "workload", ns, name,
+				"status write failed (%ld): %s", r->code,
+				r->message);
+		}
+	}
+	if (kind == WC_ADMIT && !e->admit_pending)
+		admission_release(&e->adm);
+	FREE_AND_NULL(e->call_rv);
+	free(ns);
+	wl_sync(m, e);
+	pump(m);
+}
+
+/* ------------------------------------------------------------------ */
+/* Decisions */
+
+/* The cache entry of w, found by "ns/name" built in a stack buffer
+ * (this runs for every decision of every cycle). */
+static struct wl_entry *wl_entry_of(struct manager *m,
+				    const struct workload *w)
+{
+	char buf[320];
+	char *key = object_key_buf(buf, sizeof(buf), w->meta.namespace,
+				   w->meta.name);
+	struct wl_entry *e = hmap_get(&m->wls, key);
+
+	if (key != buf)
+		free(key);
+	return e;
+}
+
+void apply_decisions(struct manager *m)
+{
+	for (size_t i = 0; i < m->decs.n; i++) {
+		const struct sched_decision *d = &m->decs.v[i];
+		struct wl_entry *e = wl_entry_of(m, d->wl);
+
+		if (!e)
+			continue;
+		if (d->kind == DEC_ADMIT) {
+			sched_decision_admission(m->s, d, &e->adm);
+			set_str(&e->admit_rv, d->wl->meta.resource_version);
+			e->admit_pending = true;
+			want_clear(e);
+			if (e->inq == WQ_PENDING)
+				wl_dequeue(m, e);
+		} else {
+			want_set(e, d->reason ? d->reason : REASON_PENDING,
+				 d->message ? d->message : "");
+			log_msg(LOG_DEBUG, "scheduler", d->wl->meta.namespace,
+				d->wl->meta.name, "pending: %s",
+				e->want_msg);
+		}
+		wl_sync(m, e);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Workloads */
+
+static void wl_unlink_lq(struct wl_entry *e)
+{
+	struct lq_entry *l = e->lqe;
+
+	if (!l)
+		return;
+	if (e->lq_prev)
+		e->lq_prev->lq_next = e->lq_next;
+	else
+		l->wls = e->lq_next;
+	if (e->lq_next)
+		e->lq_next->lq_prev = e->lq_prev;
+	e->lq_prev = e->lq_next = NULL;
+	e->lqe = NULL;
+}
+
+static void wl_link_lq(struct wl_entry *e, struct lq_entry *l)
+{
+	e->lqe = l;
+	e->lq_prev = NULL;
+	e->lq_next = l->wls;
+	if (l->wls)
+		l->wls->lq_prev = e;
+	l->wls = e;
+}
+
+/*
+ * The manager never encodes a whole workload and sched reads only the
+ * scheduling view (requests, node selector, affinity, tolerations,
+ * status), so the rest of a decoded workload is dropped to keep a cache
+ * of tens of thousands small: raw pod templates, template and object
+ * labels and annotations, owner references, finalizers.
+ */
+static void wl_trim(struct workload *w)
+{
+	for (size_t i = 0; i < w->npod_sets; i++) {
+		struct pod_template *t = &w->pod_sets[i].tmpl;
+
+		FREE_AND_NULL(t->raw);
+		strmap_release(&t->labels);
+		strmap_release(&t->annotations);
+	}
+	strmap_release(&w->meta.labels);
+	strmap_release(&w->meta.annotations);
+	for (size_t i = 0; i < w->meta.nowners; i++) {
+		struct owner_ref *o = &w->meta.owners[i];
+
+		free(o->api_version);
+		free(o->kind);
+		free(o->name);
+		free(o->uid);
+	}
+	FREE_AND_NULL(w->meta.owners);
+	w->meta.nowners = 0;
+	for (size_t i = 0; i < w->meta.nfinalizers; i++)
+		free(w->meta.finalizers[i]);
+	FREE_AND_NULL(w->meta.finalizers);
+	w->meta.nfinalizers = 0;
+}
+
+static bool cond_equal(const struct condition *a, const struct condition *b)
+{
+	return a->status == b->status && str_eq(a->type, b->type) &&
+	       str_eq(a->reason, b->reason) &&
+	       str_eq(a->message, b->message) &&
+	       a->last_transition_ms == b->last_transition_ms &&
+	       a->observed_generation == b->observed_generation;
+}
+
+/* A QuotaReserved condition that is not True: its reason, message and
+ * time are ours to write and nothing sched reads. */
+static bool is_pending_cond(const struct condition *c)
+{
+	return c && str_eq(c->type, COND_QUOTA_RESERVED) &&
+	       c->status != COND_TRUE;
+}
+
+/*
+ * Whether nw differs from the cached cur (trimmed) only in what sched
+ * never reads: same object, same spec (generation), no admission, the
+ * same requeue state, and every condition equal except a QuotaReserved
+ * that is not True on either side.
+ */
+static bool wl_is_quiet(const struct workload *cur, const struct workload *nw)
+{
+	const struct condition *a, *b;
+	size_t na = 0, nb = 0;
+
+	if (!cur->meta.generation ||
+	    cur->meta.generation != nw->meta.generation ||
+	    !str_eq(cur->meta.uid, nw->meta.uid) ||
+	    cur->meta.deletion_ms != nw->meta.deletion_ms ||
+	    cur->has_admission || nw->has_admission ||
+	    cur->requeue_at_ms != nw->requeue_at_ms ||
+	    cur->has_requeue_count != nw->has_requeue_count ||
+	    cur->requeue_count != nw->requeue_count ||
+	    cur->nreclaimable || nw->nreclaimable || cur->nchecks ||
+	    nw->nchecks || cur->has_accumulated != nw->has_accumulated ||
+	    cur->accumulated_seconds != nw->accumulated_seconds)
+		return false;
+	a = conditions_find(&cur->conds, COND_QUOTA_RESERVED);
+	b = conditions_find(&nw->conds, COND_QUOTA_RESERVED);
+	if ((a && !is_pending_cond(a)) || (b && !is_pending_cond(b)))
+		return false;
+	for (size_t i = 0; i < cur->conds.n; i++)
+		na += !is_pending_cond(&cur->conds.v[i]);
+	for (size_t i = 0; i < nw->conds.n; i++) {
+		const struct condition *c = &nw->conds.v[i], *o;
+
+		if (is_pending_cond(c))
+			continue;
+		nb++;
+		o = conditions_find(&cur->conds, c->type);
+		if (!o || !cond_equal(o, c))
+			return false;
+	}
+	return na == nb;
+}
+
+/*
+ * A version of the same spec decoded cheaply, or NULL. Every spec change
+ * moves metadata.generation (k8s-api.md, CRDs with a status
+ * subresource), so a version with cur's generation and uid has cur's
+ * spec: obj is decoded with an empty spec (the pod templates and their
+ * path bookkeeping were most of the decoding cost), and the caller
+ * either keeps only its status (wl_is_quiet: the manager's own pending
+ * writes coming back) or swaps cur's spec in (wl_swap_spec: admissions,
+ * finishes, evictions). NULL when the generation or uid differ or the
+ * lite decode finds an error (the caller decodes in full, which reports
+ * it).
+ */
+static struct workload *wl_decode_lite(const json_t *obj,
+				       const struct workload *cur)
+{
+	const json_t *md = json_object_get(obj, "metadata");
+	const json_t *st = json_object_get(obj, "status");
+	json_t *lite;
+	struct workload *nw;
+	struct field_errors fe = FIELD_ERRORS_INIT;
+
+	if (!cur->meta.generation || !cur->meta.uid || !json_is_object(md) ||
+	    json_integer_value(json_object_get(md, "generation")) !=
+		    cur->meta.generation ||
+	    !str_eq(jstr(md, "uid"), cur->meta.uid))
+		return NULL;
+	lite = json_object();
+	json_object_set(lite, "apiVersion", json_object_get(obj, "apiVersion"));
+	json_object_set(lite, "kind", json_object_get(obj, "kind"));
+	json_object_set(lite, "metadata", (json_t *)md);
+	if (st)
+		json_object_set(lite, "status", (json_t *)st);
+	json_object_set_new(lite, "spec", json_object());
+	nw = xcalloc(1, sizeof(*nw));
+	if (codec_decode_workload(lite, nw, &fe) || fe.n) {
+		field_errors_release(&fe);
+		workload_release(nw);
+		FREE_AND_NULL(nw);
+	}
+	json_decref(lite);
+	return nw;
+}
+
+/* dst's spec fields become src's (shallow: pointers are shared). */
+static void wl_spec_assign(struct workload *dst, const struct workload *src)
+{
+	dst->pod_sets = src->pod_sets;
+	dst->npod_sets = src->npod_sets;
+	dst->queue_name = src->queue_name;
+	dst->priority_class_name = src->priority_class_name;
+	dst->priority_source = src->priority_source;
+	dst->has_priority = src->has_priority;
+	dst->priority = src->priority;
+	dst->active = src->active;
+	dst->has_max_exec = src->has_max_exec;
+	dst->max_exec_seconds = src->max_exec_seconds;
+}
+
+/* Swaps the spec fields of a and b (all of struct workload's spec). */
+static void wl_swap_spec(struct workload *a, struct workload *b)
+{
+	struct workload t = *a;
+
+	wl_spec_assign(a, b);
+	wl_spec_assign(b, &t);
+}
+
+/* Moves nw's conditions and resourceVersion into cur (the rest of the
+ * status is equal: wl_is_quiet); nw gets cur's old ones. */
+static void wl_take_status(struct workload *cur, struct workload *nw)
+{
+	char *rv = cur->meta.resource_version;
+	struct conditions conds = cur->conds;
+
+	cur->meta.resource_version = nw->meta.resource_version;
+	nw->meta.resource_version = rv;
+	cur->conds = nw->conds;
+	nw->conds = conds;
+}
+
+void apply_wl(struct manager *m, const json_t *obj, const char *key)
+{
+	struct wl_entry *e = hmap_get(&m->wls, key);
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	const char *rv = meta_str(obj, "resourceVersion");
+	struct workload *nw, *old;
+	struct lq_entry *old_lqe = NULL;
+	bool quiet = false, same_spec = false;
+
+	if (e) {
+		e->seen = m->gen[INF_WL];
+		if (str_eq(rv, e->w->meta.resource_version) ||
+		    str_eq(rv, e->bad_rv))
+			return;
+	}
+	nw = e ? wl_decode_lite(obj, e->w) : NULL;
+	if (nw && !e->forget_on_update && wl_is_quiet(e->w, nw)) {
+		quiet = true;
+	} else if (nw) {
+		/* The cached spec moves into nw (sched's compiled pod sets
+		 * point into the pod_sets array, which does not move); on
+		 * a validation error it moves back. */
+		wl_swap_spec(nw, e->w);
+		validate_workload(nw, NULL, &fe);
+		if (fe.n)
+			wl_swap_spec(nw, e->w);
+		else
+			same_spec = true;
+	} else {
+		nw = xcalloc(1, sizeof(*nw));
+		if (!codec_decode_workload(obj, nw, &fe))
+			validate_workload(nw, NULL, &fe);
+	}
+	if (fe.n || !nw->meta.name || !nw->meta.namespace) {
+		free(log_invalid(m, "workloads", meta_str(obj, "namespace"),
+				 meta_str(obj, "name"), &fe));
+		field_errors_release(&fe);
+		workload_release(nw);
+		free(nw);
+		if (e)
+			set_str(&e->bad_rv, rv);
+		return;
+	}
+	if (m->wl_obs)
+		m->wl_obs(m->wl_obs_ud, MANAGER_WL_UPSERT, nw);
+	if (quiet) {
+		/* Nothing sched reads moved (typically our own pending
+		 * write coming back): the cached struct, which sched
+		 * borrows, takes the new conditions and version; sched is
+		 * not told, so no cycle runs for it. */
+		wl_take_status(e->w, nw);
+		workload_release(nw);
+		free(nw);
+		m->stats.status_only++;
+		FREE_AND_NULL(e->bad_rv);
+		if (e->sent_rv && !str_eq(e->sent_rv, rv))
+			FREE_AND_NULL(e->sent_rv);
+		wl_sync(m, e);
+		return;
+	}
+	wl_trim(nw);
+	if (!e) {
+		e = xcalloc(1, sizeof(*e));
+		e->key = xstrdup(key);
+		e->m = m;
+		e->seen = m->gen[INF_WL];
+		hmap_put(&m->wls, e->key, e);
+	}
+	old = e->w;
+	m->n_requeue_at += (nw->requeue_at_ms != 0) -
+			   (old && old->requeue_at_ms != 0);
+	if (!old ||
+	    (!same_spec && !str_eq(old->queue_name, nw->queue_name))) {
+		old_lqe = e->lqe;
+		wl_unlink_lq(e);
+		if (nw->queue_name && *nw->queue_name) {
+			char *lk = xasprintf("%s/%s", nw->meta.namespace,
+					     nw->queue_name);
+
+			wl_link_lq(e, lq_get(m, lk));
+			free(lk);
+		}
+	}
+	e->w = nw;
+	FREE_AND_NULL(e->bad_rv);
+	if (e->sent_rv && !str_eq(e->sent_rv, rv))
+		FREE_AND_NULL(e->sent_rv);
+	if (m->fed) {
+		if (e->forget_on_update) {
+			sched_wl_forget(m->s, nw->meta.namespace,
+					nw->meta.name);
+			e->forget_on_update = false;
+		}
+		wl_resolve(m, e, true);
+	}
+	if (old) {
+		workload_release(old);
+		free(old);
+	}
+	if (old_lqe != e->lqe)
+		lq_gc(m, old_lqe);
+}
+
+void wl_drop(struct manager *m, struct wl_entry *e)
+{
+	struct lq_entry *l = e->lqe;
+
+	if (m->wl_obs && !m->closing)
+		m->wl_obs(m->wl_obs_ud, MANAGER_WL_DELETE, e->w);
+	if (m->fed && e->in_sched) {
+		sched_wl_remove(m->s, e->w->meta.namespace, e->w->meta.name);
+		m->changed = true;
+	}
+	if (e->call) {
+		kube_cancel(m->k, e->call);
+		m->wl_inflight--;
+		if (e->call_kind == WC_PENDING)
+			m->pend_inflight--;
+	}
+	wl_dequeue(m, e);
+	defer_del(m, e);
+	wl_unlink_lq(e);
+	hmap_del(&m->wls, e->key);
+	m->n_requeue_at -= e->w->requeue_at_ms != 0;
+	workload_release(e->w);
+	free(e->w);
+	admission_release(&e->adm);
+	free(e->bad_rv);
+	free(e->want_reason);
+	free(e->want_msg);
+	free(e->admit_rv);
+	free(e->call_rv);
+	free(e->sent_rv);
+	free(e->key);
+	free(e);
+	lq_gc(m, l);
+	pump(m);
+}
+
+void remove_wl(struct manager *m, const char *key)
+{
+	struct wl_entry *e = hmap_get(&m->wls, key);
+
+	if (e)
+		wl_drop(m, e);
+}
+
+void sweep_wl(struct manager *m, uint64_t gen)
+{
+	struct wl_entry *e;
+	size_t pos = 0;
+
+	while ((e = hmap_next(&m->wls, &pos, NULL)))
+		if (e->seen != gen)
+			wl_drop(m, e);
+}
