@@ -191,7 +191,7 @@ static void cq_status_result(void *ud, const char *key,
 
 	status_result(m, key, r);
 	if (e)
-		cq_finalize(m, e);
+		manager_queues_cq_finalize(m, e);
 }
 
 static void lq_status_result(void *ud, const char *key,
@@ -263,7 +263,7 @@ static void lq_metrics(struct manager *m, const struct lq_entry *e)
 }
 
 /* Reports a ClusterQueue's gauges (kueue_metrics.h) from sched. */
-void cq_metrics(struct manager *m, const struct cq_entry *e)
+void manager_cq_metrics(struct manager *m, const struct cq_entry *e)
 {
 	struct kueue_metrics *km = m->o.metrics;
 	const struct cluster_queue *cq = e->cq;
@@ -328,7 +328,7 @@ static void cq_metrics_mark(struct manager *m, struct cq_entry *e);
 
 /* A LocalQueue's status (and gauges, with its ClusterQueue's) may have
  * changed. */
-void lq_mark(struct manager *m, struct lq_entry *e)
+void manager_lq_mark(struct manager *m, struct lq_entry *e)
 {
 	status_writer_mark(m->lqw, e->key);
 	if (e->cqe)
@@ -421,7 +421,7 @@ static char *obj_key(const struct inf_def *d, const json_t *obj)
 static void on_event(void *ud, enum kube_event_type type, json_t *obj)
 {
 	struct informer *inf = ud;
-	const struct inf_def *d = &inf_defs[inf->kind];
+	const struct inf_def *d = &manager_queues_inf_defs[inf->kind];
 	char *key = obj_key(d, obj);
 
 	if (key) {
@@ -438,7 +438,7 @@ static void on_replace(void *ud, json_t *items, bool initial)
 {
 	struct informer *inf = ud;
 	struct manager *m = inf->m;
-	const struct inf_def *d = &inf_defs[inf->kind];
+	const struct inf_def *d = &manager_queues_inf_defs[inf->kind];
 	size_t i;
 	json_t *obj;
 
@@ -473,7 +473,7 @@ static void on_page(void *ud, json_t *items, bool first)
 {
 	struct informer *inf = ud;
 	struct manager *m = inf->m;
-	const struct inf_def *d = &inf_defs[inf->kind];
+	const struct inf_def *d = &manager_queues_inf_defs[inf->kind];
 	size_t i;
 	json_t *obj;
 
@@ -508,8 +508,8 @@ static void on_error(void *ud, const char *message)
 {
 	struct informer *inf = ud;
 
-	log_msg(LOG_WARN, "informer", NULL, inf_defs[inf->kind].resource,
-		"%s", message);
+	log_msg(LOG_WARN, "informer", NULL,
+		manager_queues_inf_defs[inf->kind].resource, "%s", message);
 }
 
 static const struct kube_watch_ops inf_ops = {
@@ -555,16 +555,16 @@ static void feed(struct manager *m)
 		cq->active = st.active;
 	}
 	for (pos = 0; (wl = hmap_next(&m->wls, &pos, NULL));)
-		wl_resolve(m, wl, true);
+		manager_wl_resolve(m, wl, true);
 	for (pos = 0; (cq = hmap_next(&m->cqs, &pos, NULL));) {
 		status_writer_mark(m->cqw, cq->name);
-		cq_finalize(m, cq);
+		manager_queues_cq_finalize(m, cq);
 	}
 	for (pos = 0; (lq = hmap_next(&m->lqs, &pos, NULL));)
 		if (lq->lq)
-			lq_mark(m, lq);
+			manager_lq_mark(m, lq);
 	for (pos = 0; (rf = hmap_next(&m->rfs, &pos, NULL));)
-		rf_finalize(m, rf);
+		manager_queues_rf_finalize(m, rf);
 	m->changed = true;
 	log_msg(LOG_INFO, "manager", NULL, NULL,
 		"caches synced: %zu resourceflavors, %zu cohorts, "
@@ -572,7 +572,7 @@ static void feed(struct manager *m)
 		hmap_count(&m->rfs), hmap_count(&m->cohorts),
 		hmap_count(&m->cqs), hmap_count(&m->lqs),
 		hmap_count(&m->wls));
-	pump(m);
+	manager_wl_pump(m);
 }
 
 /* ------------------------------------------------------------------ */
@@ -654,7 +654,7 @@ static void on_mflush(void *ud, int64_t now_ms)
 
 		if (e && e->mdirty) {
 			e->mdirty = false;
-			cq_metrics(m, e);
+			manager_cq_metrics(m, e);
 			count_lq_parked(m, e);
 			for (const struct lq_entry *l = e->lqs; l;
 			     l = l->cq_next)
@@ -686,12 +686,12 @@ static void process_dirty(struct manager *m)
 					e->name, "%s: %s",
 					st.active ? "active" : "inactive",
 					st.message ? st.message : "");
-				cq_resolve_all(m, e);
+				manager_queues_cq_resolve_all(m, e);
 			}
 			status_writer_mark(m->cqw, e->name);
 			cq_metrics_mark(m, e);
 			if (e->cq->meta.deletion_ms)
-				cq_finalize(m, e);
+				manager_queues_cq_finalize(m, e);
 		}
 		free(m->dirty_cq[i]);
 	}
@@ -700,7 +700,7 @@ static void process_dirty(struct manager *m)
 		struct lq_entry *e = hmap_get(&m->lqs, m->dirty_lq[i]);
 
 		if (e && e->lq)
-			lq_mark(m, e);
+			manager_lq_mark(m, e);
 		free(m->dirty_lq[i]);
 	}
 	m->ndirty_lq = 0;
@@ -734,7 +734,7 @@ static void cycle(struct manager *m)
 							dt);
 	}
 	m->stats.cycles++;
-	apply_decisions(m);
+	manager_wl_apply_decisions(m);
 	sched_decisions_clear(&m->decs);
 	/*
 	 * No timer to run again: sched_cycle went on until a round neither
@@ -775,7 +775,7 @@ static void before_sleep(void *ud)
 	}
 	if (m->changed)
 		wake_soon(m);
-	pump(m);
+	manager_wl_pump(m);
 }
 
 static void on_wake(void *ud, int64_t now_ms)
@@ -844,14 +844,14 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	m->lqw = status_writer_new(k, &wo);
 	timers_setup(&m->wake, on_wake, m);
 	timers_setup(&m->backoff, on_backoff, m);
-	timers_setup(&m->defer, on_defer, m);
+	timers_setup(&m->defer, manager_wl_on_defer, m);
 	timers_setup(&m->audit, on_audit, m);
 	timers_setup(&m->mflush, on_mflush, m);
 	if (log_enabled(LOG_DEBUG))
 		loop_timer_arm(m->l, &m->audit, AUDIT_MS);
 	loop_set_before_sleep(m->l, before_sleep, m);
 	for (int i = 0; i < INF_N; i++) {
-		const struct inf_def *d = &inf_defs[i];
+		const struct inf_def *d = &manager_queues_inf_defs[i];
 		struct kube_ref ref = { .group = d->group,
 					.version = d->version,
 					.resource = d->resource };
@@ -910,20 +910,20 @@ void manager_free(struct manager *m)
 		struct wl_entry *w = e;
 
 		w->lqe = NULL; /* entries are all going */
-		wl_drop(m, w);
+		manager_wl_drop(m, w);
 	}
 	for (pos = 0; (e = hmap_next(&m->lqs, &pos, NULL));)
-		lq_entry_free(e);
+		manager_queues_lq_entry_free(e);
 	for (pos = 0; (e = hmap_next(&m->cqs, &pos, NULL));)
-		cq_entry_free(m, e);
+		manager_queues_cq_entry_free(m, e);
 	for (pos = 0; (e = hmap_next(&m->rfs, &pos, NULL));)
-		rf_entry_free(m, e);
+		manager_queues_rf_entry_free(m, e);
 	for (pos = 0; (e = hmap_next(&m->cohorts, &pos, NULL));)
-		cohort_entry_free(e);
+		manager_queues_cohort_entry_free(e);
 	for (pos = 0; (e = hmap_next(&m->nss, &pos, NULL));)
-		ns_entry_free(e);
+		manager_queues_ns_entry_free(e);
 	for (pos = 0; (e = hmap_next(&m->wpcs, &pos, NULL));)
-		wpc_entry_free(e);
+		manager_queues_wpc_entry_free(e);
 	hmap_release(&m->wls);
 	hmap_release(&m->lqs);
 	hmap_release(&m->cqs);

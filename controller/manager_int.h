@@ -191,7 +191,7 @@ struct inf_def {
 
 /* The informer table (manager_queues.c): one row per kind, indexed by
  * enum inf_kind. */
-extern const struct inf_def inf_defs[INF_N];
+extern const struct inf_def manager_queues_inf_defs[INF_N];
 
 struct informer {
 	struct manager *m;      /* borrowed */
@@ -312,61 +312,61 @@ static inline char *log_invalid(struct manager *m, const char *kind,
 
 /* Refreshes e's ClusterQueue gauges from sched now (no-op without
  * metrics, a ClusterQueue, or before the caches were fed). */
-void cq_metrics(struct manager *m, const struct cq_entry *e);
+void manager_cq_metrics(struct manager *m, const struct cq_entry *e);
 
 /* Marks e's status for a write and its ClusterQueue's gauges for the
  * next flush. */
-void lq_mark(struct manager *m, struct lq_entry *e);
+void manager_lq_mark(struct manager *m, struct lq_entry *e);
 
 /* manager_wl.c */
 
 /* The defer timer's callback (ud: the manager). */
-void on_defer(void *ud, int64_t now_ms);
+void manager_wl_on_defer(void *ud, int64_t now_ms);
 
 /* Re-resolves e's LocalQueue and ClusterQueue and tells sched when the
  * answer changed (always with force); a no-op before the caches were
  * fed. */
-void wl_resolve(struct manager *m, struct wl_entry *e, bool force);
+void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force);
 
 /* Submits queued workload writes, up to max_wl_writes in flight. */
-void pump(struct manager *m);
+void manager_wl_pump(struct manager *m);
 
 /* Turns m->decs (the last cycle's decisions) into wanted writes. */
-void apply_decisions(struct manager *m);
+void manager_wl_apply_decisions(struct manager *m);
 
-/* The Workloads row of inf_defs. */
-apply_fn apply_wl;
-remove_fn remove_wl;
-sweep_fn sweep_wl;
+/* The Workloads row of manager_queues_inf_defs. */
+apply_fn manager_wl_apply;
+remove_fn manager_wl_remove;
+sweep_fn manager_wl_sweep;
 
 /* Tells sched, cancels e's write in flight, unlinks and frees e (and
  * its LocalQueue placeholder when that was its last use). */
-void wl_drop(struct manager *m, struct wl_entry *e);
+void manager_wl_drop(struct manager *m, struct wl_entry *e);
 
 /* manager_queues.c */
 
 /* Adds or removes the resource-in-use finalizer when needed, one patch
  * per object in flight (a ClusterQueue's never beside its status
  * write). */
-void cq_finalize(struct manager *m, struct cq_entry *e);
-void rf_finalize(struct manager *m, struct rf_entry *e);
+void manager_queues_cq_finalize(struct manager *m, struct cq_entry *e);
+void manager_queues_rf_finalize(struct manager *m, struct rf_entry *e);
 
 /* Marks each LocalQueue of cqe and re-resolves its workloads. */
-void cq_resolve_all(struct manager *m, struct cq_entry *cqe);
+void manager_queues_cq_resolve_all(struct manager *m, struct cq_entry *cqe);
 
 /* The LocalQueue entry of "ns/name" (borrowed: m->lqs owns it), created
- * as a placeholder when absent; lq_gc frees e (NULL: no-op) once it has
- * neither a LocalQueue nor workloads. */
-struct lq_entry *lq_get(struct manager *m, const char *key);
-void lq_gc(struct manager *m, struct lq_entry *e);
+ * as a placeholder when absent; manager_queues_lq_gc frees e (NULL:
+ * no-op) once it has neither a LocalQueue nor workloads. */
+struct lq_entry *manager_queues_lq_get(struct manager *m, const char *key);
+void manager_queues_lq_gc(struct manager *m, struct lq_entry *e);
 
 /* For manager_free: each frees one entry and what it owns (cancelling
  * a finalizer patch in flight), telling neither sched nor the maps. */
-void rf_entry_free(struct manager *m, struct rf_entry *e);
-void cohort_entry_free(struct cohort_entry *e);
-void cq_entry_free(struct manager *m, struct cq_entry *e);
-void ns_entry_free(struct ns_entry *e);
-void lq_entry_free(struct lq_entry *e);
-void wpc_entry_free(struct wpc_entry *e);
+void manager_queues_rf_entry_free(struct manager *m, struct rf_entry *e);
+void manager_queues_cohort_entry_free(struct cohort_entry *e);
+void manager_queues_cq_entry_free(struct manager *m, struct cq_entry *e);
+void manager_queues_ns_entry_free(struct ns_entry *e);
+void manager_queues_lq_entry_free(struct lq_entry *e);
+void manager_queues_wpc_entry_free(struct wpc_entry *e);
 
 #endif

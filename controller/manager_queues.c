@@ -38,7 +38,7 @@ static remove_fn remove_rf, remove_cohort, remove_cq, remove_ns, remove_lq,
 static sweep_fn sweep_rf, sweep_cohort, sweep_cq, sweep_ns, sweep_lq,
 	sweep_wpc;
 
-const struct inf_def inf_defs[INF_N] = {
+const struct inf_def manager_queues_inf_defs[INF_N] = {
 	[INF_RF] = { KUEUE_GROUP, KUEUE_VERSION, "resourceflavors", false,
 		     apply_rf, remove_rf, sweep_rf },
 	[INF_COHORT] = { KUEUE_GROUP, KUEUE_VERSION, "cohorts", false,
@@ -51,8 +51,8 @@ const struct inf_def inf_defs[INF_N] = {
 		     apply_lq, remove_lq, sweep_lq },
 	[INF_WPC] = { KUEUE_GROUP, KUEUE_VERSION, "workloadpriorityclasses",
 		      false, apply_wpc, remove_wpc, sweep_wpc },
-	[INF_WL] = { KUEUE_GROUP, KUEUE_VERSION, "workloads", true, apply_wl,
-		     remove_wl, sweep_wl },
+	[INF_WL] = { KUEUE_GROUP, KUEUE_VERSION, "workloads", true, manager_wl_apply,
+		     manager_wl_remove, manager_wl_sweep },
 };
 
 /* ------------------------------------------------------------------ */
@@ -132,10 +132,10 @@ static void cq_fin_done(void *ud, const struct kube_reply *r, json_t *body)
 	/* A newer version that arrived meanwhile was not looked at. */
 	if (r->outcome != KUBE_OK && e->cq &&
 	    !str_eq(e->fin_rv, e->cq->meta.resource_version))
-		cq_finalize(e->m, e);
+		manager_queues_cq_finalize(e->m, e);
 }
 
-void cq_finalize(struct manager *m, struct cq_entry *e)
+void manager_queues_cq_finalize(struct manager *m, struct cq_entry *e)
 {
 	struct sched_cq_status st;
 	int action;
@@ -165,10 +165,10 @@ static void rf_fin_done(void *ud, const struct kube_reply *r, json_t *body)
 			r->message);
 	if (r->outcome != KUBE_OK && e->rf &&
 	    !str_eq(e->fin_rv, e->rf->meta.resource_version))
-		rf_finalize(e->m, e);
+		manager_queues_rf_finalize(e->m, e);
 }
 
-void rf_finalize(struct manager *m, struct rf_entry *e)
+void manager_queues_rf_finalize(struct manager *m, struct rf_entry *e)
 {
 	int action;
 
@@ -198,7 +198,7 @@ static struct rf_entry *rf_get(struct manager *m, const char *name)
 	return e;
 }
 
-void rf_entry_free(struct manager *m, struct rf_entry *e)
+void manager_queues_rf_entry_free(struct manager *m, struct rf_entry *e)
 {
 	fin_cancel(m, &e->fin_call);
 	if (e->rf)
@@ -214,7 +214,7 @@ static void rf_gc(struct manager *m, struct rf_entry *e)
 	if (e->rf || e->refs)
 		return;
 	hmap_del(&m->rfs, e->name);
-	rf_entry_free(m, e);
+	manager_queues_rf_entry_free(m, e);
 }
 
 static void apply_rf(struct manager *m, const json_t *obj, const char *key)
@@ -249,7 +249,7 @@ static void apply_rf(struct manager *m, const json_t *obj, const char *key)
 	} else {
 		log_msg(LOG_DEBUG, "resourceflavors", NULL, key, "added");
 	}
-	rf_finalize(m, e);
+	manager_queues_rf_finalize(m, e);
 }
 
 static void rf_drop(struct manager *m, struct rf_entry *e)
@@ -287,7 +287,7 @@ static void sweep_rf(struct manager *m, uint64_t gen)
 /* ------------------------------------------------------------------ */
 /* Cohorts */
 
-void cohort_entry_free(struct cohort_entry *e)
+void manager_queues_cohort_entry_free(struct cohort_entry *e)
 {
 	if (e->c)
 		cohort_release(e->c);
@@ -344,7 +344,7 @@ static void cohort_drop(struct manager *m, struct cohort_entry *e)
 	if (m->o.metrics)
 		kueue_metrics_cohort_delete(m->o.metrics, e->name);
 	hmap_del(&m->cohorts, e->name);
-	cohort_entry_free(e);
+	manager_queues_cohort_entry_free(e);
 }
 
 static void remove_cohort(struct manager *m, const char *key)
@@ -371,13 +371,13 @@ static void sweep_cohort(struct manager *m, uint64_t gen)
 static void lq_resolve_all(struct manager *m, struct lq_entry *lqe)
 {
 	for (struct wl_entry *e = lqe->wls; e; e = e->lq_next)
-		wl_resolve(m, e, false);
+		manager_wl_resolve(m, e, false);
 }
 
-void cq_resolve_all(struct manager *m, struct cq_entry *cqe)
+void manager_queues_cq_resolve_all(struct manager *m, struct cq_entry *cqe)
 {
 	for (struct lq_entry *l = cqe->lqs; l; l = l->cq_next) {
-		lq_mark(m, l);
+		manager_lq_mark(m, l);
 		lq_resolve_all(m, l);
 	}
 }
@@ -405,7 +405,7 @@ static void free_strv(char **v, size_t n)
 	free(v);
 }
 
-void cq_entry_free(struct manager *m, struct cq_entry *e)
+void manager_queues_cq_entry_free(struct manager *m, struct cq_entry *e)
 {
 	fin_cancel(m, &e->fin_call);
 	if (e->cq)
@@ -423,7 +423,7 @@ static void cq_gc(struct manager *m, struct cq_entry *e)
 	if (!e || e->cq || e->lqs)
 		return;
 	hmap_del(&m->cqs, e->name);
-	cq_entry_free(m, e);
+	manager_queues_cq_entry_free(m, e);
 }
 
 /* The distinct flavor names cq lists (new vector). */
@@ -470,7 +470,7 @@ static void cq_set_flavor_refs(struct manager *m, struct cq_entry *e,
 		if (!rf)
 			continue;
 		if (--rf->refs == 0) {
-			rf_finalize(m, rf);
+			manager_queues_rf_finalize(m, rf);
 			rf_gc(m, rf);
 		}
 	}
@@ -554,7 +554,7 @@ static void apply_cq(struct manager *m, const json_t *obj, const char *key)
 		free(nw);
 		m->stats.status_only++;
 		status_writer_mark(m->cqw, e->name);
-		cq_finalize(m, e);
+		manager_queues_cq_finalize(m, e);
 		return;
 	}
 	if (!nw->meta.name)
@@ -570,7 +570,7 @@ static void apply_cq(struct manager *m, const json_t *obj, const char *key)
 	if (old && m->o.metrics)
 		kueue_metrics_cq_resources_clear(m->o.metrics, e->name);
 	if (m->fed)
-		cq_metrics(m, e);
+		manager_cq_metrics(m, e);
 	if (old) {
 		cluster_queue_release(old);
 		free(old);
@@ -579,10 +579,10 @@ static void apply_cq(struct manager *m, const json_t *obj, const char *key)
 
 		sched_cq_status(m->s, e->name, &st);
 		e->active = st.active;
-		cq_resolve_all(m, e);
+		manager_queues_cq_resolve_all(m, e);
 	}
 	status_writer_mark(m->cqw, e->name);
-	cq_finalize(m, e);
+	manager_queues_cq_finalize(m, e);
 }
 
 static void cq_drop(struct manager *m, struct cq_entry *e)
@@ -602,7 +602,7 @@ static void cq_drop(struct manager *m, struct cq_entry *e)
 	fin_cancel(m, &e->fin_call);
 	status_writer_forget(m->cqw, e->name);
 	e->active = false;
-	cq_resolve_all(m, e);
+	manager_queues_cq_resolve_all(m, e);
 	cq_gc(m, e);
 }
 
@@ -627,7 +627,7 @@ static void sweep_cq(struct manager *m, uint64_t gen)
 /* ------------------------------------------------------------------ */
 /* Namespaces (labels for namespaceSelectors) */
 
-void ns_entry_free(struct ns_entry *e)
+void manager_queues_ns_entry_free(struct ns_entry *e)
 {
 	strmap_release(&e->labels);
 	free(e->rv);
@@ -674,7 +674,7 @@ static void ns_drop(struct manager *m, struct ns_entry *e)
 	}
 	m->nsview_gen++;
 	hmap_del(&m->nss, e->name);
-	ns_entry_free(e);
+	manager_queues_ns_entry_free(e);
 }
 
 static void remove_ns(struct manager *m, const char *key)
@@ -698,7 +698,7 @@ static void sweep_ns(struct manager *m, uint64_t gen)
 /* ------------------------------------------------------------------ */
 /* LocalQueues */
 
-struct lq_entry *lq_get(struct manager *m, const char *key)
+struct lq_entry *manager_queues_lq_get(struct manager *m, const char *key)
 {
 	struct lq_entry *e = hmap_get(&m->lqs, key);
 
@@ -710,7 +710,7 @@ struct lq_entry *lq_get(struct manager *m, const char *key)
 	return e;
 }
 
-void lq_entry_free(struct lq_entry *e)
+void manager_queues_lq_entry_free(struct lq_entry *e)
 {
 	if (e->lq)
 		local_queue_release(e->lq);
@@ -719,12 +719,12 @@ void lq_entry_free(struct lq_entry *e)
 	free(e);
 }
 
-void lq_gc(struct manager *m, struct lq_entry *e)
+void manager_queues_lq_gc(struct manager *m, struct lq_entry *e)
 {
 	if (!e || e->lq || e->wls)
 		return;
 	hmap_del(&m->lqs, e->key);
-	lq_entry_free(e);
+	manager_queues_lq_entry_free(e);
 }
 
 /* Unlinks e from its ClusterQueue entry; returns that entry. */
@@ -757,7 +757,7 @@ static void lq_link_cq(struct lq_entry *e, struct cq_entry *c)
 
 static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 {
-	struct lq_entry *e = lq_get(m, key);
+	struct lq_entry *e = manager_queues_lq_get(m, key);
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	struct local_queue *nw, *old = e->lq;
 	struct cq_entry *old_cqe = NULL;
@@ -775,7 +775,7 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 		field_errors_release(&fe);
 		local_queue_release(nw);
 		free(nw);
-		lq_gc(m, e);
+		manager_queues_lq_gc(m, e);
 		return;
 	}
 	relevant = !old || old->stop != nw->stop ||
@@ -790,7 +790,7 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 		local_queue_release(old);
 		free(old);
 	}
-	lq_mark(m, e);
+	manager_lq_mark(m, e);
 	if (relevant)
 		lq_resolve_all(m, e);
 	if (old_cqe != e->cqe)
@@ -817,7 +817,7 @@ static void lq_drop(struct manager *m, struct lq_entry *e)
 	m->nsview_gen++;
 	lq_resolve_all(m, e);
 	cq_gc(m, c);
-	lq_gc(m, e);
+	manager_queues_lq_gc(m, e);
 }
 
 static void remove_lq(struct manager *m, const char *key)
@@ -842,7 +842,7 @@ static void sweep_lq(struct manager *m, uint64_t gen)
 /* WorkloadPriorityClasses (cached for completeness: workloads carry
  * their priority in spec.priority) */
 
-void wpc_entry_free(struct wpc_entry *e)
+void manager_queues_wpc_entry_free(struct wpc_entry *e)
 {
 	if (e->p)
 		workload_priority_class_release(e->p);
@@ -893,7 +893,7 @@ static void remove_wpc(struct manager *m, const char *key)
 
 	if (e) {
 		m->nsview_gen++;
-		wpc_entry_free(e);
+		manager_queues_wpc_entry_free(e);
 	}
 }
 
@@ -906,7 +906,7 @@ static void sweep_wpc(struct manager *m, uint64_t gen)
 		if (e->seen != gen) {
 			m->nsview_gen++;
 			hmap_del(&m->wpcs, e->name);
-			wpc_entry_free(e);
+			manager_queues_wpc_entry_free(e);
 		}
 	}
 }

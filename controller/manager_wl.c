@@ -219,7 +219,7 @@ static void wl_sync(struct manager *m, struct wl_entry *e)
 }
 
 /* The deferred pending writes whose time came go to the pending queue. */
-void on_defer(void *ud, int64_t now_ms)
+void manager_wl_on_defer(void *ud, int64_t now_ms)
 {
 	struct manager *m = ud;
 	struct wl_entry *e = m->deferq, *next;
@@ -232,7 +232,7 @@ void on_defer(void *ud, int64_t now_ms)
 	}
 	if (m->ndeferred)
 		loop_timer_arm(m->l, &m->defer, DEFER_TICK_MS);
-	pump(m);
+	manager_wl_pump(m);
 }
 
 /*
@@ -241,7 +241,7 @@ void on_defer(void *ud, int64_t now_ms)
  * condition Kueue's workload controller writes for a missing, stopped or
  * inactive link (kueue-api.md §3.6, §7.4).
  */
-void wl_resolve(struct manager *m, struct wl_entry *e, bool force)
+void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 {
 	const struct workload *w = e->w;
 	struct lq_entry *lqe = e->lqe, *res_lqe = NULL;
@@ -446,7 +446,7 @@ static struct wl_entry *fifo_pop(struct wl_fifo *q)
  * first Pending condition never hold the connections an admission
  * write needs.
  */
-void pump(struct manager *m)
+void manager_wl_pump(struct manager *m)
 {
 	unsigned max = m->o.max_wl_writes;
 
@@ -570,7 +570,7 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 	FREE_AND_NULL(e->call_rv);
 	free(ns);
 	wl_sync(m, e);
-	pump(m);
+	manager_wl_pump(m);
 }
 
 /* ------------------------------------------------------------------ */
@@ -591,7 +591,7 @@ static struct wl_entry *wl_entry_of(struct manager *m,
 	return e;
 }
 
-void apply_decisions(struct manager *m)
+void manager_wl_apply_decisions(struct manager *m)
 {
 	for (size_t i = 0; i < m->decs.n; i++) {
 		const struct sched_decision *d = &m->decs.v[i];
@@ -819,7 +819,7 @@ static void wl_take_status(struct workload *cur, struct workload *nw)
 	nw->conds = conds;
 }
 
-void apply_wl(struct manager *m, const json_t *obj, const char *key)
+void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 {
 	struct wl_entry *e = hmap_get(&m->wls, key);
 	struct field_errors fe = FIELD_ERRORS_INIT;
@@ -898,7 +898,7 @@ void apply_wl(struct manager *m, const json_t *obj, const char *key)
 			char *lk = xasprintf("%s/%s", nw->meta.namespace,
 					     nw->queue_name);
 
-			wl_link_lq(e, lq_get(m, lk));
+			wl_link_lq(e, manager_queues_lq_get(m, lk));
 			free(lk);
 		}
 	}
@@ -912,17 +912,17 @@ void apply_wl(struct manager *m, const json_t *obj, const char *key)
 					nw->meta.name);
 			e->forget_on_update = false;
 		}
-		wl_resolve(m, e, true);
+		manager_wl_resolve(m, e, true);
 	}
 	if (old) {
 		workload_release(old);
 		free(old);
 	}
 	if (old_lqe != e->lqe)
-		lq_gc(m, old_lqe);
+		manager_queues_lq_gc(m, old_lqe);
 }
 
-void wl_drop(struct manager *m, struct wl_entry *e)
+void manager_wl_drop(struct manager *m, struct wl_entry *e)
 {
 	struct lq_entry *l = e->lqe;
 
@@ -954,24 +954,24 @@ void wl_drop(struct manager *m, struct wl_entry *e)
 	free(e->sent_rv);
 	free(e->key);
 	free(e);
-	lq_gc(m, l);
-	pump(m);
+	manager_queues_lq_gc(m, l);
+	manager_wl_pump(m);
 }
 
-void remove_wl(struct manager *m, const char *key)
+void manager_wl_remove(struct manager *m, const char *key)
 {
 	struct wl_entry *e = hmap_get(&m->wls, key);
 
 	if (e)
-		wl_drop(m, e);
+		manager_wl_drop(m, e);
 }
 
-void sweep_wl(struct manager *m, uint64_t gen)
+void manager_wl_sweep(struct manager *m, uint64_t gen)
 {
 	struct wl_entry *e;
 	size_t pos = 0;
 
 	while ((e = hmap_next(&m->wls, &pos, NULL)))
 		if (e->seen != gen)
-			wl_drop(m, e);
+			manager_wl_drop(m, e);
 }
