@@ -149,8 +149,7 @@ static int fail_at(struct ctx *c, yaml_mark_t m, const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* Scalars (rules 1-3) */
 
-/* Rule 3: go-yaml's resolve() for an untagged plain scalar (yamlplain.h;
- * its enum order is sc_type's). */
+/* Rule 3: go-yaml's resolve() for an untagged plain scalar (yamlplain.h). */
 static void resolve_plain(const char *in, size_t n, struct scalar *out)
 {
 	static const enum sc_type of[] = {

@@ -126,32 +126,23 @@ static const struct {
 	bool b;
 	double d;
 } plain_table[] = {
-	{ "y", YAMLPLAIN_BOOL, true, 0 }, { "Y", YAMLPLAIN_BOOL, true, 0 },
-	{ "yes", YAMLPLAIN_BOOL, true, 0 }, { "Yes", YAMLPLAIN_BOOL, true, 0 },
-	{ "YES", YAMLPLAIN_BOOL, true, 0 }, { "true", YAMLPLAIN_BOOL, true, 0 },
-	{ "True", YAMLPLAIN_BOOL, true, 0 }, { "TRUE", YAMLPLAIN_BOOL, true, 0 },
-	{ "on", YAMLPLAIN_BOOL, true, 0 }, { "On", YAMLPLAIN_BOOL, true, 0 },
-	{ "ON", YAMLPLAIN_BOOL, true, 0 },
-	{ "n", YAMLPLAIN_BOOL, false, 0 }, { "N", YAMLPLAIN_BOOL, false, 0 },
-	{ "no", YAMLPLAIN_BOOL, false, 0 }, { "No", YAMLPLAIN_BOOL, false, 0 },
-	{ "NO", YAMLPLAIN_BOOL, false, 0 }, { "false", YAMLPLAIN_BOOL, false, 0 },
-	{ "False", YAMLPLAIN_BOOL, false, 0 }, { "FALSE", YAMLPLAIN_BOOL, false, 0 },
-	{ "off", YAMLPLAIN_BOOL, false, 0 }, { "Off", YAMLPLAIN_BOOL, false, 0 },
-	{ "OFF", YAMLPLAIN_BOOL, false, 0 },
-	{ "", YAMLPLAIN_NULL, false, 0 }, { "~", YAMLPLAIN_NULL, false, 0 },
-	{ "null", YAMLPLAIN_NULL, false, 0 }, { "Null", YAMLPLAIN_NULL, false, 0 },
-	{ "NULL", YAMLPLAIN_NULL, false, 0 },
-	{ ".nan", YAMLPLAIN_FLOAT, false, NAN }, { ".NaN", YAMLPLAIN_FLOAT, false, NAN },
-	{ ".NAN", YAMLPLAIN_FLOAT, false, NAN },
-	{ ".inf", YAMLPLAIN_FLOAT, false, INFINITY },
-	{ ".Inf", YAMLPLAIN_FLOAT, false, INFINITY },
-	{ ".INF", YAMLPLAIN_FLOAT, false, INFINITY },
-	{ "+.inf", YAMLPLAIN_FLOAT, false, INFINITY },
-	{ "+.Inf", YAMLPLAIN_FLOAT, false, INFINITY },
-	{ "+.INF", YAMLPLAIN_FLOAT, false, INFINITY },
-	{ "-.inf", YAMLPLAIN_FLOAT, false, -INFINITY },
-	{ "-.Inf", YAMLPLAIN_FLOAT, false, -INFINITY },
-	{ "-.INF", YAMLPLAIN_FLOAT, false, -INFINITY },
+#define T(t) { t, YAMLPLAIN_BOOL, true, 0 }
+#define F(t) { t, YAMLPLAIN_BOOL, false, 0 }
+#define NUL(t) { t, YAMLPLAIN_NULL, false, 0 }
+#define FL(t, v) { t, YAMLPLAIN_FLOAT, false, v }
+	T("y"), T("Y"), T("yes"), T("Yes"), T("YES"), T("true"), T("True"),
+	T("TRUE"), T("on"), T("On"), T("ON"),
+	F("n"), F("N"), F("no"), F("No"), F("NO"), F("false"), F("False"),
+	F("FALSE"), F("off"), F("Off"), F("OFF"),
+	NUL(""), NUL("~"), NUL("null"), NUL("Null"), NUL("NULL"),
+	FL(".nan", NAN), FL(".NaN", NAN), FL(".NAN", NAN),
+	FL(".inf", INFINITY), FL(".Inf", INFINITY), FL(".INF", INFINITY),
+	FL("+.inf", INFINITY), FL("+.Inf", INFINITY), FL("+.INF", INFINITY),
+	FL("-.inf", -INFINITY), FL("-.Inf", -INFINITY), FL("-.INF", -INFINITY),
+#undef T
+#undef F
+#undef NUL
+#undef FL
 };
 
 #define NPLAIN (sizeof(plain_table) / sizeof(plain_table[0]))

@@ -17,7 +17,8 @@ enum yamlplain_type {
 	YAMLPLAIN_BOOL,
 	YAMLPLAIN_INT,   /* fits int64 */
 	YAMLPLAIN_UINT,  /* > INT64_MAX */
-	YAMLPLAIN_FLOAT, /* may be inf or nan (.inf, .nan), never out of range */
+	YAMLPLAIN_FLOAT, /* may be inf or nan (.inf, .nan); never out of
+			    range */
 	YAMLPLAIN_STR,   /* none of the above: the text stays a string */
 };
 

@@ -244,7 +244,7 @@ struct manager {
 };
 
 /* ------------------------------------------------------------------ */
-/* Small helpers (static inline: every manager file uses them) */
+/* Small helpers (static inline: two or more manager files use them) */
 
 static inline const char *jstr(const json_t *o, const char *k)
 {

@@ -51,8 +51,8 @@ const struct inf_def manager_queues_inf_defs[INF_N] = {
 		     apply_lq, remove_lq, sweep_lq },
 	[INF_WPC] = { KUEUE_GROUP, KUEUE_VERSION, "workloadpriorityclasses",
 		      false, apply_wpc, remove_wpc, sweep_wpc },
-	[INF_WL] = { KUEUE_GROUP, KUEUE_VERSION, "workloads", true, manager_wl_apply,
-		     manager_wl_remove, manager_wl_sweep },
+	[INF_WL] = { KUEUE_GROUP, KUEUE_VERSION, "workloads", true,
+		     manager_wl_apply, manager_wl_remove, manager_wl_sweep },
 };
 
 /* ------------------------------------------------------------------ */

@@ -42,10 +42,16 @@ void dash_job_failed_create(struct dash *d, size_t i, const char *message);
 
 /* A Job, ClusterQueue or ResourceFlavor as listed or watched (borrowed);
  * deleted when it is gone. */
-void dash_job(struct dash *d, const struct json_t *job, int64_t now_ms);
+void dash_job(struct dash *d, const struct json_t *job, bool deleted,
+	      int64_t now_ms);
 void dash_cluster_queue(struct dash *d, const struct json_t *cq,
 			bool deleted, int64_t now_ms);
 void dash_flavor(struct dash *d, const struct json_t *rf, bool deleted);
+
+/* Records the peaks of GPUs in use (all flavors, each flavor). Call after
+ * each watch event and after each whole relist, never in the middle of
+ * one: list order is not write order. */
+void dash_sample(struct dash *d);
 
 /* Every ClusterQueue the plan's teams use (team-<name>) is known and
  * reports Active=True. */

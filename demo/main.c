@@ -82,8 +82,8 @@ static void apply_cq(struct app *a, const json_t *o, bool del)
 
 static void apply_job(struct app *a, const json_t *o, bool del)
 {
-	(void)del; /* a deleted Job keeps what was observed of it */
-	dash_job(a->d, o, loop_now_ms(a->l));
+	/* a deleted Job keeps what was observed of it, and frees its GPUs */
+	dash_job(a->d, o, del, loop_now_ms(a->l));
 }
 
 struct informer {
@@ -97,6 +97,7 @@ static void on_event(void *ud, enum kube_event_type t, json_t *obj)
 	struct informer *in = ud;
 
 	in->apply(in->app, obj, t == KUBE_DELETED);
+	dash_sample(in->app->d);
 	json_decref(obj);
 }
 
@@ -109,6 +110,7 @@ static void on_replace(void *ud, json_t *items, bool initial)
 	(void)initial;
 	json_array_foreach(items, i, o)
 		in->apply(in->app, o, false);
+	dash_sample(in->app->d); /* the whole list: a consistent state */
 	json_decref(items);
 }
 

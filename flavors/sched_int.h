@@ -170,9 +170,9 @@ struct sched {
 	size_t ncq_of_node;
 
 	struct slq *lqs;
-	uint64_t park_stamp;        /* sched_cq_parked_by_lq calls */
 	size_t nlq, caplq;
 	struct nidx lq_idx;
+	uint64_t park_stamp;        /* sched_cq_parked_by_lq calls */
 
 	struct sns *ns;
 	size_t nns, capns;

@@ -92,14 +92,19 @@ $(tail -30 "$out")"
 	else
 		fail "run $n: summary: peak GPU utilisation" "got: $line"
 	fi
+	peak_h100=${BASH_REMATCH[3]:-0} peak_a100=${BASH_REMATCH[4]:-0}
 	# every Job got a flavor, in the queues' order (h100 first)
 	line=$(grep '^admitted by flavor: ' "$out")
 	[[ $line =~ ^admitted\ by\ flavor:\ h100\ ([0-9]+),\ a100\ ([0-9]+)$ ]] &&
 		sum_fl=$((BASH_REMATCH[1] + BASH_REMATCH[2]))
-	if [ "$sum_fl" = 12 ]; then
-		pass "run $n: summary: admissions by flavor"
+	# ... and the in-use count saw each of them: a flavor that admitted
+	# Jobs has a peak, and nothing stays counted once all have ended
+	if [ "$sum_fl" = 12 ] && ! grep -q '^dash: ' "$out" &&
+		{ [ "${BASH_REMATCH[1]}" = 0 ] || [ "$peak_h100" -gt 0 ]; } &&
+		{ [ "${BASH_REMATCH[2]}" = 0 ] || [ "$peak_a100" -gt 0 ]; }; then
+		pass "run $n: summary: admissions by flavor, each counted in use"
 	else
-		fail "run $n: summary: admissions by flavor" "got: $line"
+		fail "run $n: summary: admissions by flavor, each counted in use" "got: $line; $(grep "^dash: " "$out")"
 	fi
 	if grep -qx "  export KUBECONFIG=$state/kubeconfig" "$out" &&
 		grep -qx '  kubectl get workloads -A' "$out" &&
