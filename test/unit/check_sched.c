@@ -979,8 +979,13 @@ static void lq_counts_free(struct lq_counts *c)
 START_TEST(parked_split)
 {
 	struct lq_counts c = { 0 };
+	struct sched_opts o;
 
-	fx_begin();
+	/* _i 0: equivalence classes (the parked ones hold every item
+	 * here); 1: no classes, so the plain parked list */
+	sched_opts_default(&o);
+	o.no_equivalence = _i == 1;
+	fx_begin_opts(&o);
 	add_flavor("default");
 	add_cq("solo", NULL, "default:cpu=10");
 	put_wl(mk_wl("fits", 0, T0 - 4 * SEC, 1, "cpu=6"), "solo");
@@ -3682,7 +3687,7 @@ Suite *sched_suite(void)
 	tc = new_tcase("api");
 	tcase_add_test(tc, opts_defaults);
 	tcase_add_test(tc, empty_state);
-	tcase_add_test(tc, parked_split);
+	tcase_add_loop_test(tc, parked_split, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("borrowing");
