@@ -890,17 +890,24 @@ void queue_clear_sticky(struct cq_queue *q)
 	set_sticky(q, NULL);
 }
 
-void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx)
+/* The parked list (not the members of parked classes). */
+static void visit_parked_list(const struct cq_queue *q, queue_visit_fn *fn,
+			      void *ctx)
 {
 	struct qitem *it, *next;
 
-	/* Inflight items are not linked anywhere: their cycle holds them. */
-	for (size_t i = 0; i < q->nheap; i++)
-		fn(ctx, q->heap[i]);
 	for (it = q->parked; it; it = next) {
 		next = it->park_next;
 		fn(ctx, it);
 	}
+}
+
+void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx)
+{
+	/* Inflight items are not linked anywhere: their cycle holds them. */
+	for (size_t i = 0; i < q->nheap; i++)
+		fn(ctx, q->heap[i]);
+	visit_parked_list(q, fn, ctx);
 	for (size_t b = 0; b < q->ncbucket; b++)
 		for (const struct qclass *c = q->cbucket[b]; c; c = c->bnext)
 			for (size_t i = 0; i < c->h.n; i++)
@@ -910,12 +917,7 @@ void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx)
 void queue_visit_parked(const struct cq_queue *q, queue_visit_fn *fn,
 			void *ctx)
 {
-	struct qitem *it, *next;
-
-	for (it = q->parked; it; it = next) {
-		next = it->park_next;
-		fn(ctx, it);
-	}
+	visit_parked_list(q, fn, ctx);
 	for (const struct qclass *c = q->cparked; c; c = c->pnext)
 		for (size_t i = 0; i < c->h.n; i++)
 			fn(ctx, c->h.v[i]);
