@@ -58,6 +58,9 @@ enum write_kind {
 	W_QUEUE,      /* Workload: spec.queueName follows the Job */
 	W_FINALIZER,  /* Workload: resource-in-use removed */
 	W_DELETE,     /* Workload: orphan deleted */
+	W_UPDATE,     /* Workload: pod sets follow a suspended Job */
+	W_REPLACE,    /* Workload: not matching its Job, deleted */
+	W_UNMANAGED,  /* Workload: of a Job no longer managed, deleted */
 };
 
 struct jobs;
@@ -313,6 +316,9 @@ static const char *kind_word(enum write_kind k)
 		[W_QUEUE] = "update workload queue",
 		[W_FINALIZER] = "remove workload finalizer",
 		[W_DELETE] = "delete workload",
+		[W_UPDATE] = "update workload to match job",
+		[W_REPLACE] = "delete workload not matching job",
+		[W_UNMANAGED] = "delete workload of unmanaged job",
 	};
 
 	return names[k];
@@ -334,7 +340,8 @@ static void write_done(void *ud, const struct kube_reply *r, json_t *body)
 	/* Effects already in place count as success. */
 	if (!ok && r->outcome == KUBE_HTTP &&
 	    ((kind == W_CREATE && r->code == 409) ||
-	     ((kind == W_DELETE || kind == W_FINALIZER) && r->code == 404)))
+	     ((kind == W_DELETE || kind == W_FINALIZER ||
+	       kind == W_REPLACE || kind == W_UNMANAGED) && r->code == 404)))
 		ok = true;
 	if (ok) {
 		switch (kind) {
@@ -355,7 +362,14 @@ static void write_done(void *ud, const struct kube_reply *r, json_t *body)
 			js->stats.finalizers++;
 			break;
 		case W_DELETE:
+		case W_UNMANAGED:
 			js->stats.deleted++;
+			break;
+		case W_UPDATE:
+			js->stats.updated++;
+			break;
+		case W_REPLACE:
+			js->stats.replaced++;
 			break;
 		default:
 			break;
@@ -728,7 +742,7 @@ static void clear_reservation(struct job_entry *e, const struct workload *wl,
 	struct workload tmp = { 0 };
 	int64_t now = loop_wall_ms(js->l);
 	bool requeue = str_eq(ev->reason, "Preempted") ||
-		       str_eq(ev->reason, "AdmissionCheck");
+		       str_eq(ev->reason, "NodeFailures");
 	char *path;
 	json_t *p;
 
@@ -794,16 +808,15 @@ static bool pc_global_default(void *ctx, const char **name, int32_t *value)
 	return true;
 }
 
-static void create_wl(struct job_entry *e)
+/* The Workload the Job asks for now, into wl (released first). Fails
+ * (logged once per Job version, retried) when it cannot be built. */
+static int build_wl(struct job_entry *e, struct workload *wl)
 {
 	struct jobs *js = e->s.js;
 	const struct job *j = e->j;
 	struct priority_lookup prio = { 0 };
 	struct jobwl_opts wo = { .prio = &prio };
-	struct workload wl = { 0 };
 	struct err err = { "" };
-	char *path, *msg;
-	json_t *body;
 
 	prio.wpc = wpc_lookup;
 	prio.pc = pc_lookup;
@@ -811,18 +824,30 @@ static void create_wl(struct job_entry *e)
 	prio.ctx = js;
 	wo.label_keys_to_copy = (const char *const *)js->label_keys;
 	wo.nlabel_keys_to_copy = js->o.nlabel_keys_to_copy;
-	if (jobwl_build(j, &wo, &wl, &err) < 0) {
+	if (jobwl_build(j, &wo, wl, &err) < 0) {
 		if (!str_eq(e->bad_rv, j->meta.resource_version))
 			log_msg(LOG_WARN, COMPONENT, j->meta.namespace,
 				j->meta.name, "cannot build workload: %s",
 				err.msg);
 		set_str(&e->bad_rv, j->meta.resource_version);
 		want_retry(&e->s);
-		workload_release(&wl);
-		return;
+		workload_release(wl);
+		return -1;
 	}
-	if (js->o.no_partial_admission && wl.npod_sets)
-		wl.pod_sets[0].has_min_count = false;
+	if (js->o.no_partial_admission && wl->npod_sets)
+		wl->pod_sets[0].has_min_count = false;
+	return 0;
+}
+
+static void create_wl(struct job_entry *e)
+{
+	const struct job *j = e->j;
+	struct workload wl = { 0 };
+	char *path, *msg;
+	json_t *body;
+
+	if (build_wl(e, &wl) < 0)
+		return;
 	body = codec_encode_workload(&wl, API_V1BETA2);
 	json_object_del(body, "status");
 	path = wl_path(j->meta.namespace, NULL, NULL);
@@ -835,6 +860,91 @@ static void create_wl(struct job_entry *e)
 	free(path);
 	json_decref(body);
 	workload_release(&wl);
+}
+
+/*
+ * Kueue's equivalentToWorkload: whether wl still describes the Job.
+ * built receives the Workload the Job asks for now (the caller releases
+ * it). A running Job is compared at its admitted count and without the
+ * scheduling directives its flavors added (kueue-api.md §12.6).
+ * Returns -1 when the Job's Workload cannot be built (retried).
+ */
+static int wl_matches(struct job_entry *e, const struct workload *wl,
+		      struct workload *built)
+{
+	const struct job *j = e->j;
+	int32_t count;
+	bool running = !j->suspend;
+
+	if (build_wl(e, built) < 0)
+		return -1;
+	if (wl->npod_sets != 1 || built->npod_sets != 1)
+		return wl->npod_sets == built->npod_sets;
+	count = built->pod_sets[0].count;
+	if (wl->has_admission && wl->admission.npsa &&
+	    wl->admission.psa[0].has_count) {
+		int32_t adm = wl->admission.psa[0].count;
+
+		if (running) {
+			/* the Job runs the admitted count (partial) */
+			if (jobwl_pod_count(j) != adm)
+				return 0;
+			count = wl->pod_sets[0].count;
+		} else if (adm != count &&
+			   !(built->pod_sets[0].has_min_count &&
+			     adm >= built->pod_sets[0].min_count &&
+			     adm < count)) {
+			/* an admission that would not run the Job as it
+			 * is (decided on another spec) */
+			return 0;
+		}
+	}
+	return jobwl_pod_set_matches(&built->pod_sets[0], &wl->pod_sets[0],
+				     count, !running);
+}
+
+/*
+ * The Workload no longer describes the suspended Job: without a
+ * reservation its pod sets follow the Job (the Workload keeps its place
+ * in the queue); with one it is deleted once the Job runs no pod, and
+ * step 3 creates the right one (Kueue's "Deleted not matching
+ * Workload"). The quota goes with the deletion, never before the pods.
+ */
+static void match_wl(struct job_entry *e, const struct workload *wl,
+		     const struct workload *built)
+{
+	const struct job *j = e->j;
+	char *path, *msg;
+
+	if (!workload_has_quota_reservation(wl)) {
+		json_t *enc = codec_encode_workload(built, API_V1BETA2);
+		json_t *p = json_pack("{s:{s:s}, s:{s:O}}", "metadata",
+				      "resourceVersion",
+				      wl->meta.resource_version, "spec",
+				      "podSets",
+				      json_object_get(json_object_get(enc,
+								      "spec"),
+						      "podSets"));
+
+		path = wl_path(wl->meta.namespace, wl->meta.name, NULL);
+		msg = xasprintf("Updated not matching Workload for suspended "
+				"job: %s/%s", wl->meta.namespace,
+				wl->meta.name);
+		submit(&e->s, W_UPDATE, KUBE_PATCH_MERGE, path, p,
+		       wl->meta.resource_version, "UpdatedWorkload", msg);
+		json_decref(p);
+		json_decref(enc);
+	} else {
+		if (j->active > 0)
+			return; /* its pods are still going */
+		path = wl_path(wl->meta.namespace, wl->meta.name, NULL);
+		msg = xasprintf("Deleted not matching Workload: %s/%s",
+				wl->meta.namespace, wl->meta.name);
+		submit(&e->s, W_REPLACE, KUBE_DELETE, path, NULL,
+		       wl->meta.resource_version, "DeletedWorkload", msg);
+	}
+	free(path);
+	free(msg);
 }
 
 /* Owner kinds of Kueue-managed parents: their Jobs are children. */
@@ -952,6 +1062,38 @@ static bool held(struct slot *s, const char *rv)
 
 static void mark_owned(struct jobs *js, const struct job *j);
 
+/*
+ * A Job the integration no longer manages (its queue label removed while
+ * suspended: the webhook refuses that on a running Job) keeps no
+ * Workload: one left queued would reserve quota for a Job nothing
+ * starts. Deleted, as Kueue's reconciler does, once no pod runs.
+ */
+static void drop_unmanaged(struct jobs *js, struct job_entry *e)
+{
+	const struct job *j = e->j;
+	const char *q = strmap_get(&j->meta.labels, LABEL_QUEUE_NAME);
+	const struct workload *wl;
+	const struct wl_rec *rec;
+	char *wk, *path;
+
+	if ((q && *q) || js->o.manage_without_queue_name ||
+	    !j->suspend || j->active > 0 || j->meta.deletion_ms ||
+	    !e->wl_name || managed_parent(controller_of(&j->meta)))
+		return;
+	wl = manager_workload_peek(js->m, j->meta.namespace, e->wl_name);
+	wk = mk_key(j->meta.namespace, e->wl_name);
+	rec = hmap_get(&js->wls, wk);
+	free(wk);
+	if (!wl || !rec || rec->deleting ||
+	    !str_eq(rec->owner_uid, j->meta.uid) ||
+	    workload_is_finished(wl) || held(&e->s, wl->meta.resource_version))
+		return;
+	path = wl_path(wl->meta.namespace, wl->meta.name, NULL);
+	submit(&e->s, W_UNMANAGED, KUBE_DELETE, path, NULL,
+	       wl->meta.resource_version, NULL, NULL);
+	free(path);
+}
+
 static void reconcile_job(struct jobs *js, struct job_entry *e)
 {
 	const struct job *j = e->j;
@@ -960,8 +1102,12 @@ static void reconcile_job(struct jobs *js, struct job_entry *e)
 	const struct condition *fin, *ev;
 	char *wk;
 
-	if (e->s.call || !is_managed(js, e))
+	if (e->s.call)
 		return;
+	if (!is_managed(js, e)) {
+		drop_unmanaged(js, e);
+		return;
+	}
 	if (j->meta.deletion_ms) {
 		mark_owned(js, j);
 		return;
@@ -1019,6 +1165,21 @@ static void reconcile_job(struct jobs *js, struct job_entry *e)
 			return;
 		create_wl(e);
 		return;
+	}
+	/* 4. Equivalence: the Workload must still describe the Job. A
+	 *    running Job that outgrew it is stopped ("No matching
+	 *    Workload"); a suspended one gets it updated or replaced. */
+	if (!workload_is_finished(wl)) {
+		struct workload built = { 0 };
+		int match = wl_matches(e, wl, &built);
+
+		if (match == 0 && !j->suspend)
+			suspend_job(e, "No matching Workload");
+		else if (match == 0)
+			match_wl(e, wl, &built);
+		workload_release(&built);
+		if (match <= 0)
+			return;
 	}
 	/* 6. Eviction. */
 	ev = conditions_find(&wl->conds, COND_EVICTED);

@@ -76,7 +76,10 @@ struct jobs_stats {
 	uint64_t stopped;      /* Jobs suspended */
 	uint64_t finished;     /* Workloads marked Finished */
 	uint64_t finalizers;   /* finalizers removed */
-	uint64_t deleted;      /* orphaned Workloads deleted */
+	uint64_t deleted;      /* orphaned Workloads (and those of Jobs no
+				  longer managed) deleted */
+	uint64_t updated;      /* Workloads updated to match their Job */
+	uint64_t replaced;     /* non-matching Workloads deleted */
 	uint64_t conflicts;    /* 409 answers */
 	uint64_t failures;     /* other failed writes */
 	uint64_t events;       /* Events recorded (handed to the recorder;

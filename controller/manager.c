@@ -546,6 +546,9 @@ static void feed(struct manager *m)
 			sched_cq_set(m->s, cq->cq, cq->invalid);
 	for (pos = 0; (ns = hmap_next(&m->nss, &pos, NULL));)
 		sched_namespace_set(m->s, ns->name, &ns->labels);
+	for (pos = 0; (lq = hmap_next(&m->lqs, &pos, NULL));)
+		if (lq->lq)
+			sched_lq_set(m->s, lq->key, lq->lq->stop);
 	for (pos = 0; (cq = hmap_next(&m->cqs, &pos, NULL));) {
 		struct sched_cq_status st;
 

@@ -81,6 +81,8 @@ struct manager_opts {
 struct manager_stats {
 	uint64_t cycles;          /* scheduling cycles run */
 	uint64_t admit_writes;    /* admission patches sent */
+	uint64_t check_writes;    /* eviction and requeue patches sent */
+	uint64_t evicted;         /* eviction patches that succeeded */
 	uint64_t admitted;        /* of those, accepted */
 	uint64_t admit_conflicts; /* of those, 409 */
 	uint64_t admit_failures;  /* of those, other failures */

@@ -107,6 +107,7 @@ enum wl_call {
 	WC_NONE = 0,
 	WC_ADMIT,
 	WC_PENDING,
+	WC_CHECK,     /* an evict or requeue decision's write */
 };
 
 enum wl_queue {
@@ -145,6 +146,18 @@ struct wl_entry {
 				    newer version arrives */
 	bool forget_on_update;   /* 409 on an admit: forget the assumption
 				    when the newer version arrives */
+	/* an evict (DEC_EVICT) or requeue (DEC_REQUEUE) decision waiting
+	 * for its write */
+	bool chk_pending;
+	enum sched_dec_kind chk_kind;
+	const char *chk_reason;  /* static (sched's) */
+	char *chk_msg;           /* owned */
+	char *chk_rv;            /* owned; the version decided on */
+	bool recheck_on_update;  /* 409 on it: sched checks again when the
+				    newer version arrives */
+	bool owned;              /* has ownerReferences: an integration
+				    (or the owner) stops what runs before
+				    the reservation is cleared */
 	enum wl_queue inq;
 	struct wl_entry *q_prev, *q_next;
 	int64_t pend_ms;         /* loop time of the last QuotaReserved=False

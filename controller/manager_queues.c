@@ -761,7 +761,7 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	struct local_queue *nw, *old = e->lq;
 	struct cq_entry *old_cqe = NULL;
-	bool relevant;
+	bool relevant, stop_moved;
 
 	e->seen = m->gen[INF_LQ];
 	if (old && str_eq(meta_str(obj, "resourceVersion"),
@@ -778,7 +778,8 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 		manager_queues_lq_gc(m, e);
 		return;
 	}
-	relevant = !old || old->stop != nw->stop ||
+	stop_moved = !old || old->stop != nw->stop;
+	relevant = stop_moved ||
 		   !str_eq(old->cluster_queue, nw->cluster_queue);
 	if (!old || !str_eq(old->cluster_queue, nw->cluster_queue)) {
 		old_cqe = lq_unlink_cq(e);
@@ -791,6 +792,10 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 		free(old);
 	}
 	manager_lq_mark(m, e);
+	if (m->fed && stop_moved) {
+		sched_lq_set(m->s, e->key, nw->stop);
+		m->changed = true;
+	}
 	if (relevant)
 		lq_resolve_all(m, e);
 	if (old_cqe != e->cqe)
@@ -812,6 +817,10 @@ static void lq_drop(struct manager *m, struct lq_entry *e)
 		free(ns);
 	}
 	c = lq_unlink_cq(e);
+	if (m->fed && e->lq->stop != STOP_NONE) {
+		sched_lq_set(m->s, e->key, STOP_NONE);
+		m->changed = true;
+	}
 	local_queue_release(e->lq);
 	FREE_AND_NULL(e->lq);
 	m->nsview_gen++;

@@ -194,7 +194,7 @@ static void wl_sync(struct manager *m, struct wl_entry *e)
 {
 	if (e->call)
 		return;
-	if (e->admit_pending) {
+	if (e->admit_pending || e->chk_pending) {
 		wl_enqueue(m, e, WQ_ADMIT);
 		return;
 	}
@@ -430,6 +430,100 @@ static void send_pending(struct manager *m, struct wl_entry *e)
 			 e->want_msg ? e->want_msg : "");
 }
 
+/*
+ * The write of an evict or requeue decision (kueue-scheduler.md §5):
+ *  - evict: Evicted=True with the decision's reason and message. The
+ *    workload keeps its quota: the integration that runs it (jobs.c for
+ *    a batch/v1 Job) stops it, then clears the reservation. A workload
+ *    with no owner has nothing running for it, so the same write clears
+ *    the reservation too (QuotaReserved=False Pending, Admitted=False,
+ *    Requeued, no admission), as jobs.c would once the Job stopped.
+ *  - requeue: Requeued=True with the decision's reason and message.
+ * Both carry the decided version as precondition.
+ */
+static void send_check(struct manager *m, struct wl_entry *e)
+{
+	struct workload tmp;
+	int64_t now = loop_wall_ms(m->l), gen = e->w->meta.generation;
+	bool clear = false;
+	json_t *enc, *st = json_object();
+
+	memset(&tmp, 0, sizeof(tmp));
+	conditions_copy(&tmp.conds, &e->w->conds);
+	switch (e->chk_kind) {
+	case DEC_EVICT:
+		conditions_set(&tmp.conds, "Evicted", COND_TRUE,
+			       e->chk_reason, e->chk_msg, gen, now);
+		if (!e->owned) {
+			clear = true;
+			conditions_set(&tmp.conds, "Requeued", COND_FALSE,
+				       e->chk_reason, e->chk_msg, gen, now);
+			conditions_set(&tmp.conds, COND_QUOTA_RESERVED,
+				       COND_FALSE, REASON_PENDING, e->chk_msg,
+				       gen, now);
+			conditions_set(&tmp.conds, COND_ADMITTED, COND_FALSE,
+				       "NoReservation",
+				       "The workload has no reservation", gen,
+				       now);
+		}
+		break;
+	case DEC_REQUEUE:
+		conditions_set(&tmp.conds, "Requeued", COND_TRUE,
+			       e->chk_reason, e->chk_msg, gen, now);
+		break;
+	case DEC_ADMIT:
+	case DEC_PENDING:
+	default:
+		BUG("check write of decision kind %d", (int)e->chk_kind);
+	}
+	enc = codec_encode_workload_status(&tmp, API_V1BETA2);
+	json_object_set(st, "conditions", json_object_get(enc, "conditions"));
+	if (clear)
+		json_object_set_new(st, "admission", json_null());
+	json_decref(enc);
+	conditions_release(&tmp.conds);
+	e->chk_pending = false;
+	m->stats.check_writes++;
+	wl_submit(m, e, patch_with_rv(e->chk_rv, st), WC_CHECK, e->chk_rv);
+}
+
+/* An eviction was written: its metrics and its Event (Kueue's
+ * EvictedDueTo<Reason>, §7.5). */
+static void evict_report(struct manager *m, const struct wl_entry *e)
+{
+	const struct workload *w = e->w;
+	const char *cq = w->admission.cluster_queue ?
+			 w->admission.cluster_queue : "";
+	const char *pc = w->priority_class_name ? w->priority_class_name : "";
+	const char *reason = e->chk_reason;
+	const char *cause = "";
+
+	/* DeactivatedDueTo<Cause>: reason Deactivated, the cause apart */
+	if (!strncmp(reason, "DeactivatedDueTo", 16)) {
+		cause = reason + 16;
+		reason = "Deactivated";
+	}
+	if (m->o.metrics) {
+		kueue_metrics_evicted(m->o.metrics, cq, reason, cause, pc);
+		/* once per workload: its first Evicted condition */
+		if (!conditions_find(&w->conds, "Evicted"))
+			kueue_metrics_evicted_once(m->o.metrics, cq, reason,
+						   cause, pc);
+		if (w->queue_name)
+			kueue_metrics_lq_evicted(m->o.metrics,
+						 w->meta.namespace,
+						 w->queue_name, reason, cause,
+						 pc);
+	}
+	{
+		char *why = xasprintf("EvictedDueTo%s", e->chk_reason);
+
+		wl_event(m, e, EVENT_NORMAL, why, "%s",
+			 e->chk_msg ? e->chk_msg : "");
+		free(why);
+	}
+}
+
 static struct wl_entry *fifo_pop(struct wl_fifo *q)
 {
 	struct wl_entry *e = q->head;
@@ -462,6 +556,8 @@ void manager_wl_pump(struct manager *m)
 			continue;
 		if (e->admit_pending)
 			send_admit(m, e);
+		else if (e->chk_pending)
+			send_check(m, e);
 		else if (wl_pending_need(m, e) == PEND_NOW)
 			send_pending(m, e);
 	}
@@ -556,6 +652,31 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 			sched_wl_forget(m->s, ns, name);
 			m->changed = true;
 		}
+	} else if (kind == WC_CHECK) {
+		if (r->outcome == KUBE_OK) {
+			if (e->chk_kind == DEC_EVICT) {
+				m->stats.evicted++;
+				evict_report(m, e);
+			}
+			log_msg(LOG_INFO, "workload", ns, name, "%s: %s",
+				e->chk_kind == DEC_EVICT ? "evicted" :
+							   "requeued",
+				e->chk_reason);
+		} else if (r->code == 409 && !newer) {
+			/* decided again on the version that won */
+			e->recheck_on_update = true;
+		} else if (r->code != 404) {
+			if (r->code != 409)
+				log_msg(LOG_WARN, "workload", ns, name,
+					"%s write failed (%ld): %s",
+					e->chk_kind == DEC_EVICT ? "eviction"
+								 : "requeue",
+					r->code, r->message);
+			sched_wl_recheck(m->s, ns, name);
+			m->changed = true;
+		}
+		FREE_AND_NULL(e->chk_msg);
+		FREE_AND_NULL(e->chk_rv);
 	} else if (kind == WC_PENDING) {
 		if (r->outcome == KUBE_OK) {
 			set_str(&e->sent_rv, e->call_rv);
@@ -599,19 +720,32 @@ void manager_wl_apply_decisions(struct manager *m)
 
 		if (!e)
 			continue;
-		if (d->kind == DEC_ADMIT) {
+		switch (d->kind) {
+		case DEC_ADMIT:
 			sched_decision_admission(m->s, d, &e->adm);
 			set_str(&e->admit_rv, d->wl->meta.resource_version);
 			e->admit_pending = true;
 			want_clear(e);
 			if (e->inq == WQ_PENDING)
 				wl_dequeue(m, e);
-		} else {
+			break;
+		case DEC_PENDING:
 			want_set(e, d->reason ? d->reason : REASON_PENDING,
 				 d->message ? d->message : "");
 			log_msg(LOG_DEBUG, "scheduler", d->wl->meta.namespace,
 				d->wl->meta.name, "pending: %s",
 				e->want_msg);
+			break;
+		case DEC_EVICT:
+		case DEC_REQUEUE:
+			e->chk_kind = d->kind;
+			e->chk_reason = d->reason;
+			set_str(&e->chk_msg, d->message);
+			set_str(&e->chk_rv, d->wl->meta.resource_version);
+			e->chk_pending = true;
+			break;
+		default:
+			BUG("decision kind %d", (int)d->kind);
 		}
 		wl_sync(m, e);
 	}
@@ -879,7 +1013,6 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		wl_sync(m, e);
 		return;
 	}
-	wl_trim(nw);
 	if (!e) {
 		e = xcalloc(1, sizeof(*e));
 		e->key = xstrdup(key);
@@ -887,6 +1020,8 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		e->seen = m->gen[INF_WL];
 		hmap_put(&m->wls, e->key, e);
 	}
+	e->owned = nw->meta.nowners > 0;
+	wl_trim(nw);
 	old = e->w;
 	m->n_requeue_at += (nw->requeue_at_ms != 0) -
 			   (old && old->requeue_at_ms != 0);
@@ -911,6 +1046,11 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 			sched_wl_forget(m->s, nw->meta.namespace,
 					nw->meta.name);
 			e->forget_on_update = false;
+		}
+		if (e->recheck_on_update) {
+			sched_wl_recheck(m->s, nw->meta.namespace,
+					 nw->meta.name);
+			e->recheck_on_update = false;
 		}
 		manager_wl_resolve(m, e, true);
 	}
@@ -950,6 +1090,8 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 	free(e->want_reason);
 	free(e->want_msg);
 	free(e->admit_rv);
+	free(e->chk_msg);
+	free(e->chk_rv);
 	free(e->call_rv);
 	free(e->sent_rv);
 	free(e->key);

@@ -1,25 +1,18 @@
 /*
- * sched: the scheduling core's state and cycle (see sched.h). This file
- * holds the inputs (flavors, cohorts, ClusterQueues, namespaces,
- * workloads), the requeue events they cause (kueue-scheduler.md §1.4) and
- * sched_cycle (§2); sched_status.c answers the status questions.
+ * sched: the scheduling core's state (see sched.h). This file holds the
+ * inputs (flavors, cohorts, ClusterQueues, LocalQueues, namespaces,
+ * workloads), the requeue events they cause (kueue-scheduler.md §1.4),
+ * the holder index and the backoff clock; sched_cycle.c holds the cycle
+ * and sched_status.c answers the status questions.
  *
  * DESIGN
  * Everything that needs strings is resolved at _set time: names become
  * dense ids (hash indexes in struct nidx), a ClusterQueue's resource
  * groups become tree fr ids (struct asg_cq), a pending workload's pod sets
- * become per-pod (resource id, milli) pairs (struct asg_podset). A cycle
- * then pops, assigns (flavors/assign.h) and admits on integers only,
- * straight on the live tree: an admission is an assumption (usage added
- * at once, state WS_ASSUMED) that the controller confirms or forgets.
- * Per-round reservations for workloads that would need preemption go
- * through the tree's undo log and are reverted when the round ends, which
- * is what Kueue gets from throwing its per-cycle snapshot away.
- *
- * Preemption seam: the assigner asks env.oracle (asg_oracle_none today:
- * "no candidates"), so a head that would need preemption is reported
- * with Kueue's "insufficient unused quota ... N more needed" and, unless
- * reclaimWithinCohort is Any, reserves its share for the round.
+ * become per-pod (resource id, milli) pairs (struct asg_podset), so the
+ * cycle works on integers only. Each ClusterQueue keeps the list of the
+ * workloads holding quota in its tree node (its holders), which eviction
+ * walks and preemption will search.
  *
  * Decisions the spec leaves open (documented in the report and here):
  *  - One decision per workload per sched_cycle call: when a later round
@@ -34,6 +27,10 @@
  *    "CohortCycle" ("Can't admit new workloads: references cohort <c>,
  *    which is part of a cycle."). Admission checks are not supported, so
  *    a CQ naming any is AdmissionCheckNotFound.
+ *  - An inactive workload (spec.active false) that holds quota keeps it
+ *    until its eviction has completed (its status shows no reservation):
+ *    Kueue drops it from its cache at once, which over-admits while the
+ *    Job still runs.
  */
 #include "flavors/sched.h"
 
@@ -47,10 +44,6 @@
 #include "model/resources.h"
 #include "model/selector.h"
 
-#define MSG_NS_MISMATCH "Workload namespace doesn't match ClusterQueue selector"
-#define MSG_NO_LONGER_FITS \
-	"Workload no longer fits after processing another workload"
-#define REASON_PENDING "Pending"
 
 /* ---- name index ---- */
 
@@ -127,7 +120,7 @@ static void nidx_release(struct nidx *x)
 
 /* ---- dirty sets ---- */
 
-static void dirty_cq(struct sched *s, int32_t id)
+void sched_dirty_cq(struct sched *s, int32_t id)
 {
 	if (id < 0 || s->cqs[id].dirty)
 		return;
@@ -137,7 +130,7 @@ static void dirty_cq(struct sched *s, int32_t id)
 	s->dirty_cq[s->ndirty_cq++] = id;
 }
 
-static void dirty_lq(struct sched *s, int32_t id)
+void sched_dirty_lq(struct sched *s, int32_t id)
 {
 	if (id < 0 || s->lqs[id].dirty)
 		return;
@@ -145,6 +138,35 @@ static void dirty_lq(struct sched *s, int32_t id)
 	if (s->ndirty_lq == s->capdirty_lq)
 		XGROW(s->dirty_lq, s->capdirty_lq, s->ndirty_lq + 1);
 	s->dirty_lq[s->ndirty_lq++] = id;
+}
+
+/* ---- eviction and requeue checks ---- */
+
+void sched_flag_check(struct sched *s, struct swl *r)
+{
+	if (r->flagged)
+		return;
+	r->flagged = true;
+	if (s->nchk == s->capchk)
+		XGROW(s->chk, s->capchk, s->nchk + 1);
+	s->chk[s->nchk++] = r->id;
+}
+
+/* Flags every holder of ClusterQueue id (lq < 0), or only those of
+ * LocalQueue lq. */
+static void flag_holders(struct sched *s, int32_t id, int32_t lq)
+{
+	for (struct swl *r = s->cqs[id].holders; r; r = r->h_next)
+		if (lq < 0 || r->lq == lq)
+			sched_flag_check(s, r);
+}
+
+static void flag_parked(void *ctx, struct qitem *it)
+{
+	struct sched *s = ctx;
+
+	if (it->requeued_false)
+		sched_flag_check(s, SWL_OF(it));
 }
 
 /* ---- interning ---- */
@@ -374,13 +396,14 @@ void sched_free(struct sched *s)
 	free(s->stack);
 	free(s->mark);
 	free(s->rq_pending);
+	free(s->chk);
 	tree_free(s->t);
 	free(s);
 }
 
 /* ---- namespace selector ---- */
 
-static bool ns_ok(struct sched *s, struct swl *r, const struct scq *c)
+bool sched_ns_ok(struct sched *s, struct swl *r, const struct scq *c)
 {
 	const struct sns *n = &s->ns[r->ns];
 
@@ -405,7 +428,7 @@ static bool keep_ns(void *ctx, const struct qitem *it)
 {
 	struct keep_ctx *k = ctx;
 
-	return ns_ok(k->s, SWL_OF(it), k->c);
+	return sched_ns_ok(k->s, SWL_OF(it), k->c);
 }
 
 static void requeue_cq(struct sched *s, int32_t id)
@@ -414,7 +437,7 @@ static void requeue_cq(struct sched *s, int32_t id)
 	struct keep_ctx k = { s, c };
 
 	if (queue_requeue_parked(&c->q, s->now, keep_ns, &k))
-		dirty_cq(s, id);
+		sched_dirty_cq(s, id);
 }
 
 /* Every ClusterQueue below node (a DFS over tree children). */
@@ -566,7 +589,7 @@ static void cq_update_active(struct sched *s, int32_t id)
 		c->reason = reason;
 		free(c->message);
 		c->message = msg;
-		dirty_cq(s, id);
+		sched_dirty_cq(s, id);
 	} else {
 		free(msg);
 	}
@@ -789,7 +812,14 @@ void sched_cq_set(struct sched *s, const struct cluster_queue *cq,
 	 * or break a cycle, so only its own Active condition can move. */
 	cq_update_active(s, id);
 	requeue_tree(s, id);
-	dirty_cq(s, id);
+	sched_dirty_cq(s, id);
+	if (!invalid && cq->stop != c->stop) {
+		/* Draining evicts its holders; a restart requeues those it
+		 * evicted (held by Requeued=False). */
+		c->stop = cq->stop;
+		flag_holders(s, id, -1);
+		queue_visit_parked(&c->q, flag_parked, s);
+	}
 }
 
 void sched_cq_remove(struct sched *s, const char *name)
@@ -814,7 +844,24 @@ void sched_cq_remove(struct sched *s, const char *name)
 	tree_clear_quotas(s->t, c->node);
 	tree_set_parent(s->t, c->node, -1);
 	cq_update_active(s, id);
-	dirty_cq(s, id);
+	sched_dirty_cq(s, id);
+}
+
+/* ---- LocalQueues ---- */
+
+void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop)
+{
+	int32_t id = lq_get(s, lq);
+	struct slq *l = &s->lqs[id];
+
+	if (l->stop == stop)
+		return;
+	l->stop = stop;
+	s->state++;
+	/* Its holders may be draining now; its Requeued=False workloads
+	 * come back through the controller's re-resolution. */
+	for (size_t i = 0; i < s->ncq; i++)
+		flag_holders(s, (int32_t)i, id);
 }
 
 /* ---- namespaces ---- */
@@ -858,7 +905,7 @@ static void grow_fr_array(int64_t **a, size_t *n, size_t need)
 
 /* Adds (sign 1) or removes (-1) r's contribution to its LocalQueue's
  * counts and usage and to its holding CQ's counts (not the tree). */
-static void account(struct sched *s, struct swl *r, int sign)
+void sched_account(struct sched *s, struct swl *r, int sign)
 {
 	bool holds = r->state == WS_HOLDING || r->state == WS_ASSUMED;
 	size_t nfr = tree_nfr(s->t);
@@ -889,7 +936,7 @@ static void account(struct sched *s, struct swl *r, int sign)
 						sign * r->usage[i].v;
 			}
 		}
-		dirty_lq(s, r->lq);
+		sched_dirty_lq(s, r->lq);
 	}
 	if (holds) {
 		struct scq *c = &s->cqs[r->hold_cq];
@@ -902,15 +949,46 @@ static void account(struct sched *s, struct swl *r, int sign)
 				c->adm_usage[r->usage[i].fr] +=
 					sign * r->usage[i].v;
 		}
-		dirty_cq(s, r->hold_cq);
+		sched_dirty_cq(s, r->hold_cq);
 	}
 	if (r->state == WS_PENDING)
-		dirty_cq(s, r->cq);
+		sched_dirty_cq(s, r->cq);
 }
 
-static void tree_apply(struct sched *s, struct swl *r, bool add)
+void sched_holder_link(struct sched *s, struct swl *r)
+{
+	struct scq *c = &s->cqs[r->hold_cq];
+
+	r->h_prev = NULL;
+	r->h_next = c->holders;
+	if (c->holders)
+		c->holders->h_prev = r;
+	c->holders = r;
+	c->nholders++;
+}
+
+void sched_holder_unlink(struct sched *s, struct swl *r)
+{
+	struct scq *c = &s->cqs[r->hold_cq];
+
+	if (r->h_prev)
+		r->h_prev->h_next = r->h_next;
+	else
+		c->holders = r->h_next;
+	if (r->h_next)
+		r->h_next->h_prev = r->h_prev;
+	r->h_prev = r->h_next = NULL;
+	c->nholders--;
+}
+
+void sched_tree_apply(struct sched *s, struct swl *r, bool add)
 {
 	int node = s->cqs[r->hold_cq].node;
+
+	if (add)
+		sched_holder_link(s, r);
+	else
+		sched_holder_unlink(s, r);
 
 	for (size_t i = 0; i < r->nusage; i++) {
 		if (add)
@@ -965,7 +1043,7 @@ static void requeue_due(struct sched *s, int64_t now)
 /* Drops r's quota (tree only) and fires the requeue event. */
 static void release_hold(struct sched *s, struct swl *r)
 {
-	tree_apply(s, r, false);
+	sched_tree_apply(s, r, false);
 	requeue_released(s, r->hold_cq);
 	FREE_AND_NULL(r->usage);
 	r->nusage = 0;
@@ -1294,7 +1372,7 @@ static void compile_podsets(struct sched *s, struct swl *r,
 /* ---- workloads: inputs ---- */
 
 /* Keeps s->nbackoff = the records whose qitem carries a backoff. */
-static void set_requeue_at(struct sched *s, struct swl *r, int64_t at)
+void sched_set_requeue_at(struct sched *s, struct swl *r, int64_t at)
 {
 	if (!r->qi.requeue_at_ms != !at)
 		s->nbackoff += at ? 1 : -1;
@@ -1323,11 +1401,11 @@ static struct swl *wl_get(struct sched *s, const char *key)
 
 static void leave_queue(struct sched *s, struct swl *r)
 {
-	set_requeue_at(s, r, 0);
+	sched_set_requeue_at(s, r, 0);
 	if (r->state != WS_PENDING)
 		return;
 	queue_remove(&s->cqs[r->cq].q, &r->qi);
-	dirty_cq(s, r->cq);
+	sched_dirty_cq(s, r->cq);
 	r->state = WS_NONE;
 }
 
@@ -1350,10 +1428,29 @@ static void make_holding(struct sched *s, struct swl *r,
 		r->hold_cq = cq;
 		r->usage = u;
 		r->nusage = n;
-		tree_apply(s, r, true);
+		sched_tree_apply(s, r, true);
 	}
 	r->state = WS_HOLDING;
 	r->admitted = workload_is_admitted(w);
+}
+
+static uint32_t cond_mix(uint32_t h, const struct condition *c)
+{
+	h = h * 31 + (c ? (uint32_t)c->status + 1 : 0);
+	for (const char *p = c && c->reason ? c->reason : ""; *p; p++)
+		h = h * 31 + (unsigned char)*p;
+	return h;
+}
+
+/* What the eviction and requeue checks read of w. */
+static uint32_t chk_sig(const struct workload *w)
+{
+	uint32_t h = w->active ? 2 : 1;
+
+	h = cond_mix(h, conditions_find(&w->conds, "Evicted"));
+	h = cond_mix(h, conditions_find(&w->conds, "Requeued"));
+	h = cond_mix(h, conditions_find(&w->conds, "QuotaReserved"));
+	return h;
 }
 
 void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
@@ -1371,17 +1468,32 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 	if (key != buf)
 		free(key);
 	s->state++;
-	account(s, r, -1);
+	sched_account(s, r, -1);
 	r->w = w;
 	r->ns = ns_get(s, w->meta.namespace ? w->meta.namespace : "");
 	r->lq = lq ? lq_get(s, lq) : -1;
-	if (r->state == WS_ASSUMED && !holds && !gone) {
+	if (r->state == WS_ASSUMED && !holds && !gone &&
+	    w->meta.generation == r->gen) {
 		/* A stale pending copy: the assumption stands. Re-point the
-		 * compiled pod sets at the new object. */
+		 * compiled pod sets at the new object. A new generation is
+		 * a new spec: the admission in flight (decided on the old
+		 * one) will fail its precondition, and the workload is
+		 * pending again as it is now, compiled afresh. */
 		for (size_t i = 0; i < r->nps && i < w->npod_sets; i++)
 			r->ps[i].ps = &w->pod_sets[i];
-		account(s, r, 1);
+		sched_account(s, r, 1);
 		return;
+	}
+	{
+		uint32_t sig = chk_sig(w);
+		const struct condition *ev = conditions_find(&w->conds,
+							     "Evicted");
+
+		if (sig != r->chk_sig)
+			r->chk_sent = false;
+		r->chk_sig = sig;
+		r->evicted = holds && ev && ev->status == COND_TRUE;
+		sched_flag_check(s, r);
 	}
 	if (holds) {
 		leave_queue(s, r);
@@ -1427,7 +1539,7 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		r->qi.ts_ms = queue_ts(w);
 		r->qi.uid = r->w->meta.uid ? r->w->meta.uid : r->key;
 		r->qi.eq_hash = s->o.no_equivalence ? 0 : wl_eq_hash(r);
-		set_requeue_at(s, r, w->requeue_at_ms);
+		sched_set_requeue_at(s, r, w->requeue_at_ms);
 		{
 			const struct condition *rq =
 				conditions_find(&w->conds, "Requeued");
@@ -1437,9 +1549,9 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		r->cq = c;
 		queue_push(&s->cqs[c].q, &r->qi, changed, s->now);
 		r->state = WS_PENDING;
-		dirty_cq(s, c);
+		sched_dirty_cq(s, c);
 	}
-	account(s, r, 1);
+	sched_account(s, r, 1);
 }
 
 void sched_wl_remove(struct sched *s, const char *ns, const char *name)
@@ -1455,7 +1567,7 @@ void sched_wl_remove(struct sched *s, const char *ns, const char *name)
 		return;
 	s->state++;
 	r = s->wls[id];
-	account(s, r, -1);
+	sched_account(s, r, -1);
 	leave_queue(s, r);
 	if (r->state == WS_HOLDING || r->state == WS_ASSUMED)
 		release_hold(s, r);
@@ -1468,6 +1580,21 @@ void sched_wl_remove(struct sched *s, const char *ns, const char *name)
 		asg_podset_release(&r->ps[i]);
 	FREE_AND_NULL(r->ps);
 	r->nps = 0;
+}
+
+void sched_wl_recheck(struct sched *s, const char *ns, const char *name)
+{
+	char buf[256];
+	char *key = object_key_buf(buf, sizeof(buf), ns, name);
+	int32_t id = nidx_find(&s->wl_idx, key);
+
+	if (key != buf)
+		free(key);
+	if (id < 0 || !s->wls[id]->w)
+		return;
+	s->state++;
+	s->wls[id]->chk_sent = false;
+	sched_flag_check(s, s->wls[id]);
 }
 
 void sched_wl_forget(struct sched *s, const char *ns, const char *name)
@@ -1483,400 +1610,15 @@ void sched_wl_forget(struct sched *s, const char *ns, const char *name)
 		return;
 	s->state++;
 	r = s->wls[id];
-	account(s, r, -1);
+	sched_account(s, r, -1);
 	release_hold(s, r);
 	r->state = WS_NONE;
 	if (r->w && r->cq >= 0 && r->nps) {
 		queue_push(&s->cqs[r->cq].q, &r->qi, true, s->now);
 		r->state = WS_PENDING;
-		dirty_cq(s, r->cq);
+		sched_dirty_cq(s, r->cq);
 	}
-	account(s, r, 1);
-}
-
-/* ---- the cycle ---- */
-
-static struct sched_assignment *make_asg(int32_t cq,
-					 const struct asg_result *r)
-{
-	size_t sz = sizeof(struct sched_assignment) +
-		    r->ncells * sizeof(struct asg_cell) +
-		    r->nusage * sizeof(struct fr_val) +
-		    (r->nps + 1) * sizeof(size_t) + r->nps * sizeof(int32_t);
-	struct sched_assignment *a = xmalloc(sz);
-	char *p = (char *)(a + 1);
-	size_t c = 0;
-
-	a->cq = cq;
-	a->nps = r->nps;
-	a->ncells = r->ncells;
-	a->nusage = r->nusage;
-	a->cells = (struct asg_cell *)(void *)p;
-	p += r->ncells * sizeof(struct asg_cell);
-	a->usage = (struct fr_val *)(void *)p;
-	p += r->nusage * sizeof(struct fr_val);
-	a->first = (size_t *)(void *)p;
-	p += (r->nps + 1) * sizeof(size_t);
-	a->count = (int32_t *)(void *)p;
-	if (r->ncells)
-		memcpy(a->cells, r->cells, r->ncells * sizeof(*a->cells));
-	if (r->nusage)
-		memcpy(a->usage, r->usage, r->nusage * sizeof(*a->usage));
-	for (size_t i = 0; i < r->nps; i++) {
-		a->count[i] = r->count[i];
-		a->first[i] = c;
-		while (c < r->ncells && r->cells[c].ps == (int32_t)i)
-			c++;
-	}
-	a->first[r->nps] = c;
-	return a;
-}
-
-static int cmp_entry(const void *pa, const void *pb)
-{
-	const struct sentry *a = pa, *b = pb;
-	int c;
-
-	if (a->borrowing != b->borrowing)
-		return a->borrowing < b->borrowing ? -1 : 1;
-	if (a->priority != b->priority)
-		return a->priority > b->priority ? -1 : 1;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->uid_pre != b->uid_pre)
-		return a->uid_pre < b->uid_pre ? -1 : 1;
-	c = strcmp(a->uid, b->uid);
-	return c < 0 ? -1 : c > 0;
-}
-
-static struct sched_decision *decision_slot(struct sched_decisions *out,
-					    struct swl *r, uint64_t call)
-{
-	struct sched_decision *d;
-
-	if (r->dec_call == call && r->dec_idx < out->n) {
-		d = &out->v[r->dec_idx];
-		free(d->message);
-		free(d->asg);
-		memset(d, 0, sizeof(*d));
-		return d;
-	}
-	if (out->n == out->cap)
-		XGROW(out->v, out->cap, out->n + 1);
-	r->dec_call = call;
-	r->dec_idx = out->n;
-	d = &out->v[out->n++];
-	memset(d, 0, sizeof(*d));
-	return d;
-}
-
-/* 64-bit FNV-1a of a message; never 0 (0 = nothing reported). */
-static uint64_t msg_hash(const char *m)
-{
-	uint64_t h = 14695981039346656037ULL;
-
-	for (; *m; m++) {
-		h ^= (unsigned char)*m;
-		h *= 1099511628211ULL;
-	}
-	return h ? h : 1;
-}
-
-/* Emits (or replaces this call's) pending decision; takes msg. */
-static void emit_pending(struct sched *s, struct sched_decisions *out,
-			 struct swl *r, const struct scq *c,
-			 const char *reason, char *msg)
-{
-	struct sched_decision *d;
-
-	/* Nothing changed since the same report: a StrictFIFO head popped
-	 * again, say. Not repeated (see the file comment). */
-	uint64_t h = msg_hash(msg);
-
-	if (r->dec_call != s->calls && r->last_state == s->state &&
-	    r->last_reason == reason && r->last_hash == h) {
-		free(msg);
-		return;
-	}
-	r->last_hash = h;
-	r->last_reason = reason;
-	r->last_state = s->state;
-	d = decision_slot(out, r, s->calls);
-	d->kind = DEC_PENDING;
-	d->wl = r->w;
-	d->cq = c->name;
-	d->reason = reason;
-	d->message = msg;
-}
-
-/* Kueue's resourcesToReserve for a head that would need preemption but
- * has no candidates: hold what it could get so lower-priority work of
- * the cohort cannot take it this round. */
-static void reserve(struct sched *s, const struct scq *c,
-		    const struct sentry *e)
-{
-	const struct sched_assignment *a = e->asg;
-
-	for (size_t i = 0; i < a->nusage; i++) {
-		int fr = a->usage[i].fr;
-		int64_t v = a->usage[i].v;
-		int64_t nom = tree_nominal(s->t, c->node, fr);
-		int64_t use = tree_usage(s->t, c->node, fr);
-		int64_t r;
-		struct fr_val fv;
-
-		if (e->borrowing > 0) {
-			int64_t bl = tree_borrowing_limit(s->t, c->node, fr);
-
-			r = bl == TREE_UNLIMITED ? v
-			    : nom + bl - use < v  ? nom + bl - use
-						  : v;
-		} else {
-			r = nom - use < v ? nom - use : v;
-		}
-		if (r <= 0)
-			continue;
-		fv = (struct fr_val){ fr, r };
-		tree_add_usage_undo(s->t, c->node, &fv, 1, &s->undo);
-	}
-}
-
-/* An admit: usage into the live tree now (assume). Takes e->asg. */
-static void admit(struct sched *s, struct sched_decisions *out,
-		  struct sentry *e)
-{
-	struct swl *r = s->wls[e->wl];
-	struct scq *c = &s->cqs[e->cq];
-	struct sched_decision *d;
-
-	account(s, r, -1);
-	queue_remove(&c->q, &r->qi);
-	set_requeue_at(s, r, 0);
-	r->state = WS_ASSUMED;
-	r->hold_cq = e->cq;
-	r->admitted = false;
-	free(r->usage);
-	r->nusage = e->asg->nusage;
-	r->usage = xmalloc((r->nusage ? r->nusage : 1) * sizeof(*r->usage));
-	memcpy(r->usage, e->asg->usage, r->nusage * sizeof(*r->usage));
-	tree_apply(s, r, true);
-	account(s, r, 1);
-	r->last_hash = 0;
-	r->last_reason = NULL;
-	d = decision_slot(out, r, s->calls);
-	d->kind = DEC_ADMIT;
-	d->wl = r->w;
-	d->cq = c->name;
-	d->borrowing = e->borrowing;
-	d->asg = e->asg;
-	e->asg = NULL;
-}
-
-/* Nominate (§2.2) one popped head into entry e. */
-static void nominate(struct sched *s, const struct asg_env *env,
-		     struct sentry *e)
-{
-	struct swl *r = s->wls[e->wl];
-	struct scq *c = &s->cqs[e->cq];
-	struct asg_result *res = &s->res_scratch;
-
-	e->priority = r->qi.priority;
-	e->ts = r->qi.ts_ms;
-	e->uid = r->qi.uid;
-	e->uid_pre = queue_uid_prefix(e->uid);
-	e->borrowing = 0;
-	e->asg = NULL;
-	e->message = NULL;
-	e->reason = NULL;
-	if (!ns_ok(s, r, c)) {
-		e->mode = ASG_NOFIT;
-		e->why = RQ_NAMESPACE_MISMATCH;
-		e->reason = REASON_PENDING;
-		e->message = xstrdup(MSG_NS_MISMATCH);
-		return;
-	}
-	e->mode = asg_assign(env, &c->c, r->ps, r->nps, res);
-	e->borrowing = res->borrowing;
-	if (e->mode != ASG_NOFIT)
-		e->asg = make_asg(e->cq, res);
-	if (e->mode != ASG_FIT) {
-		e->why = e->mode == ASG_NOFIT ? RQ_NO_FIT
-					      : RQ_PREEMPTION_NO_CANDIDATES;
-		e->reason = REASON_PENDING;
-		e->message = asg_message(env, r->ps, res);
-	}
-}
-
-struct fresh_ctx {
-	struct sched *s;
-	struct sched_decisions *out;
-	const struct scq *c;
-	const struct sentry *e;
-};
-
-/* A member of a class that just parked, never evaluated: it gets the
- * verdict its equivalent representative just got (same reason and
- * message: equivalent workloads get the same one at the same state). */
-static void report_fresh(void *ctx, struct qitem *it)
-{
-	struct fresh_ctx *f = ctx;
-
-	emit_pending(f->s, f->out, SWL_OF(it), f->c, f->e->reason,
-		     xstrdup(f->e->message));
-}
-
-/* One Kueue cycle (§2.1): returns admissions; *npopped the heads,
- * *nparked those that went to the parked set (BestEffortFIFO NoFit). */
-static size_t round_run(struct sched *s, struct sched_decisions *out,
-			int64_t now, size_t *npopped, size_t *nparked)
-{
-	struct asg_env env;
-	size_t nadm = 0;
-
-	sched_asg_env(s, &env);
-	s->cycle++;
-	s->nent = 0;
-	/* 1. Heads: one per active ClusterQueue. */
-	for (size_t i = 0; i < s->ncq; i++) {
-		struct scq *c = &s->cqs[i];
-		struct qitem *it;
-		struct sentry *e;
-
-		if (!c->active || !queue_len_active(&c->q))
-			continue;
-		it = queue_pop(&c->q, s->cycle);
-		if (!it)
-			continue;
-		if (s->nent == s->capent)
-			XGROW(s->ent, s->capent, s->nent + 1);
-		e = &s->ent[s->nent++];
-		memset(e, 0, sizeof(*e));
-		e->wl = SWL_OF(it)->id;
-		e->cq = (int32_t)i;
-		/* 2. Nominate: namespace, flavor assignment. */
-		nominate(s, &env, e);
-	}
-	*npopped = s->nent;
-	if (!s->nent)
-		return 0;
-	/* 3. Classical entry order (§2.5). */
-	qsort(s->ent, s->nent, sizeof(*s->ent), cmp_entry);
-	/* 4. Process each entry with in-cycle reservation (§2.6). */
-	for (size_t i = 0; i < s->nent; i++) {
-		struct sentry *e = &s->ent[i];
-		struct scq *c = &s->cqs[e->cq];
-		struct swl *r = s->wls[e->wl];
-
-		if (e->mode == ASG_PREEMPT) {
-			if (c->cq->reclaim != RWC_ANY)
-				reserve(s, c, e);
-		} else if (e->mode == ASG_FIT &&
-			   !tree_fits(s->t, c->node, e->asg->usage,
-				      e->asg->nusage)) {
-			e->why = RQ_FAILED_AFTER_NOMINATION;
-			e->reason = REASON_PENDING;
-			e->message = xstrdup(MSG_NO_LONGER_FITS);
-		} else if (e->mode == ASG_FIT) {
-			admit(s, out, e);
-			nadm++;
-			continue;
-		}
-		/* 5. Not admitted: back to the queue, report once. */
-		queue_requeue(&c->q, &r->qi, e->why, now);
-		if (queue_item_parked(&c->q, &r->qi)) {
-			struct fresh_ctx f = { s, out, c, e };
-
-			(*nparked)++;
-			/* Its class parked with it: members never
-			 * evaluated get its verdict, once. */
-			queue_take_fresh(&c->q, &r->qi, report_fresh, &f);
-		}
-		dirty_cq(s, e->cq);
-		if (r->lq >= 0)
-			dirty_lq(s, r->lq);
-		emit_pending(s, out, r, c, e->reason, e->message);
-		e->message = NULL;
-		FREE_AND_NULL(e->asg);
-	}
-	s->nent = 0;
-	/* 6. Drop this round's reservations (Kueue drops its snapshot). */
-	tree_undo(s->t, &s->undo);
-	return nadm;
-}
-
-size_t sched_cycle(struct sched *s, int64_t now_ms,
-		   struct sched_decisions *out)
-{
-	size_t total = 0;
-
-	s->calls++;
-	sched_tick(s, now_ms);
-	for (unsigned round = 0;
-	     !s->o.max_rounds || round < s->o.max_rounds; round++) {
-		size_t npopped = 0, nparked = 0, n;
-
-		/* Go on while a round admits or parks a head: a parked head
-		 * uncovers the next one (BestEffortFIFO), so one call tries
-		 * every pending workload once. Each workload parks at most
-		 * once per call, so this ends; a StrictFIFO head that stays
-		 * blocked neither admits nor parks, and stops it. */
-		n = round_run(s, out, now_ms, &npopped, &nparked);
-		total += n;
-		if (!npopped || (!n && !nparked))
-			break;
-	}
-	return total;
-}
-
-void sched_decision_admission(const struct sched *s,
-			      const struct sched_decision *d,
-			      struct admission *out)
-{
-	const struct sched_assignment *a = d->asg;
-	const struct workload *w = d->wl;
-
-	admission_release(out);
-	if (!a)
-		return;
-	out->cluster_queue = xstrdup(s->cqs[a->cq].name);
-	out->npsa = a->nps;
-	out->psa = xcalloc(a->nps ? a->nps : 1, sizeof(*out->psa));
-	for (size_t i = 0; i < a->nps; i++) {
-		struct pod_set_assignment *p = &out->psa[i];
-		const char *name = i < w->npod_sets && w->pod_sets[i].name
-					   ? w->pod_sets[i].name
-					   : DEFAULT_PODSET_NAME;
-
-		p->name = xstrdup(name);
-		strmap_init(&p->flavors);
-		reslist_init(&p->usage);
-		for (size_t k = a->first[i]; k < a->first[i + 1]; k++) {
-			const struct asg_cell *c = &a->cells[k];
-			const char *rn = s->res_idx.key[c->res];
-
-			strmap_set(&p->flavors, rn, s->flv[c->flv].name);
-			reslist_set(&p->usage, rn, c->v);
-		}
-		p->has_count = true;
-		p->count = a->count[i];
-	}
-}
-
-void sched_decisions_clear(struct sched_decisions *d)
-{
-	for (size_t i = 0; i < d->n; i++) {
-		free(d->v[i].message);
-		free(d->v[i].asg);
-	}
-	d->n = 0;
-}
-
-void sched_decisions_release(struct sched_decisions *d)
-{
-	sched_decisions_clear(d);
-	free(d->v);
-	d->v = NULL;
-	d->cap = 0;
+	sched_account(s, r, 1);
 }
 
 bool sched_has_work(const struct sched *s)
@@ -1928,7 +1670,7 @@ static bool keep_expired(void *ctx, const struct qitem *it)
 
 	if (!it->requeue_at_ms || k->now < it->requeue_at_ms)
 		return false;
-	set_requeue_at(k->s, r, 0); /* will move: the backoff is over */
+	sched_set_requeue_at(k->s, r, 0); /* will move: the backoff is over */
 	k->moved++;
 	return true;
 }
@@ -1952,7 +1694,7 @@ void sched_tick(struct sched *s, int64_t now_ms)
 		c->q.requeue_cycle = rc; /* expiry is not a requeue event */
 		if (k.moved) {
 			s->state++;
-			dirty_cq(s, (int32_t)i);
+			sched_dirty_cq(s, (int32_t)i);
 		}
 	}
 }

@@ -139,10 +139,11 @@ void sched_namespace_remove(struct sched *s, const char *name);
  *   lq     "namespace/name" of its LocalQueue for the per-LocalQueue
  *          counts, or NULL.
  * What sched does with it follows its status: holding quota
- * (QuotaReserved=True with an admission, not finished, active) -> its
- * usage counts in status.admission.clusterQueue's tree (whether or not
- * that queue exists yet); finished or inactive -> nothing, usage
- * released; otherwise pending in cq's queue. Queue order uses
+ * (QuotaReserved=True with an admission, not finished; inactive or
+ * evicted ones too, until the reservation is cleared) -> its usage
+ * counts in status.admission.clusterQueue's tree (whether or not that
+ * queue exists yet); finished, or inactive without a reservation ->
+ * nothing; otherwise pending in cq's queue. Queue order uses
  * spec.priority and the creation timestamp (§1.2).
  */
 void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
@@ -151,6 +152,16 @@ void sched_wl_remove(struct sched *s, const char *ns, const char *name);
 /* An admit decision's write failed: drop the assumption (usage
  * released) and requeue the workload as it was. No-op unless assumed. */
 void sched_wl_forget(struct sched *s, const char *ns, const char *name);
+/* An evict or requeue decision's write failed: check the workload again
+ * at the next cycle (a decision is emitted once per version). */
+void sched_wl_recheck(struct sched *s, const char *ns, const char *name);
+
+/*
+ * A LocalQueue's stopPolicy ("namespace/name"; STOP_NONE for one never
+ * set or removed). HoldAndDrain evicts the workloads of the LocalQueue
+ * that hold quota (Evicted reason LocalQueueStopped).
+ */
+void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop);
 
 /* ------------------------------------------------------------------ */
 /* The cycle */
@@ -158,6 +169,10 @@ void sched_wl_forget(struct sched *s, const char *ns, const char *name);
 enum sched_dec_kind {
 	DEC_ADMIT,   /* quota reserved: write admission + QuotaReserved */
 	DEC_PENDING, /* not admitted: write QuotaReserved=False */
+	DEC_EVICT,   /* holds quota it should not: write Evicted=True (it
+			keeps the quota until the reservation is cleared) */
+	DEC_REQUEUE, /* held by Requeued=False whose cause ended: write
+			Requeued=True */
 };
 
 struct sched_decision {
@@ -167,7 +182,12 @@ struct sched_decision {
 	/* DEC_PENDING: Kueue v0.14's reason ("Pending" for NoFit) and the
 	 * message it gives, e.g. "couldn't assign flavors to pod set main:
 	 * insufficient unused quota for cpu in flavor default, 1 more
-	 * needed". Owned. DEC_ADMIT: NULL. */
+	 * needed". DEC_EVICT: the Evicted reason ("Deactivated",
+	 * "ClusterQueueStopped", "LocalQueueStopped") and message ("The
+	 * workload is deactivated", ...). DEC_REQUEUE: the Requeued=True
+	 * reason ("Reactivated", "ClusterQueueRestarted",
+	 * "LocalQueueRestarted") and message. Reason static, message owned.
+	 * DEC_ADMIT: NULL. */
 	const char *reason;
 	char *message;
 	/* DEC_ADMIT: the borrowing level of §2.3 (0 = none). */
@@ -184,7 +204,9 @@ struct sched_decisions {
 
 /*
  * Runs one cycle at now_ms and appends its decisions to out (which the
- * caller zeroed, or reused after sched_decisions_clear). Returns how
+ * caller zeroed, or reused after sched_decisions_clear): first the
+ * evictions and requeues of the workloads whose input changed (at most
+ * one per workload version), then the admission rounds. Returns how
  * many workloads were admitted. Pending decisions are reported at most
  * once per pop: a parked workload is not reported again until it was
  * retried.

@@ -58,6 +58,15 @@ struct swl {
 	bool admitted;              /* Admitted=True (flavorsUsage) */
 	struct fr_val *usage;       /* owned; what was added to the tree */
 	size_t nusage;
+	struct swl *h_prev, *h_next; /* hold_cq's holder list while usage
+					is in its tree (tree_apply) */
+	/* eviction and requeue checks (sched_cycle.c) */
+	bool evicted;               /* holding with Evicted=True: its
+				       eviction is under way */
+	bool flagged;               /* in sched.chk */
+	bool chk_sent;              /* a DEC_EVICT / DEC_REQUEUE for the
+				       version of chk_sig was emitted */
+	uint32_t chk_sig;           /* active, Evicted, Requeued of w */
 	/* reporting */
 	uint64_t dec_call;          /* sched_cycle call of its decision */
 	size_t dec_idx;             /* index of that decision in out */
@@ -88,6 +97,10 @@ struct scq {
 	size_t nadm;
 	bool dirty;
 	int64_t rq_due;                   /* batched requeue due; 0 none */
+	struct swl *holders;              /* workloads whose usage is in
+					     this node (h_prev/h_next) */
+	int32_t nholders;
+	enum stop_policy stop;            /* of the last good cq */
 };
 
 struct slq {
@@ -97,6 +110,7 @@ struct slq {
 	int64_t *adm_usage; /* owned; by fr, admitted only */
 	size_t nusage;
 	int32_t cq;        /* last CQ id seen for it, -1 */
+	enum stop_policy stop; /* sched_lq_set */
 	bool dirty;
 	/* scratch of sched_cq_parked_by_lq: parked is valid while
 	 * park_stamp is that call's stamp */
@@ -198,6 +212,9 @@ struct sched {
 	size_t capstack;
 	int32_t *mark;              /* CQ ids, for requeue walks */
 	size_t nmark, capmark;
+	/* workload ids flagged for the eviction and requeue checks */
+	int32_t *chk;
+	size_t nchk, capchk;
 	/* batched requeue events (opts.requeue_batch_ms): CQ ids */
 	int32_t *rq_pending;
 	size_t nrq, caprq;
@@ -206,10 +223,28 @@ struct sched {
 #define SWL_OF(it) ((struct swl *)(void *)((char *)(it) - \
 					   offsetof(struct swl, qi)))
 
-/* sched.c helpers used by sched_status.c */
+/* sched.c helpers used by sched_status.c and sched_cycle.c */
 int32_t sched_find_cq(const struct sched *s, const char *name);
 int32_t sched_find_lq(const struct sched *s, const char *name);
 int32_t sched_find_wl(const struct sched *s, const char *key);
 void sched_asg_env(const struct sched *s, struct asg_env *e);
+/* Marks ClusterQueue (LocalQueue) id for the next sched_take_dirty;
+ * id < 0 is a no-op. */
+void sched_dirty_cq(struct sched *s, int32_t id);
+void sched_dirty_lq(struct sched *s, int32_t id);
+/* Whether r's namespace matches c's namespaceSelector (cached). */
+bool sched_ns_ok(struct sched *s, struct swl *r, const struct scq *c);
+/* Adds (sign 1) or removes (-1) r's part of its LocalQueue's and
+ * holding ClusterQueue's counts and usage (not the tree). */
+void sched_account(struct sched *s, struct swl *r, int sign);
+/* Adds (removes) r->usage at r->hold_cq's tree node. */
+void sched_tree_apply(struct sched *s, struct swl *r, bool add);
+/* Sets r's backoff (0: none), keeping sched.nbackoff. */
+void sched_set_requeue_at(struct sched *s, struct swl *r, int64_t at);
+/* Links r into (out of) its hold_cq's holder index. */
+void sched_holder_link(struct sched *s, struct swl *r);
+void sched_holder_unlink(struct sched *s, struct swl *r);
+/* Queues r for the next cycle's eviction and requeue checks. */
+void sched_flag_check(struct sched *s, struct swl *r);
 
 #endif

@@ -18,6 +18,9 @@
 #include "model/alloc.h"
 #include "model/goparse.h"
 #include "model/names.h"
+#include "model/placement.h"
+#include "model/resources.h"
+#include "model/strmap.h"
 
 #define HASH_LEN 5
 /* 253 (longest object name) - "-" - hash: Kueue's maxPrefixLength. */
@@ -334,4 +337,54 @@ int jobwl_build(const struct job *job, const struct jobwl_opts *opts,
 out:
 	workload_release(&wl);
 	return rc;
+}
+
+static bool same_text(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+static bool containers_match(const struct container_res *a, size_t na,
+			     const struct container_res *b, size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (a[i].sidecar != b[i].sidecar ||
+		    !same_text(a[i].name, b[i].name) ||
+		    !reslist_equal(&a[i].requests, &b[i].requests) ||
+		    !reslist_equal(&a[i].limits, &b[i].limits))
+			return false;
+	return true;
+}
+
+bool jobwl_pod_set_matches(const struct pod_set *built,
+			   const struct pod_set *wl, int32_t count,
+			   bool directives)
+{
+	const struct pod_template *x = &built->tmpl, *y = &wl->tmpl;
+
+	if (!same_text(built->name, wl->name) || wl->count != count ||
+	    built->has_min_count != wl->has_min_count ||
+	    (built->has_min_count && built->min_count != wl->min_count))
+		return false;
+	if (!containers_match(x->containers, x->ncontainers, y->containers,
+			      y->ncontainers) ||
+	    !containers_match(x->init_containers, x->ninit_containers,
+			      y->init_containers, y->ninit_containers) ||
+	    !reslist_equal(&x->overhead, &y->overhead) ||
+	    x->has_pod_resources != y->has_pod_resources ||
+	    !reslist_equal(&x->pod_requests, &y->pod_requests) ||
+	    !reslist_equal(&x->pod_limits, &y->pod_limits))
+		return false;
+	if (!directives)
+		return true;
+	if (!strmap_equal(&x->node_selector, &y->node_selector) ||
+	    x->ntols != y->ntols ||
+	    x->affinity.present != y->affinity.present)
+		return false;
+	for (size_t i = 0; i < x->ntols; i++)
+		if (!toleration_equal(&x->tols[i], &y->tols[i]))
+			return false;
+	return true;
 }

@@ -53,4 +53,19 @@ int jobwl_build(const struct job *job, const struct jobwl_opts *opts,
 /* count of the pod set: min(parallelism, completions), defaults applied. */
 int32_t jobwl_pod_count(const struct job *job);
 
+/*
+ * Kueue's equivalentToWorkload for one pod set: whether wl (a Workload's
+ * pod set) still describes built (the pod set jobwl_build makes of the
+ * Job now). Compared: the name, the count (against count, which the
+ * caller picks: the admitted count of a running partially admitted Job,
+ * else built's), minCount, every container's and init container's
+ * requests and limits, overhead and pod-level resources; with
+ * directives also the node selector and tolerations (not for a running
+ * Job, whose template carries its flavors' additions). Required node
+ * affinity is compared by presence only.
+ */
+bool jobwl_pod_set_matches(const struct pod_set *built,
+			   const struct pod_set *wl, int32_t count,
+			   bool directives);
+
 #endif

@@ -575,7 +575,7 @@ bool workload_has_quota_reservation(const struct workload *w)
 bool workload_holds_quota(const struct workload *w)
 {
 	return workload_has_quota_reservation(w) && w->has_admission &&
-	       !workload_is_finished(w) && w->active;
+	       !workload_is_finished(w);
 }
 
 char *object_key_buf(char *buf, size_t size, const char *ns,

@@ -477,7 +477,10 @@ int32_t workload_priority(const struct workload *w); /* nil -> 0 */
 bool workload_is_finished(const struct workload *w);
 bool workload_is_admitted(const struct workload *w);
 bool workload_has_quota_reservation(const struct workload *w);
-/* Holds quota: QuotaReserved with an admission, not finished, active. */
+/* Holds quota: QuotaReserved with an admission, not finished. An
+ * inactive (spec.active false) or evicted workload keeps its quota until
+ * its eviction completed and the reservation is cleared: its Job may
+ * still run until then. */
 bool workload_holds_quota(const struct workload *w);
 /* The cache key "ns/name" (NULL parts as "") into buf when it fits,
  * else a new string: the caller frees the result when it is not buf. */

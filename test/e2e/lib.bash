@@ -447,8 +447,18 @@ admission_of() {
 
 # snapshot FILE: everything cueue-invariants reads, as one List (stderr in FILE.err).
 snapshot() {
-	kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues \
-		-A -o json >"$1" 2>"$1.err"
+	# Jobs are listed before and after the queue kinds: the checker
+	# takes a Job for running only when both copies run (check (e)).
+	kubectl get jobs.batch -A -o json >"$1.j1" 2>"$1.err" &&
+		kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues \
+			-A -o json >"$1.q" 2>>"$1.err" &&
+		kubectl get jobs.batch -A -o json >"$1.j2" 2>>"$1.err" &&
+		python3 -c 'import json,sys
+items=[]
+for f in sys.argv[2:]:
+    items+=json.load(open(f))["items"]
+json.dump({"apiVersion":"v1","kind":"List","items":items},open(sys.argv[1],"w"))' \
+			"$1" "$1.j1" "$1.q" "$1.j2"
 }
 
 # invariants LABEL [--status]: one check: $inv_bin passes on the current

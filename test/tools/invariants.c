@@ -27,6 +27,11 @@
  *      ClusterQueue, one assignment per pod set, a flavor for every
  *      resource, and resourceUsage == count x the pod set's per-pod
  *      requests (model/podreq.h);
+ *  (e) every managed batch/v1 Job that can run pods (unsuspended and
+ *      not ended, or with active pods, in every copy of it the input
+ *      holds) owns a Workload that holds quota, admitted for at least
+ *      the pods the Job runs: a Job never runs on a Workload that does
+ *      not describe it (see check_jobs);
  *  --status, for a quiet cluster only (the manager has written everything):
  *  (d) each ClusterQueue's status (reservingWorkloads, admittedWorkloads,
  *      flavorsReservation / flavorsUsage totals and borrowed) and, when
@@ -65,6 +70,7 @@
 #include "model/podreq.h"
 #include "model/quantity.h"
 #include "model/resources.h"
+#include "model/strmap.h"
 
 #define UNLIMITED INT64_MAX
 
@@ -105,6 +111,7 @@ struct state {
 	struct cohort *cohorts; size_t ncoh, capcoh;
 	struct workload *wls; size_t nwl, capwl;
 	struct local_queue *lqs; size_t nlq, caplq;
+	struct job *jobs; size_t njob, capjob;
 	struct fr *frs; size_t nfr, capfr;
 	struct node *nodes; size_t nnode, capnode;
 	bool frozen;         /* per-node arrays sized: no new fr */
@@ -236,6 +243,10 @@ static int load(struct state *st, const char *path)
 			r = codec_decode_workload(obj, &st->wls[st->nwl++],
 						  &fe);
 			break;
+		case KIND_JOB:
+			XGROW(st->jobs, st->capjob, st->njob + 1);
+			r = codec_decode_job(obj, &st->jobs[st->njob++], &fe);
+			break;
 		case KIND_LOCAL_QUEUE:
 			XGROW(st->lqs, st->caplq, st->nlq + 1);
 			r = codec_decode_local_queue(obj, &st->lqs[st->nlq++],
@@ -263,11 +274,13 @@ static int load(struct state *st, const char *path)
 	return rc;
 }
 
-/* Counts toward usage: Kueue's HasActiveQuotaReservation. */
+/* Counts toward usage: QuotaReserved, not Finished. An inactive or
+ * evicted workload still counts until its reservation is cleared (its
+ * Job may run until then; Kueue's cache drops inactive ones at once). */
 static bool holds_quota(const struct workload *w)
 {
 	return conditions_is_true(&w->conds, "QuotaReserved") &&
-	       !conditions_is_true(&w->conds, "Finished") && w->active;
+	       !conditions_is_true(&w->conds, "Finished");
 }
 
 /* ------------------------------------------------------------------ */
@@ -769,6 +782,95 @@ static void check_status(struct state *st)
 	free(lq_adm);
 }
 
+/* Whether this copy of a Job can run pods: pods active, or unsuspended
+ * and not Complete or Failed. */
+static bool job_copy_runs(const struct job *j)
+{
+	if (j->active > 0)
+		return true;
+	return !j->suspend && !conditions_is_true(&j->conds, "Complete") &&
+	       !conditions_is_true(&j->conds, "Failed");
+}
+
+/* The admitted pod count of w's first pod set, or -1. */
+static int32_t admitted_count(const struct workload *w)
+{
+	if (!w->has_admission || !w->admission.npsa)
+		return -1;
+	if (w->admission.psa[0].has_count)
+		return w->admission.psa[0].count;
+	return w->npod_sets ? w->pod_sets[0].count : -1;
+}
+
+/*
+ * (e) Jobs: a managed batch/v1 Job that runs (in every copy the input
+ * holds of it: list the Jobs before and after the other kinds, so a
+ * Job caught between its Workload's change and its own is not taken
+ * for running) has a Workload it owns that holds quota in a known
+ * ClusterQueue, admitted for at least the pods it runs: max(active
+ * pods, min(parallelism, completions)) when unsuspended.
+ */
+static void check_jobs(struct state *st)
+{
+	for (size_t i = 0; i < st->njob; i++) {
+		const struct job *j = &st->jobs[i];
+		const struct workload *found = NULL;
+		bool runs = true, seen = false;
+		int32_t want = 0, have;
+
+		if (!strmap_get(&j->meta.labels, "kueue.x-k8s.io/queue-name"))
+			continue;
+		/* only the first copy of each uid is checked */
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = j->meta.uid && st->jobs[k].meta.uid &&
+			       !strcmp(st->jobs[k].meta.uid, j->meta.uid);
+		if (seen)
+			continue;
+		for (size_t k = i; k < st->njob; k++) {
+			const struct job *c = &st->jobs[k];
+			int32_t n = c->active;
+
+			if (k != i && (!c->meta.uid || !j->meta.uid ||
+				       strcmp(c->meta.uid, j->meta.uid)))
+				continue;
+			runs = runs && job_copy_runs(c);
+			if (!c->suspend) {
+				int32_t p = c->has_parallelism ?
+					    c->parallelism : 1;
+
+				if (c->has_completions && c->completions < p)
+					p = c->completions;
+				if (p > n)
+					n = p;
+			}
+			if (n > want)
+				want = n;
+		}
+		if (!runs)
+			continue;
+		for (size_t w = 0; w < st->nwl && !found; w++) {
+			const struct object_meta *m = &st->wls[w].meta;
+
+			for (size_t o = 0; o < m->nowners; o++)
+				if (m->owners[o].uid && j->meta.uid &&
+				    !strcmp(m->owners[o].uid, j->meta.uid) &&
+				    holds_quota(&st->wls[w]))
+					found = &st->wls[w];
+		}
+		if (!found) {
+			violation(st, "Job %s/%s runs without a Workload "
+				  "holding quota", j->meta.namespace,
+				  j->meta.name);
+			continue;
+		}
+		have = admitted_count(found);
+		if (have < want)
+			violation(st, "Job %s/%s runs %d pods on Workload %s "
+				  "admitted for %d", j->meta.namespace,
+				  j->meta.name, want, found->meta.name, have);
+	}
+}
+
 static void state_release(struct state *st)
 {
 	for (size_t i = 0; i < st->ncq; i++)
@@ -779,6 +881,8 @@ static void state_release(struct state *st)
 		workload_release(&st->wls[i]);
 	for (size_t i = 0; i < st->nlq; i++)
 		local_queue_release(&st->lqs[i]);
+	for (size_t i = 0; i < st->njob; i++)
+		job_release(&st->jobs[i]);
 	for (size_t i = 0; i < st->nnode; i++) {
 		struct node *n = &st->nodes[i];
 
@@ -793,6 +897,7 @@ static void state_release(struct state *st)
 	free(st->cohorts);
 	free(st->wls);
 	free(st->lqs);
+	free(st->jobs);
 	free(st->frs);
 	free(st->nodes);
 }
@@ -828,6 +933,7 @@ int main(int argc, char **argv)
 	add_workloads(&st);
 	propagate(&st);
 	check_quotas(&st);
+	check_jobs(&st);
 	if (st.check_status)
 		check_status(&st);
 	if (st.nviolations) {

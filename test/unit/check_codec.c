@@ -977,8 +977,9 @@ START_TEST(object_helpers)
 	ck_assert(!workload_holds_quota(&w)); /* no admission */
 	w.has_admission = true;
 	ck_assert(workload_holds_quota(&w));
+	/* inactive: the quota stays until the reservation is cleared */
 	w.active = false;
-	ck_assert(!workload_holds_quota(&w));
+	ck_assert(workload_holds_quota(&w));
 	w.active = true;
 	conditions_set(&w.conds, "Finished", COND_TRUE, "Succeeded", "", 1,
 		       2000);

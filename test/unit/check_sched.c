@@ -1838,6 +1838,230 @@ static void confirm(const char *name, bool admitted)
 	put_wl_lq(w, e->cq, e->lq);
 }
 
+/* ------------------------------------------------------------------ */
+/* eviction and requeue checks (kueue-scheduler.md §5) */
+
+static size_t count_kind(const char *wl, enum sched_dec_kind kind)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < F.nlog; i++)
+		if (!strcmp(F.log[i].wl, wl) && F.log[i].kind == kind)
+			n++;
+	return n;
+}
+
+#define expect_last(wl, kind, reason, msg) \
+	expect_last_at(__LINE__, wl, kind, reason, msg)
+static void expect_last_at(int line, const char *wl, enum sched_dec_kind kind,
+			   const char *reason, const char *msg)
+{
+	const struct rec *r = last_rec(wl);
+
+	ck_assert_msg(r, "line %d: no decision for %s", line, wl);
+	ck_assert_msg(r->kind == kind, "line %d: %s: kind %d, expected %d",
+		      line, wl, (int)r->kind, (int)kind);
+	ck_assert_msg(!strcmp(r->reason, reason) && !strcmp(r->msg, msg),
+		      "line %d: %s: '%s' '%s'", line, wl, r->reason, r->msg);
+}
+
+/* The eviction written: Evicted=True, the reservation still there. */
+static void wl_mark_evicted(const char *name, const char *reason,
+			    const char *msg)
+{
+	struct wlent *e;
+	struct workload *w = wl_copy_latest(name, &e);
+
+	conditions_set(&w->conds, "Evicted", COND_TRUE, reason, msg, 1,
+		       F.now);
+	put_wl_lq(w, e->cq, e->lq);
+}
+
+/* The integration stopped the Job: the reservation cleared. */
+static void wl_release(const char *name, bool active)
+{
+	struct wlent *e;
+	struct workload *w = wl_copy_latest(name, &e);
+	const struct condition *ev = conditions_find(&w->conds, "Evicted");
+	char *reason = xstrdup(ev ? ev->reason : "Pending");
+	char *msg = xstrdup(ev ? ev->message : "");
+
+	conditions_set(&w->conds, "Requeued", COND_FALSE, reason, msg, 1,
+		       F.now);
+	conditions_set(&w->conds, "QuotaReserved", COND_FALSE, "Pending",
+		       msg, 1, F.now);
+	conditions_set(&w->conds, "Admitted", COND_FALSE, "NoReservation",
+		       "The workload has no reservation", 1, F.now);
+	admission_release(&w->admission);
+	w->has_admission = false;
+	w->active = active;
+	put_wl_lq(w, e->cq, e->lq);
+	free(reason);
+	free(msg);
+}
+
+static void wl_set_active(const char *name, bool active)
+{
+	struct wlent *e;
+	struct workload *w = wl_copy_latest(name, &e);
+
+	w->active = active;
+	w->meta.generation++;
+	put_wl_lq(w, e->cq, e->lq);
+}
+
+START_TEST(evict_inactive_keeps_quota)
+{
+	fx_begin();
+	add_flavor("default");
+	add_cq("q", NULL, "default:cpu=2");
+	put_wl(mk_wl("a", 0, T0 - 10 * SEC, 1, "cpu=2"), "q");
+	settle();
+	expect_admitted("a", "q");
+	confirm("a", true);
+
+	/* spec.active=false: evicted, and the quota stays meanwhile */
+	wl_set_active("a", false);
+	cycle();
+	expect_last("a", DEC_EVICT, "Deactivated",
+		    "The workload is deactivated");
+	ck_assert(sched_wl_holds_quota(F.s, "ns", "a"));
+	expect_cq_usage("q", "default", "cpu", CPU(2), 0);
+	ck_assert_int_eq(cq_status("q").reserving, 1);
+	put_wl(mk_wl("b", 0, T0 - 5 * SEC, 1, "cpu=2"), "q");
+	cycle();
+	cycle();
+	expect_not_admitted("b");
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 1); /* once */
+
+	/* the Evicted condition arrives: nothing more to decide */
+	wl_mark_evicted("a", "Deactivated", "The workload is deactivated");
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 1);
+	expect_not_admitted("b");
+	ck_assert(sched_wl_holds_quota(F.s, "ns", "a"));
+
+	/* the Job stopped, the reservation cleared: b gets the quota */
+	wl_release("a", false);
+	ck_assert(!sched_wl_holds_quota(F.s, "ns", "a"));
+	settle();
+	expect_admitted("b", "q");
+	ck_assert_uint_eq(count_kind("a", DEC_REQUEUE), 0);
+
+	/* active again: Requeued=True Reactivated, then queued */
+	wl_set_active("a", true);
+	cycle();
+	expect_last("a", DEC_REQUEUE, "Reactivated",
+		    "The workload was reactivated");
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_REQUEUE), 1);
+	fx_end();
+}
+END_TEST
+
+START_TEST(evict_recheck_after_failed_write)
+{
+	fx_begin();
+	add_flavor("default");
+	add_cq("q", NULL, "default:cpu=2");
+	put_wl(mk_wl("a", 0, T0 - 10 * SEC, 1, "cpu=1"), "q");
+	settle();
+	confirm("a", true);
+	wl_set_active("a", false);
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 1);
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 1);
+	/* the write failed: decided again at the next cycle */
+	sched_wl_recheck(F.s, "ns", "a");
+	sched_wl_recheck(F.s, "ns", "nope"); /* unknown: no-op */
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 2);
+	/* removed meanwhile: nothing */
+	sched_wl_recheck(F.s, "ns", "a");
+	sched_wl_remove(F.s, "ns", "a");
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 2);
+	CHECK();
+	fx_end();
+}
+END_TEST
+
+START_TEST(evict_hold_and_drain)
+{
+	struct cluster_queue *cq;
+
+	fx_begin();
+	add_flavor("default");
+	cq = add_cq("q", NULL, "default:cpu=4");
+	put_wl(mk_wl("a", 0, T0 - 10 * SEC, 1, "cpu=1"), "q");
+	put_wl_lq(mk_wl("b", 0, T0 - 9 * SEC, 1, "cpu=1"), "q", "ns/other");
+	settle();
+	confirm("a", true);
+	confirm("b", true);
+
+	/* Hold: admitted workloads keep running */
+	cq = mk_cq("q", NULL, "default:cpu=4");
+	cq->stop = STOP_HOLD;
+	put_cq(cq);
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 0);
+	ck_assert_uint_eq(count_kind("b", DEC_EVICT), 0);
+
+	/* HoldAndDrain: both evicted, with the ClusterQueue's reason */
+	cq = mk_cq("q", NULL, "default:cpu=4");
+	cq->stop = STOP_HOLD_AND_DRAIN;
+	put_cq(cq);
+	cycle();
+	expect_last("a", DEC_EVICT, "ClusterQueueStopped",
+		    "The ClusterQueue is stopped");
+	expect_last("b", DEC_EVICT, "ClusterQueueStopped",
+		    "The ClusterQueue is stopped");
+	ck_assert(sched_wl_holds_quota(F.s, "ns", "a"));
+	wl_mark_evicted("a", "ClusterQueueStopped",
+			"The ClusterQueue is stopped");
+	wl_release("a", true);
+	wl_mark_evicted("b", "ClusterQueueStopped",
+			"The ClusterQueue is stopped");
+	wl_release("b", true);
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_REQUEUE), 0); /* still stopped */
+
+	/* restarted: Requeued=True ClusterQueueRestarted for both */
+	cq = mk_cq("q", NULL, "default:cpu=4");
+	put_cq(cq);
+	cycle();
+	expect_last("a", DEC_REQUEUE, "ClusterQueueRestarted",
+		    "The ClusterQueue was restarted after being stopped");
+	expect_last("b", DEC_REQUEUE, "ClusterQueueRestarted",
+		    "The ClusterQueue was restarted after being stopped");
+	fx_end();
+}
+END_TEST
+
+START_TEST(evict_local_queue_drain)
+{
+	fx_begin();
+	add_flavor("default");
+	add_cq("q", NULL, "default:cpu=4");
+	put_wl(mk_wl("a", 0, T0 - 10 * SEC, 1, "cpu=1"), "q");
+	put_wl_lq(mk_wl("b", 0, T0 - 9 * SEC, 1, "cpu=1"), "q", "ns/other");
+	settle();
+	confirm("a", true);
+	confirm("b", true);
+	sched_lq_set(F.s, "ns/lq", STOP_HOLD);
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 0);
+	sched_lq_set(F.s, "ns/lq", STOP_HOLD_AND_DRAIN);
+	cycle();
+	expect_last("a", DEC_EVICT, "LocalQueueStopped",
+		    "The LocalQueue is stopped");
+	ck_assert_uint_eq(count_kind("b", DEC_EVICT), 0); /* other queue */
+	CHECK();
+	fx_end();
+}
+END_TEST
+
 START_TEST(assume_confirm_forget)
 {
 	struct workload *w1, *stale;
@@ -3755,6 +3979,13 @@ Suite *sched_suite(void)
 	tcase_add_test(tc, priority_order);
 	tcase_add_loop_test(tc, random_no_overadmission, 0, 4);
 	tcase_add_loop_test(tc, random_tree_oracle, 0, 6);
+	suite_add_tcase(s, tc);
+
+	tc = new_tcase("eviction");
+	tcase_add_test(tc, evict_inactive_keeps_quota);
+	tcase_add_test(tc, evict_recheck_after_failed_write);
+	tcase_add_test(tc, evict_hold_and_drain);
+	tcase_add_test(tc, evict_local_queue_drain);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("assume");

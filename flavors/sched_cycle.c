@@ -1,0 +1,535 @@
+/*
+ * sched_cycle: the scheduling cycle of flavors/sched (kueue-scheduler.md
+ * §2), and the eviction and requeue checks that run before it (§5): what
+ * sched_cycle decides from the state sched.c keeps. sched.c owns the
+ * inputs and the requeue events; sched_status.c the status answers.
+ *
+ * DESIGN
+ * A cycle pops, assigns (flavors/assign.h) and admits on integers only,
+ * straight on the live tree: an admission is an assumption (usage added
+ * at once, state WS_ASSUMED) that the controller confirms or forgets.
+ * Per-round reservations for workloads that would need preemption go
+ * through the tree's undo log and are reverted to the round's savepoint
+ * when the round ends, which is what Kueue gets from throwing its
+ * per-cycle snapshot away.
+ *
+ * Evictions come first: every workload flagged since the last call
+ * (sched_flag_check) that holds quota and should not (inactive, its
+ * ClusterQueue or LocalQueue draining) gets one DEC_EVICT; it keeps its
+ * quota until its status shows the reservation gone. A pending workload
+ * held by Requeued=False whose cause has ended (reactivated, its queue
+ * restarted) gets one DEC_REQUEUE.
+ *
+ * Preemption seam: the assigner asks env.oracle (asg_oracle_none today:
+ * "no candidates") with the preempting workload's id, so a head that
+ * would need preemption is reported with Kueue's "insufficient unused
+ * quota ... N more needed" and, unless reclaimWithinCohort is Any,
+ * reserves its share for the round.
+ */
+#include "flavors/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "flavors/sched_int.h"
+#include "model/alloc.h"
+
+#define MSG_NS_MISMATCH "Workload namespace doesn't match ClusterQueue selector"
+#define MSG_NO_LONGER_FITS \
+	"Workload no longer fits after processing another workload"
+#define REASON_PENDING "Pending"
+
+/* ---- the cycle ---- */
+
+static struct sched_assignment *make_asg(int32_t cq,
+					 const struct asg_result *r)
+{
+	size_t sz = sizeof(struct sched_assignment) +
+		    r->ncells * sizeof(struct asg_cell) +
+		    r->nusage * sizeof(struct fr_val) +
+		    (r->nps + 1) * sizeof(size_t) + r->nps * sizeof(int32_t);
+	struct sched_assignment *a = xmalloc(sz);
+	char *p = (char *)(a + 1);
+	size_t c = 0;
+
+	a->cq = cq;
+	a->nps = r->nps;
+	a->ncells = r->ncells;
+	a->nusage = r->nusage;
+	a->cells = (struct asg_cell *)(void *)p;
+	p += r->ncells * sizeof(struct asg_cell);
+	a->usage = (struct fr_val *)(void *)p;
+	p += r->nusage * sizeof(struct fr_val);
+	a->first = (size_t *)(void *)p;
+	p += (r->nps + 1) * sizeof(size_t);
+	a->count = (int32_t *)(void *)p;
+	if (r->ncells)
+		memcpy(a->cells, r->cells, r->ncells * sizeof(*a->cells));
+	if (r->nusage)
+		memcpy(a->usage, r->usage, r->nusage * sizeof(*a->usage));
+	for (size_t i = 0; i < r->nps; i++) {
+		a->count[i] = r->count[i];
+		a->first[i] = c;
+		while (c < r->ncells && r->cells[c].ps == (int32_t)i)
+			c++;
+	}
+	a->first[r->nps] = c;
+	return a;
+}
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+	const struct sentry *a = pa, *b = pb;
+	int c;
+
+	if (a->borrowing != b->borrowing)
+		return a->borrowing < b->borrowing ? -1 : 1;
+	if (a->priority != b->priority)
+		return a->priority > b->priority ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->uid_pre != b->uid_pre)
+		return a->uid_pre < b->uid_pre ? -1 : 1;
+	c = strcmp(a->uid, b->uid);
+	return c < 0 ? -1 : c > 0;
+}
+
+static struct sched_decision *decision_slot(struct sched_decisions *out,
+					    struct swl *r, uint64_t call)
+{
+	struct sched_decision *d;
+
+	if (r->dec_call == call && r->dec_idx < out->n) {
+		d = &out->v[r->dec_idx];
+		free(d->message);
+		free(d->asg);
+		memset(d, 0, sizeof(*d));
+		return d;
+	}
+	if (out->n == out->cap)
+		XGROW(out->v, out->cap, out->n + 1);
+	r->dec_call = call;
+	r->dec_idx = out->n;
+	d = &out->v[out->n++];
+	memset(d, 0, sizeof(*d));
+	return d;
+}
+
+/* 64-bit FNV-1a of a message; never 0 (0 = nothing reported). */
+static uint64_t msg_hash(const char *m)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	for (; *m; m++) {
+		h ^= (unsigned char)*m;
+		h *= 1099511628211ULL;
+	}
+	return h ? h : 1;
+}
+
+/* Emits (or replaces this call's) pending decision; takes msg. */
+static void emit_pending(struct sched *s, struct sched_decisions *out,
+			 struct swl *r, const struct scq *c,
+			 const char *reason, char *msg)
+{
+	struct sched_decision *d;
+
+	/* Nothing changed since the same report: a StrictFIFO head popped
+	 * again, say. Not repeated (see the file comment). */
+	uint64_t h = msg_hash(msg);
+
+	if (r->dec_call != s->calls && r->last_state == s->state &&
+	    r->last_reason == reason && r->last_hash == h) {
+		free(msg);
+		return;
+	}
+	r->last_hash = h;
+	r->last_reason = reason;
+	r->last_state = s->state;
+	d = decision_slot(out, r, s->calls);
+	d->kind = DEC_PENDING;
+	d->wl = r->w;
+	d->cq = c->name;
+	d->reason = reason;
+	d->message = msg;
+}
+
+/* Kueue's resourcesToReserve for a head that would need preemption but
+ * has no candidates: hold what it could get so lower-priority work of
+ * the cohort cannot take it this round. */
+static void reserve(struct sched *s, const struct scq *c,
+		    const struct sentry *e)
+{
+	const struct sched_assignment *a = e->asg;
+
+	for (size_t i = 0; i < a->nusage; i++) {
+		int fr = a->usage[i].fr;
+		int64_t v = a->usage[i].v;
+		int64_t nom = tree_nominal(s->t, c->node, fr);
+		int64_t use = tree_usage(s->t, c->node, fr);
+		int64_t r;
+		struct fr_val fv;
+
+		if (e->borrowing > 0) {
+			int64_t bl = tree_borrowing_limit(s->t, c->node, fr);
+
+			r = bl == TREE_UNLIMITED ? v
+			    : nom + bl - use < v  ? nom + bl - use
+						  : v;
+		} else {
+			r = nom - use < v ? nom - use : v;
+		}
+		if (r <= 0)
+			continue;
+		fv = (struct fr_val){ fr, r };
+		tree_add_usage_undo(s->t, c->node, &fv, 1, &s->undo);
+	}
+}
+
+/* An admit: usage into the live tree now (assume). Takes e->asg. */
+static void admit(struct sched *s, struct sched_decisions *out,
+		  struct sentry *e)
+{
+	struct swl *r = s->wls[e->wl];
+	struct scq *c = &s->cqs[e->cq];
+	struct sched_decision *d;
+
+	sched_account(s, r, -1);
+	queue_remove(&c->q, &r->qi);
+	sched_set_requeue_at(s, r, 0);
+	r->state = WS_ASSUMED;
+	r->hold_cq = e->cq;
+	r->admitted = false;
+	free(r->usage);
+	r->nusage = e->asg->nusage;
+	r->usage = xmalloc((r->nusage ? r->nusage : 1) * sizeof(*r->usage));
+	memcpy(r->usage, e->asg->usage, r->nusage * sizeof(*r->usage));
+	sched_tree_apply(s, r, true);
+	sched_account(s, r, 1);
+	r->last_hash = 0;
+	r->last_reason = NULL;
+	d = decision_slot(out, r, s->calls);
+	d->kind = DEC_ADMIT;
+	d->wl = r->w;
+	d->cq = c->name;
+	d->borrowing = e->borrowing;
+	d->asg = e->asg;
+	e->asg = NULL;
+}
+
+/* Nominate (§2.2) one popped head into entry e. */
+static void nominate(struct sched *s, const struct asg_env *env,
+		     struct sentry *e)
+{
+	struct swl *r = s->wls[e->wl];
+	struct scq *c = &s->cqs[e->cq];
+	struct asg_result *res = &s->res_scratch;
+
+	e->priority = r->qi.priority;
+	e->ts = r->qi.ts_ms;
+	e->uid = r->qi.uid;
+	e->uid_pre = queue_uid_prefix(e->uid);
+	e->borrowing = 0;
+	e->asg = NULL;
+	e->message = NULL;
+	e->reason = NULL;
+	if (!sched_ns_ok(s, r, c)) {
+		e->mode = ASG_NOFIT;
+		e->why = RQ_NAMESPACE_MISMATCH;
+		e->reason = REASON_PENDING;
+		e->message = xstrdup(MSG_NS_MISMATCH);
+		return;
+	}
+	e->mode = asg_assign(env, &c->c, r->ps, r->nps, res);
+	e->borrowing = res->borrowing;
+	if (e->mode != ASG_NOFIT)
+		e->asg = make_asg(e->cq, res);
+	if (e->mode != ASG_FIT) {
+		e->why = e->mode == ASG_NOFIT ? RQ_NO_FIT
+					      : RQ_PREEMPTION_NO_CANDIDATES;
+		e->reason = REASON_PENDING;
+		e->message = asg_message(env, r->ps, res);
+	}
+}
+
+struct fresh_ctx {
+	struct sched *s;
+	struct sched_decisions *out;
+	const struct scq *c;
+	const struct sentry *e;
+};
+
+/* A member of a class that just parked, never evaluated: it gets the
+ * verdict its equivalent representative just got (same reason and
+ * message: equivalent workloads get the same one at the same state). */
+static void report_fresh(void *ctx, struct qitem *it)
+{
+	struct fresh_ctx *f = ctx;
+
+	emit_pending(f->s, f->out, SWL_OF(it), f->c, f->e->reason,
+		     xstrdup(f->e->message));
+}
+
+/* One Kueue cycle (§2.1): returns admissions; *npopped the heads,
+ * *nparked those that went to the parked set (BestEffortFIFO NoFit). */
+static size_t round_run(struct sched *s, struct sched_decisions *out,
+			int64_t now, size_t *npopped, size_t *nparked)
+{
+	struct asg_env env;
+	size_t nadm = 0;
+
+	sched_asg_env(s, &env);
+	s->cycle++;
+	s->nent = 0;
+	/* 1. Heads: one per active ClusterQueue. */
+	for (size_t i = 0; i < s->ncq; i++) {
+		struct scq *c = &s->cqs[i];
+		struct qitem *it;
+		struct sentry *e;
+
+		if (!c->active || !queue_len_active(&c->q))
+			continue;
+		it = queue_pop(&c->q, s->cycle);
+		if (!it)
+			continue;
+		if (s->nent == s->capent)
+			XGROW(s->ent, s->capent, s->nent + 1);
+		e = &s->ent[s->nent++];
+		memset(e, 0, sizeof(*e));
+		e->wl = SWL_OF(it)->id;
+		e->cq = (int32_t)i;
+		/* 2. Nominate: namespace, flavor assignment. */
+		nominate(s, &env, e);
+	}
+	*npopped = s->nent;
+	if (!s->nent)
+		return 0;
+	/* 3. Classical entry order (§2.5). */
+	qsort(s->ent, s->nent, sizeof(*s->ent), cmp_entry);
+	/* 4. Process each entry with in-cycle reservation (§2.6). */
+	for (size_t i = 0; i < s->nent; i++) {
+		struct sentry *e = &s->ent[i];
+		struct scq *c = &s->cqs[e->cq];
+		struct swl *r = s->wls[e->wl];
+
+		if (e->mode == ASG_PREEMPT) {
+			if (c->cq->reclaim != RWC_ANY)
+				reserve(s, c, e);
+		} else if (e->mode == ASG_FIT &&
+			   !tree_fits(s->t, c->node, e->asg->usage,
+				      e->asg->nusage)) {
+			e->why = RQ_FAILED_AFTER_NOMINATION;
+			e->reason = REASON_PENDING;
+			e->message = xstrdup(MSG_NO_LONGER_FITS);
+		} else if (e->mode == ASG_FIT) {
+			admit(s, out, e);
+			nadm++;
+			continue;
+		}
+		/* 5. Not admitted: back to the queue, report once. */
+		queue_requeue(&c->q, &r->qi, e->why, now);
+		if (queue_item_parked(&c->q, &r->qi)) {
+			struct fresh_ctx f = { s, out, c, e };
+
+			(*nparked)++;
+			/* Its class parked with it: members never
+			 * evaluated get its verdict, once. */
+			queue_take_fresh(&c->q, &r->qi, report_fresh, &f);
+		}
+		sched_dirty_cq(s, e->cq);
+		if (r->lq >= 0)
+			sched_dirty_lq(s, r->lq);
+		emit_pending(s, out, r, c, e->reason, e->message);
+		e->message = NULL;
+		FREE_AND_NULL(e->asg);
+	}
+	s->nent = 0;
+	/* 6. Drop this round's reservations (Kueue drops its snapshot). */
+	tree_undo(s->t, &s->undo);
+	return nadm;
+}
+
+/* Emits an evict or requeue decision for r; takes msg. */
+static void emit_check(struct sched *s, struct sched_decisions *out,
+		       struct swl *r, enum sched_dec_kind kind, int32_t cq,
+		       const char *reason, const char *msg)
+{
+	struct sched_decision *d = decision_slot(out, r, s->calls);
+
+	d->kind = kind;
+	d->wl = r->w;
+	d->cq = cq >= 0 ? s->cqs[cq].name : NULL;
+	d->reason = reason;
+	d->message = xstrdup(msg);
+	r->chk_sent = true;
+}
+
+/* Whether a Requeued=False (Evicted) reason is a deactivation's. */
+static bool is_deactivation(const char *reason)
+{
+	return reason && (!strcmp(reason, "Deactivated") ||
+			  !strncmp(reason, "DeactivatedDueTo", 16) ||
+			  !strcmp(reason, "InactiveWorkload"));
+}
+
+/* The eviction a holder is due (§5.5), or NULL. */
+static const char *evict_due(const struct sched *s, const struct swl *r,
+			     const char **msg)
+{
+	const struct scq *c = &s->cqs[r->hold_cq];
+
+	if (!r->w->active) {
+		*msg = "The workload is deactivated";
+		return "Deactivated";
+	}
+	if (c->exists && c->stop == STOP_HOLD_AND_DRAIN) {
+		*msg = "The ClusterQueue is stopped";
+		return "ClusterQueueStopped";
+	}
+	if (r->lq >= 0 && s->lqs[r->lq].stop == STOP_HOLD_AND_DRAIN) {
+		*msg = "The LocalQueue is stopped";
+		return "LocalQueueStopped";
+	}
+	return NULL;
+}
+
+/* The Requeued=True a pending workload held by Requeued=False is due
+ * once the cause of its eviction ended (§5.4), or NULL. */
+static const char *requeue_due_for(const struct sched *s,
+				   const struct swl *r, const char **msg)
+{
+	const struct condition *rq = conditions_find(&r->w->conds,
+						     "Requeued");
+
+	if (!rq || rq->status != COND_FALSE || !rq->reason)
+		return NULL;
+	if (is_deactivation(rq->reason) && r->w->active) {
+		*msg = "The workload was reactivated";
+		return "Reactivated";
+	}
+	if (!strcmp(rq->reason, "ClusterQueueStopped") &&
+	    s->cqs[r->cq].exists && s->cqs[r->cq].stop == STOP_NONE) {
+		*msg = "The ClusterQueue was restarted after being stopped";
+		return "ClusterQueueRestarted";
+	}
+	if (!strcmp(rq->reason, "LocalQueueStopped") &&
+	    (r->lq < 0 || s->lqs[r->lq].stop == STOP_NONE)) {
+		*msg = "The LocalQueue was restarted after being stopped";
+		return "LocalQueueRestarted";
+	}
+	return NULL;
+}
+
+/* Step 0: the workloads flagged since the last call, checked once. */
+static void check_flagged(struct sched *s, struct sched_decisions *out)
+{
+	for (size_t i = 0; i < s->nchk; i++) {
+		struct swl *r = s->wls[s->chk[i]];
+		const char *reason, *msg = NULL;
+
+		r->flagged = false;
+		if (!r->w || r->chk_sent)
+			continue;
+		if (r->state == WS_HOLDING && !r->evicted) {
+			reason = evict_due(s, r, &msg);
+			if (reason)
+				emit_check(s, out, r, DEC_EVICT, r->hold_cq,
+					   reason, msg);
+		} else if (r->state == WS_PENDING) {
+			reason = requeue_due_for(s, r, &msg);
+			if (reason)
+				emit_check(s, out, r, DEC_REQUEUE, r->cq,
+					   reason, msg);
+		} else if (r->state == WS_NONE && r->w->active) {
+			/* Reactivated but not queued (no ClusterQueue):
+			 * the requeue still lets it in once one exists. */
+			const struct condition *rq = conditions_find(
+				&r->w->conds, "Requeued");
+
+			if (rq && rq->status == COND_FALSE &&
+			    is_deactivation(rq->reason) &&
+			    !workload_is_finished(r->w))
+				emit_check(s, out, r, DEC_REQUEUE, -1,
+					   "Reactivated",
+					   "The workload was reactivated");
+		}
+	}
+	s->nchk = 0;
+}
+
+size_t sched_cycle(struct sched *s, int64_t now_ms,
+		   struct sched_decisions *out)
+{
+	size_t total = 0;
+
+	s->calls++;
+	sched_tick(s, now_ms);
+	check_flagged(s, out);
+	for (unsigned round = 0;
+	     !s->o.max_rounds || round < s->o.max_rounds; round++) {
+		size_t npopped = 0, nparked = 0, n;
+
+		/* Go on while a round admits or parks a head: a parked head
+		 * uncovers the next one (BestEffortFIFO), so one call tries
+		 * every pending workload once. Each workload parks at most
+		 * once per call, so this ends; a StrictFIFO head that stays
+		 * blocked neither admits nor parks, and stops it. */
+		n = round_run(s, out, now_ms, &npopped, &nparked);
+		total += n;
+		if (!npopped || (!n && !nparked))
+			break;
+	}
+	return total;
+}
+
+void sched_decision_admission(const struct sched *s,
+			      const struct sched_decision *d,
+			      struct admission *out)
+{
+	const struct sched_assignment *a = d->asg;
+	const struct workload *w = d->wl;
+
+	admission_release(out);
+	if (!a)
+		return;
+	out->cluster_queue = xstrdup(s->cqs[a->cq].name);
+	out->npsa = a->nps;
+	out->psa = xcalloc(a->nps ? a->nps : 1, sizeof(*out->psa));
+	for (size_t i = 0; i < a->nps; i++) {
+		struct pod_set_assignment *p = &out->psa[i];
+		const char *name = i < w->npod_sets && w->pod_sets[i].name
+					   ? w->pod_sets[i].name
+					   : DEFAULT_PODSET_NAME;
+
+		p->name = xstrdup(name);
+		strmap_init(&p->flavors);
+		reslist_init(&p->usage);
+		for (size_t k = a->first[i]; k < a->first[i + 1]; k++) {
+			const struct asg_cell *c = &a->cells[k];
+			const char *rn = s->res_idx.key[c->res];
+
+			strmap_set(&p->flavors, rn, s->flv[c->flv].name);
+			reslist_set(&p->usage, rn, c->v);
+		}
+		p->has_count = true;
+		p->count = a->count[i];
+	}
+}
+
+void sched_decisions_clear(struct sched_decisions *d)
+{
+	for (size_t i = 0; i < d->n; i++) {
+		free(d->v[i].message);
+		free(d->v[i].asg);
+	}
+	d->n = 0;
+}
+
+void sched_decisions_release(struct sched_decisions *d)
+{
+	sched_decisions_clear(d);
+	free(d->v);
+	d->v = NULL;
+	d->cap = 0;
+}
+
