@@ -86,6 +86,9 @@ SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard test/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_SUITES := $(patsubst test/unit/check_%.c,%,$(wildcard test/unit/check_*.c))
+# The demo's state and stream (demo/dash.c, demo/stream.c) are pure
+# (jansson and the core), so their suites link them like the core.
+UNIT_DEMO_OBJ := $(BUILD)/demo/dash.o $(BUILD)/demo/stream.o
 UNIT := $(BUILD)/unit-tests
 DSTEST_SRC := $(wildcard test/devserver/*.c)
 DSTEST_OBJ := $(DSTEST_SRC:%.c=$(BUILD)/%.o)
@@ -211,9 +214,11 @@ $(SUITES_H): $(wildcard test/unit/check_*.c) Makefile
 $(DSSUITES_H): $(wildcard test/devserver/check_*.c) Makefile
 	$(call suites_h,$(DSTEST_SUITES))
 
-$(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONTROLLER) \
-	  $(LIBCONFIG) $(LIBCORE) $(CONFIG_LIBS) $(CORE_LIBS) $(CHECK_LIBS)
+$(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) $(LIBCONTROLLER) \
+		$(LIBCONFIG) $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) \
+	  $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE) $(CONFIG_LIBS) $(CORE_LIBS) \
+	  $(CHECK_LIBS)
 
 # The devserver suites share test/unit/main.c's runner.
 $(DSTEST): $(DSTEST_OBJ) $(BUILD)/test/devserver/main.o $(SUPPORT_OBJ) \
