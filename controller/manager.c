@@ -720,7 +720,6 @@ static void cycle(struct manager *m)
 	struct timespec t0, t1;
 
 	m->changed = false;
-	sched_tick(m->s, now);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	n = sched_cycle(m->s, now, &m->decs);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
