@@ -1,12 +1,27 @@
 # cueue: one non-recursive Makefile (STYLE P13).
 #
-#   make deps      install the Debian packages the build, tests and demo need
-#   make all       build the core library, the config library and the tests
-#   make check     deps + all + every test suite + header and layering checks
-#   make asan      the test suites under AddressSanitizer + UBSan
-#   make clean     remove build/
+#   make deps            install the Debian packages the build, tests and
+#                        demo need (nothing when all are present)
+#   make all             the libraries, bin/cueue-manager, bin/cueue-devserver,
+#                        bin/cueue-demo, both Check runners, test tools and
+#                        bench programs
+#   make demo            deps + all + demo/demo.sh (demo/README.md)
+#   make check           deps + `make test`: all, both Check runners
+#                        (unit, devserver-tests), check-headers, check-deps,
+#                        e2e and the quick bench
+#   make unit            the unit runner (CK_RUN_SUITE / CK_RUN_CASE filter)
+#   make devserver-tests the devserver runner
+#   make asan            both Check runners under AddressSanitizer + UBSan
+#   make e2e             test/e2e/run.sh: every end-to-end suite
+#   make e2e-devserver   the devserver's smoke suite alone
+#   make bench           test/bench/run.sh; rewrites BENCHMARKS.md's figures
+#                        (QUICK=1: the reduced run; bench-quick writes none)
+#   make check-headers   every header compiles alone
+#   make check-deps      model/ and flavors/ include no I/O library
+#   make clean           remove build/ and bin/
 #
 # Objects live in build/<config>/ (default, asan) so flag sets never mix.
+# mk/<name>.mk, included last, adds the rules of the demo and bench programs.
 
 CFG ?= default
 BUILD := build/$(CFG)
