@@ -1,8 +1,8 @@
 /*
- * manager: the controller's reconcilers around the scheduling core
- * (issue 4). It owns the informers of every kind the manager watches,
- * the decoded object caches, the scheduling state (flavors/sched.h) and
- * every write the manager makes:
+ * manager: the controller's reconcilers around the scheduling core. It
+ * owns the informers of every kind the manager watches, the decoded
+ * object caches, the scheduling state (flavors/sched.h) and every write
+ * the manager makes:
  *
  *  - informers (kube_watch.h) on kueue.x-k8s.io/v1beta2 resourceflavors,
  *    cohorts, clusterqueues, localqueues, workloadpriorityclasses,
