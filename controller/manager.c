@@ -998,16 +998,6 @@ bool manager_wpc_value(const struct manager *m, const char *name,
 	return true;
 }
 
-bool manager_has_local_queue(const struct manager *m, const char *ns,
-			     const char *name)
-{
-	char *key = xasprintf("%s/%s", ns, name);
-	const struct lq_entry *e = hmap_get(&m->lqs, key);
-
-	free(key);
-	return e && e->lq;
-}
-
 uint64_t manager_nsview_gen(const struct manager *m)
 {
 	return m->nsview_gen;

@@ -165,8 +165,5 @@ const struct resource_flavor *manager_flavor_peek(const struct manager *m,
 /* A cached WorkloadPriorityClass's value: true and *value when found. */
 bool manager_wpc_value(const struct manager *m, const char *name,
 		       int32_t *value);
-/* Whether the LocalQueue ns/name is cached. */
-bool manager_has_local_queue(const struct manager *m, const char *ns,
-			     const char *name);
 
 #endif
