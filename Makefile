@@ -1,12 +1,27 @@
 # cueue: one non-recursive Makefile (STYLE P13).
 #
-#   make deps      install the Debian packages the build, tests and demo need
-#   make all       build the core library, the config library and the tests
-#   make check     deps + all + every test suite + header and layering checks
-#   make asan      the test suites under AddressSanitizer + UBSan
-#   make clean     remove build/
+#   make deps            install the Debian packages the build, tests and
+#                        demo need (nothing when all are present)
+#   make all             the libraries, bin/cueue-manager, bin/cueue-devserver,
+#                        bin/cueue-demo, both Check runners, test tools and
+#                        bench programs
+#   make demo            deps + all + demo/demo.sh (demo/README.md)
+#   make check           deps + `make test`: all, both Check runners
+#                        (unit, devserver-tests), check-headers, check-deps,
+#                        e2e and the quick bench
+#   make unit            the unit runner (CK_RUN_SUITE / CK_RUN_CASE filter)
+#   make devserver-tests the devserver runner
+#   make asan            both Check runners under AddressSanitizer + UBSan
+#   make e2e             test/e2e/run.sh: every end-to-end suite
+#   make e2e-devserver   the devserver's smoke suite alone
+#   make bench           test/bench/run.sh; rewrites BENCHMARKS.md's figures
+#                        (QUICK=1: the reduced run; bench-quick writes none)
+#   make check-headers   every header compiles alone
+#   make check-deps      model/ and flavors/ include no I/O library
+#   make clean           remove build/ and bin/
 #
 # Objects live in build/<config>/ (default, asan) so flag sets never mix.
+# mk/<name>.mk, included last, adds the rules of the demo and bench programs.
 
 CFG ?= default
 BUILD := build/$(CFG)
@@ -86,6 +101,9 @@ SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard test/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_SUITES := $(patsubst test/unit/check_%.c,%,$(wildcard test/unit/check_*.c))
+# The demo's state and stream (demo/dash.c, demo/stream.c) are pure
+# (jansson and the core), so their suites link them like the core.
+UNIT_DEMO_OBJ := $(BUILD)/demo/dash.o $(BUILD)/demo/stream.o
 UNIT := $(BUILD)/unit-tests
 DSTEST_SRC := $(wildcard test/devserver/*.c)
 DSTEST_OBJ := $(DSTEST_SRC:%.c=$(BUILD)/%.o)
@@ -211,9 +229,11 @@ $(SUITES_H): $(wildcard test/unit/check_*.c) Makefile
 $(DSSUITES_H): $(wildcard test/devserver/check_*.c) Makefile
 	$(call suites_h,$(DSTEST_SUITES))
 
-$(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE)
-	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(SUPPORT_OBJ) $(LIBCONTROLLER) \
-	  $(LIBCONFIG) $(LIBCORE) $(CONFIG_LIBS) $(CORE_LIBS) $(CHECK_LIBS)
+$(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) $(LIBCONTROLLER) \
+		$(LIBCONFIG) $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) \
+	  $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE) $(CONFIG_LIBS) $(CORE_LIBS) \
+	  $(CHECK_LIBS)
 
 # The devserver suites share test/unit/main.c's runner.
 $(DSTEST): $(DSTEST_OBJ) $(BUILD)/test/devserver/main.o $(SUPPORT_OBJ) \

@@ -8,7 +8,9 @@
  * or a failed "test" (another writer was first) schedules one at once.
  * Owns: its copies of the options, the current certificates, the one
  * request in flight, its timer and the Secret watch. Never logs at more
- * than info for normal progress.
+ * than info for normal progress. JSON: it reads the Secret, webhook
+ * configurations and CRDs and builds their patches as json_t, outside
+ * STYLE P3(c)'s list (the certificates are all it takes from them).
  */
 #include "controller/certmgr.h"
 

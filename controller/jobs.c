@@ -1758,11 +1758,6 @@ bool jobs_synced(const struct jobs *js)
 	return js->synced;
 }
 
-bool jobs_idle(const struct jobs *js)
-{
-	return !js->inflight && !js->ndirty;
-}
-
 const struct jobs_stats *jobs_stats(const struct jobs *js)
 {
 	return &js->stats;

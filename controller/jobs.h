@@ -96,9 +96,6 @@ void jobs_free(struct jobs *j);
 
 /* True once the Job informer has synced. */
 bool jobs_synced(const struct jobs *j);
-/* True when no write (events excepted: the recorder's are not
- * counted) is in flight or due. */
-bool jobs_idle(const struct jobs *j);
 /* Borrowed; valid until jobs_free. */
 const struct jobs_stats *jobs_stats(const struct jobs *j);
 

@@ -36,11 +36,6 @@ void log_set_level(enum log_level lv)
 	level = lv;
 }
 
-enum log_level log_get_level(void)
-{
-	return level;
-}
-
 bool log_enabled(enum log_level lv)
 {
 	return lv >= level && lv < LOG_OFF;

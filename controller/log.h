@@ -30,7 +30,6 @@ enum log_level {
  * returns 0, or -1 for an unknown name (level unchanged). */
 int log_set_level_name(const char *name) MUST_CHECK;
 void log_set_level(enum log_level lv);
-enum log_level log_get_level(void);
 bool log_enabled(enum log_level lv);
 /* Where lines go; NULL: stderr. Borrowed until the next call. */
 void log_set_stream(FILE *f);

@@ -4,10 +4,14 @@
  *
  * Everything the controller does (informers, reconcilers, the scheduler,
  * status writes) runs on the thread that calls loop_run, inside one of the
- * callbacks below. No other thread touches controller state and no lock
- * exists; the webhook server's threads share nothing mutable with it
- * (README "Threads"). Adding a thread or a lock means editing this text
- * first.
+ * callbacks below, and no lock guards controller state: no other thread
+ * touches it. What the loop shares with the webhook's and the metrics
+ * servers' threads (README "Threads") is immutable or behind a leaf lock:
+ * the webhook's namespace view, which the loop publishes whole and
+ * requests take a reference to under snap_lock (webhook/webhook.c); the
+ * metrics registry (atomic values, one mutex per family and one for the
+ * family list, never two held at once); the readiness flags (atomics).
+ * Adding a thread or a lock means editing this text and the README first.
  *
  * Each iteration, in this order (nginx's ngx_process_events_and_timers,
  * Redis' beforeSleep):
@@ -28,19 +32,18 @@
  *
  * DESIGN. libcurl's socket interface (CURLMOPT_SOCKETFUNCTION and
  * TIMERFUNCTION, kept in an epoll set) rather than curl_multi_poll and
- * curl_multi_perform: those polled every socket of every transfer on
- * each iteration, a dozen idle watches included, and then checked each
- * transfer's socket again with a poll of its own; under a stream of
- * workloads poll was a fifth of the manager's CPU. Now only the
- * transfers whose sockets are ready run.
+ * curl_multi_perform, which poll every socket of every transfer on each
+ * call, a dozen idle watches included: only the transfers whose sockets
+ * are ready run.
  *
  * libcurl refuses multi calls made from inside its own callbacks
  * (CURLM_RECURSIVE_API_CALL), yet a watch event delivered from a body
  * callback may well start a request or stop an informer. So the body and
  * header callbacks go through trampolines that count the nesting; a start
  * or stop made inside is recorded on the transfer and applied by
- * sync_pending() as soon as curl_multi_perform() has returned, and a
- * stopped transfer's later bytes are refused without reaching its owner.
+ * sync_pending() as soon as each curl_multi_socket_action() call has
+ * returned, and a stopped transfer's later bytes are refused without
+ * reaching its owner.
  */
 #include "controller/loop.h"
 

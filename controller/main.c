@@ -1,6 +1,6 @@
 /*
- * cueue-manager: the controller process (issue 4). Parses the flags,
- * loads the Kueue Configuration and the kubeconfig, and runs the manager
+ * cueue-manager: the controller process. Parses the flags, loads the
+ * Kueue Configuration and the kubeconfig, and runs the manager
  * (manager.h) on the one event loop (loop.h) until SIGINT or SIGTERM,
  * then frees everything in reverse order of creation.
  *

@@ -723,7 +723,6 @@ static void cycle(struct manager *m)
 	struct timespec t0, t1;
 
 	m->changed = false;
-	sched_tick(m->s, now);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	n = sched_cycle(m->s, now, &m->decs);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -1000,16 +999,6 @@ bool manager_wpc_value(const struct manager *m, const char *name,
 		return false;
 	*value = e->p->value;
 	return true;
-}
-
-bool manager_has_local_queue(const struct manager *m, const char *ns,
-			     const char *name)
-{
-	char *key = xasprintf("%s/%s", ns, name);
-	const struct lq_entry *e = hmap_get(&m->lqs, key);
-
-	free(key);
-	return e && e->lq;
 }
 
 uint64_t manager_nsview_gen(const struct manager *m)

@@ -1,8 +1,8 @@
 /*
- * manager: the controller's reconcilers around the scheduling core
- * (issue 4). It owns the informers of every kind the manager watches,
- * the decoded object caches, the scheduling state (flavors/sched.h) and
- * every write the manager makes:
+ * manager: the controller's reconcilers around the scheduling core. It
+ * owns the informers of every kind the manager watches, the decoded
+ * object caches, the scheduling state (flavors/sched.h) and every write
+ * the manager makes:
  *
  *  - informers (kube_watch.h) on kueue.x-k8s.io/v1beta2 resourceflavors,
  *    cohorts, clusterqueues, localqueues, workloadpriorityclasses,
@@ -167,8 +167,5 @@ const struct resource_flavor *manager_flavor_peek(const struct manager *m,
 /* A cached WorkloadPriorityClass's value: true and *value when found. */
 bool manager_wpc_value(const struct manager *m, const char *name,
 		       int32_t *value);
-/* Whether the LocalQueue ns/name is cached. */
-bool manager_has_local_queue(const struct manager *m, const char *ns,
-			     const char *name);
 
 #endif

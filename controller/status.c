@@ -238,11 +238,6 @@ void status_writer_forget(struct status_writer *w, const char *key)
 		record_free(w, r);
 }
 
-size_t status_writer_inflight(const struct status_writer *w)
-{
-	return w->inflight;
-}
-
 bool status_writer_busy(const struct status_writer *w, const char *key)
 {
 	const struct record *r = hmap_get(&w->recs, key);

@@ -70,8 +70,6 @@ void status_writer_free(struct status_writer *w);
 void status_writer_mark(struct status_writer *w, const char *key);
 /* The object is gone: cancels its write and forgets its state. */
 void status_writer_forget(struct status_writer *w, const char *key);
-/* Writes in flight. */
-size_t status_writer_inflight(const struct status_writer *w);
 /* True while a write of key is in flight (so the owner can keep its own
  * writes of the same object from overlapping). */
 bool status_writer_busy(const struct status_writer *w, const char *key);

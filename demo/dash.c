@@ -33,7 +33,9 @@ struct djob {
 	int64_t created_ms;  /* POST answered; 0: not yet */
 	int64_t admitted_ms; /* first seen unsuspended; 0: not yet */
 	int64_t finished_ms; /* Complete or Failed seen; 0: not yet */
-	int flavor;          /* index into d->flavors; -1: unknown */
+	int flavor;          /* index into d->f of its first admission;
+				-1: unknown (read again from each version
+				seen unsuspended until known) */
 	int run_flavor;      /* flavor its GPUs count in now (in_use);
 				-1: not running, or flavor unknown */
 	bool failed;         /* Failed condition */
@@ -53,7 +55,9 @@ struct dqueue {
 struct dflavor {
 	char *name;       /* owned */
 	json_t *labels;   /* the ResourceFlavor's nodeLabels (own ref) or
-			     NULL while unseen */
+			     NULL: unseen, or it has none */
+	bool seen;        /* its ResourceFlavor is known (listed or
+			     watched, not deleted) */
 	int64_t in_use;   /* GPUs of its running Jobs (admitted, not
 			     finished): one watch stream, so never a
 			     mix of old and new like the queues' status */
@@ -255,10 +259,14 @@ void dash_job(struct dash *d, const json_t *job, bool deleted,
 	ended = has_condition(job, "Complete") || has_condition(job, "Failed");
 	if (!j->admitted_ms && unsuspended && !deleted) {
 		j->admitted_ms = now_ms;
-		j->flavor = job_flavor(d, job);
 		d->last[d->nlast % LAST_N] = (size_t)i;
 		d->nlast++;
 	}
+	/* The flavor comes from a second informer (the ResourceFlavors'
+	 * nodeLabels), in no order with this one: a Job seen unsuspended
+	 * before its flavor is known gets it from a later version. */
+	if (j->flavor < 0 && unsuspended && !deleted)
+		j->flavor = job_flavor(d, job);
 	if (!j->finished_ms && ended && !deleted) {
 		j->finished_ms = now_ms;
 		j->failed = has_condition(job, "Failed");
@@ -394,6 +402,7 @@ void dash_flavor(struct dash *d, const json_t *rf, bool deleted)
 		return;
 	json_decref(d->f[f].labels);
 	d->f[f].labels = NULL;
+	d->f[f].seen = !deleted;
 	if (deleted)
 		return;
 	labels = json_object_get(json_object_get(rf, "spec"), "nodeLabels");
@@ -401,8 +410,11 @@ void dash_flavor(struct dash *d, const json_t *rf, bool deleted)
 		d->f[f].labels = json_incref(labels);
 }
 
-bool dash_queues_ready(const struct dash *d)
+bool dash_ready(const struct dash *d)
 {
+	for (int f = 0; f < d->nf; f++)
+		if (d->f[f].rank != INT_MAX && !d->f[f].seen)
+			return false;
 	for (int t = 0; t < STREAM_NTEAM; t++) {
 		char name[64];
 		bool ok = false;

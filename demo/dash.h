@@ -54,8 +54,11 @@ void dash_flavor(struct dash *d, const struct json_t *rf, bool deleted);
 void dash_sample(struct dash *d);
 
 /* Every ClusterQueue the plan's teams use (team-<name>) is known and
- * reports Active=True. */
-bool dash_queues_ready(const struct dash *d);
+ * reports Active=True, and the ResourceFlavor of every flavor a known
+ * queue names is known: the flavor of an admitted Job is read from its
+ * nodeSelector against the flavors' nodeLabels, which a second informer
+ * brings in no order with the Jobs. */
+bool dash_ready(const struct dash *d);
 /* Every planned Job was created and finished (or failed to be created). */
 bool dash_drained(const struct dash *d);
 /* Planned Jobs that finished (Complete or Failed). */

@@ -46,12 +46,15 @@ struct post {
 	size_t i;        /* planned Job index */
 };
 
+struct informer;
+
 struct app {
 	struct loop *l;          /* owned: the one event loop */
 	struct kube *k;          /* owned: the REST client on l */
 	struct dash *d;          /* owned: what is observed and drawn */
 	struct stream s;         /* the planned Jobs */
 	struct post *posts;      /* owned; s.n entries */
+	const struct informer *jobs; /* borrowed: the Jobs informer */
 	char run_id[32];         /* label cueue.dev/demo-run of this run */
 	struct timer tick;       /* every TICK_MS while the loop runs */
 	size_t next;             /* next planned Job to create */
@@ -90,6 +93,7 @@ struct informer {
 	struct app *app;      /* borrowed */
 	apply_fn *apply;      /* what an object (listed or watched) does */
 	struct kube_watch *w; /* owned */
+	bool listed;          /* its first list was applied */
 };
 
 static void on_event(void *ud, enum kube_event_type t, json_t *obj)
@@ -111,6 +115,7 @@ static void on_replace(void *ud, json_t *items, bool initial)
 	json_array_foreach(items, i, o)
 		in->apply(in->app, o, false);
 	dash_sample(in->app->d); /* the whole list: a consistent state */
+	in->listed = true;
 	json_decref(items);
 }
 
@@ -215,15 +220,20 @@ static void on_tick(void *ud, int64_t now_ms)
 {
 	struct app *a = ud;
 
+	/* The stream starts once the demo can follow it: the queues are
+	 * Active, the flavors they name are known (dash_ready), and the Jobs
+	 * informer has listed, so its watch sees every version of every Job
+	 * from its creation on. */
 	if (!a->start_ms) {
-		if (dash_queues_ready(a->d)) {
+		if (dash_ready(a->d) && a->jobs->listed) {
 			a->start_ms = now_ms;
 			dash_start(a->d, now_ms);
 		} else if (now_ms - a->begin_ms > a->ready_timeout_ms) {
 			note_error(a, "the ClusterQueues team-nlp, "
 				   "team-recsys and team-research are not "
-				   "all Active (is demo/platform.yaml "
-				   "applied?)");
+				   "all Active with their ResourceFlavors "
+				   "known, or the Jobs not listed (is "
+				   "demo/platform.yaml applied?)");
 			finish(a, 1);
 			return;
 		}
@@ -409,6 +419,7 @@ int main(int argc, char **argv)
 		       "/apis/kueue.x-k8s.io/v1beta2/clusterqueues", NULL);
 	informer_start(&inf[2], &a, apply_job, "/apis/batch/v1/jobs",
 		       selector);
+	a.jobs = &inf[2];
 	a.begin_ms = loop_now_ms(a.l);
 	timers_setup(&a.tick, on_tick, &a);
 	loop_timer_arm(a.l, &a.tick, 0);

@@ -36,7 +36,6 @@ struct groupdoc {
 
 struct registry_snap {
 	atomic_int refs;
-	uint64_t gen;
 	struct rtype *types;  /* ntypes */
 	size_t ntypes;
 	struct groupdoc *groups; /* ngroups; core first, built-ins, CRDs */
@@ -49,7 +48,6 @@ struct registry_snap {
 struct registry {
 	pthread_mutex_t mu;   /* guards cur; held across a rebuild */
 	struct registry_snap *cur;
-	uint64_t gen;
 };
 
 static const char *const verbs_all[] = {
@@ -221,11 +219,6 @@ size_t registry_ntypes(const struct registry_snap *s)
 const struct rtype *registry_type_at(const struct registry_snap *s, size_t i)
 {
 	return i < s->ntypes ? &s->types[i] : NULL;
-}
-
-uint64_t registry_generation(const struct registry_snap *s)
-{
-	return s->gen;
 }
 
 const struct rtype *registry_find(const struct registry_snap *s,
@@ -700,7 +693,7 @@ static void snap_free(struct registry_snap *s)
 }
 
 /* Builds a snapshot from the built-ins and crds (a JSON array, borrowed). */
-static struct registry_snap *snap_build(const json_t *crds, uint64_t gen)
+static struct registry_snap *snap_build(const json_t *crds)
 {
 	struct registry_snap *s = xcalloc(1, sizeof(*s));
 	size_t nbg;
@@ -708,7 +701,6 @@ static struct registry_snap *snap_build(const json_t *crds, uint64_t gen)
 	json_t *crd;
 
 	atomic_init(&s->refs, 1);
-	s->gen = gen;
 	s->types = xcalloc(builtin_ntypes + json_array_size(crds) + 1,
 			   sizeof(*s->types));
 	for (i = 0; i < builtin_ntypes; i++) {
@@ -743,8 +735,7 @@ struct registry *registry_new(void)
 	json_t *none = json_array();
 
 	pthread_mutex_init(&r->mu, NULL);
-	r->gen = 1;
-	r->cur = snap_build(none, r->gen);
+	r->cur = snap_build(none);
 	json_decref(none);
 	return r;
 }
@@ -789,7 +780,7 @@ void registry_rebuild(struct registry *r, struct store *st)
 
 	pthread_mutex_lock(&r->mu);
 	store_list(st, CRD_KEY, &o, &res);
-	s = snap_build(res.items, ++r->gen);
+	s = snap_build(res.items);
 	store_list_result_release(&res);
 	old = r->cur;
 	r->cur = s;

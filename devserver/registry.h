@@ -86,9 +86,6 @@ void registry_put(struct registry_snap *s);
  */
 void registry_rebuild(struct registry *r, struct store *st);
 
-/* Rebuild counter of the snapshot (1 for the built-ins only). */
-uint64_t registry_generation(const struct registry_snap *s);
-
 /* Types, all borrowed from s. */
 size_t registry_ntypes(const struct registry_snap *s);
 const struct rtype *registry_type_at(const struct registry_snap *s,

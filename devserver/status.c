@@ -247,11 +247,6 @@ int status_expired(struct api_status *st, unsigned long long req,
 			  "too old resource version: %llu (%llu)", req, cur);
 }
 
-int status_expired_msg(struct api_status *st, const char *msg)
-{
-	return status_set(st, 410, "Expired", NULL, "%s", msg);
-}
-
 int status_too_large_rv(struct api_status *st, unsigned long long req,
 			unsigned long long cur)
 {

@@ -94,8 +94,6 @@ int status_method_not_allowed(struct api_status *st);
 /* 410 Expired: "too old resource version: <req> (<cur>)" */
 int status_expired(struct api_status *st, unsigned long long req,
 		   unsigned long long cur);
-/* 410 Expired with a free message (continue tokens). */
-int status_expired_msg(struct api_status *st, const char *msg);
 /* 504 Timeout "Too large resource version: <req>, current: <cur>" with
  * Retry-After: 1. */
 int status_too_large_rv(struct api_status *st, unsigned long long req,

@@ -264,12 +264,6 @@ static enum asg_match match_cached(const struct asg_env *e,
 	return m;
 }
 
-bool asg_flavor_matches(const struct asg_env *e, struct asg_podset *p,
-			int flv)
-{
-	return match_cached(e, p, flv) == M_OK;
-}
-
 /* ---- quota ---- */
 
 /* Kueue's fitsResourceQuota for demand req on top of assumed. */

@@ -208,8 +208,4 @@ enum asg_mode asg_assign_counts(const struct asg_env *e,
 char *asg_message(const struct asg_env *e, const struct asg_podset *ps,
 		  struct asg_result *r);
 
-/* Whether pod set p may be placed on flavor f (cached; see above). */
-bool asg_flavor_matches(const struct asg_env *e, struct asg_podset *p,
-			int flv);
-
 #endif

@@ -204,7 +204,8 @@ struct sched_decisions {
 
 /*
  * Runs one cycle at now_ms and appends its decisions to out (which the
- * caller zeroed, or reused after sched_decisions_clear): first the
+ * caller zeroed, or reused after sched_decisions_clear). It starts with
+ * sched_tick(s, now_ms), so backoffs expired by now_ms compete; then the
  * evictions and requeues of the workloads whose input changed (at most
  * one per workload version), then the admission rounds. Returns how
  * many workloads were admitted. Pending decisions are reported at most
@@ -229,7 +230,8 @@ bool sched_has_work(const struct sched *s);
 /* Earliest time a parked workload's backoff expires, or 0: the
  * controller arms a timer and calls sched_cycle then. */
 int64_t sched_next_wakeup(const struct sched *s);
-/* Moves workloads whose backoff expired by now_ms back to their heaps. */
+/* Moves workloads whose backoff expired by now_ms back to their heaps
+ * (sched_cycle does it first; alone, it moves them without a cycle). */
 void sched_tick(struct sched *s, int64_t now_ms);
 
 /* ------------------------------------------------------------------ */

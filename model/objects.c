@@ -111,20 +111,6 @@ void object_meta_add_finalizer(struct object_meta *m, const char *f)
 	m->finalizers[m->nfinalizers++] = xstrdup(f);
 }
 
-bool object_meta_remove_finalizer(struct object_meta *m, const char *f)
-{
-	for (size_t i = 0; i < m->nfinalizers; i++) {
-		if (strcmp(m->finalizers[i], f))
-			continue;
-		free(m->finalizers[i]);
-		memmove(m->finalizers + i, m->finalizers + i + 1,
-			(m->nfinalizers - i - 1) * sizeof(*m->finalizers));
-		m->nfinalizers--;
-		return true;
-	}
-	return false;
-}
-
 /* ---- conditions -------------------------------------------------- */
 
 static void condition_release(struct condition *c)
@@ -307,15 +293,6 @@ void cluster_queue_release(struct cluster_queue *cq)
 	flavor_usages_release(cq->reservation, cq->nreservation);
 	flavor_usages_release(cq->usage, cq->nusage);
 	memset(cq, 0, sizeof(*cq));
-}
-
-int cluster_queue_group_of(const struct cluster_queue *cq, const char *resource)
-{
-	for (size_t i = 0; i < cq->ngroups; i++)
-		for (size_t j = 0; j < cq->groups[i].ncovered; j++)
-			if (!strcmp(cq->groups[i].covered[j], resource))
-				return (int)i;
-	return -1;
 }
 
 void cohort_release(struct cohort *c)

@@ -84,8 +84,6 @@ void object_meta_copy(struct object_meta *dst, const struct object_meta *src);
 bool object_meta_has_finalizer(const struct object_meta *m, const char *f);
 /* Adds a copy of f unless present. */
 void object_meta_add_finalizer(struct object_meta *m, const char *f);
-/* Removes f; returns true when it was present. */
-bool object_meta_remove_finalizer(struct object_meta *m, const char *f);
 
 enum cond_status {
 	COND_UNKNOWN = 0,
@@ -288,9 +286,6 @@ struct cluster_queue {
 };
 
 void cluster_queue_release(struct cluster_queue *cq);
-/* Index of the group covering resource, or -1. */
-int cluster_queue_group_of(const struct cluster_queue *cq,
-			   const char *resource);
 
 /* ------------------------------------------------------------------ */
 /* Cohort */

@@ -46,7 +46,6 @@ struct server {
 	unsigned max_conns;
 	const char *prio;            /* static GnuTLS priority string */
 	struct daemon_gen cur;
-	unsigned generation;
 	server_observe_fn *observe;  /* NULL: none */
 	void *observe_ud;
 };
@@ -414,7 +413,6 @@ struct server *server_start(const struct server_opts *o,
 		close(s->fd);
 		goto fail;
 	}
-	s->generation = 1;
 	return s;
 fail:
 	free(s->cur.cert_pem);
@@ -470,7 +468,6 @@ int server_set_certificate(struct server *s, const char *cert_pem,
 			"certificate; still serving the old one");
 	}
 	s->cur = neu;
-	s->generation++;
 	/* 3. let the old daemon's requests finish, then stop it */
 	for (int waited = 0; waited < ROTATE_DRAIN_MS &&
 	     open_connections(old.d) > 0; waited += 20)
@@ -484,11 +481,6 @@ int server_set_certificate(struct server *s, const char *cert_pem,
 unsigned server_port(const struct server *s)
 {
 	return s->port;
-}
-
-unsigned server_generation(const struct server *s)
-{
-	return s->generation;
 }
 
 void server_stop(struct server *s)

@@ -116,8 +116,6 @@ int server_set_certificate(struct server *s, const char *cert_pem,
 			   const char *key_pem, struct err *err) MUST_CHECK;
 
 unsigned server_port(const struct server *s);
-/* How many daemons have served so far (1 + successful rotations). */
-unsigned server_generation(const struct server *s);
 /* Stops accepting, closes every connection, waits for the threads,
  * frees. NULL is a no-op. */
 void server_stop(struct server *s);

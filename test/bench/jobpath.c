@@ -1,8 +1,8 @@
 /*
- * jobpath-bench: the batch/v1 Job path end to end (issue 7, row 4),
- * against a running devcluster with its webhook on (test/e2e/devcluster:
- * cueue-devserver + cueue-manager serving its TLS webhook), as rows for
- * test/bench/run.sh. test/bench/jobpath.sh starts and stops the cluster.
+ * jobpath-bench: the batch/v1 Job path end to end, against a running
+ * devcluster with its webhook on (test/e2e/devcluster: cueue-devserver +
+ * cueue-manager serving its TLS webhook), as rows for test/bench/run.sh.
+ * test/bench/jobpath.sh starts and stops the cluster.
  *
  *   jobpath-bench --cluster DIR [--jobs N] [--window K] [--threads T]
  *                 [--runtime MS] [--timeout S]

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# scrape.sh: does scraping /metrics slow admission? (issue 6: "Scraping
-# /metrics under load does not slow admission measurably".) ROW lines for
+# scrape.sh: does scraping /metrics slow admission? The aim: scraping
+# /metrics under load does not slow admission measurably. ROW lines for
 # test/bench/run.sh (its protocol; QUICK=1 the reduced run), progress on
 # stderr.
 #

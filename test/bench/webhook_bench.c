@@ -1,5 +1,5 @@
 /*
- * webhook_bench: the admission webhook's throughput and latency (issue 5:
+ * webhook_bench: the admission webhook's throughput and latency (aim:
  * >= 1,000 AdmissionReviews/s, p99 <= 1 ms server-side), beside a bare
  * TLS libmicrohttpd responder measured in the same run. Built as
  * build/<cfg>/webhook-bench (mk/obs.mk); run by test/bench/run.sh; prints
