@@ -673,11 +673,12 @@ static void apply_defaults(struct config *c, enum config_api api,
 	if (api == CONFIG_API_V1BETA2)
 		c->fs_enable = was_seen(seen, "fairSharing");
 	if (c->fs_enable && !c->fs_preemption_strategies.n) {
-		config_set_default(config_row("fairSharing.preemptionStrategies"),
-				   "LessThanOrEqualToFinalShare",
+		const struct cfg_field *ps =
+			config_row("fairSharing.preemptionStrategies");
+
+		config_set_default(ps, "LessThanOrEqualToFinalShare",
 				   &c->fs_preemption_strategies);
-		config_set_default(config_row("fairSharing.preemptionStrategies"),
-				   "LessThanInitialShare",
+		config_set_default(ps, "LessThanInitialShare",
 				   &c->fs_preemption_strategies);
 	}
 	c->afs_enable = was_seen(seen, "admissionFairSharing");

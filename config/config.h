@@ -14,7 +14,11 @@
  *       time: unknown unit "x" in duration "5x"
  *
  * Unknown keys are errors, as Kueue's strict decoder makes them; keys of
- * the other API version are named as such ("v1beta1 only").
+ * the other API version are named as such ("v1beta1 only"). Every known
+ * key is accepted, so one file serves Kueue and cueue; the keys no code
+ * honours yet are listed in config_warnings.c, and the loaders keep which
+ * keys the file set (config_is_given) so that the manager can warn about
+ * exactly those it was given (config_warnings_collect).
  *
  * The module reads the config file and, for the namespace default only,
  * the service-account namespace file named in struct config_opts; it does
@@ -346,8 +350,9 @@ struct config {
 	char *vis_bind_address; /* owned; an IP or "" (default: all) */
 	int64_t vis_bind_port;  /* 1..65535; default 8082 */
 
-	/* What the file itself said (the loaders fill these; a config from
-	 * config_defaults has none): config_is_given, config_warnings_collect */
+	/* What the file itself said, for config_is_given and
+	 * config_warnings_collect (the loaders fill these; a config from
+	 * config_defaults has none) */
 	char *file;                 /* owned; the file's name in messages;
 				     * NULL from config_defaults */
 	struct config_given *given; /* owned; ngiven rows, in table order */
