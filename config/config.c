@@ -361,8 +361,7 @@ size_t config_field_count(void)
 	       credentials_list.nrows;
 }
 
-/* The row of key, or NULL. */
-static const struct cfg_field *row_of(const char *key)
+const struct cfg_field *config_row(const char *key)
 {
 	for (size_t i = 0; i < NFIELDS; i++)
 		if (!strcmp(fields[i].key, key))
@@ -469,8 +468,16 @@ void config_walk_map(struct cfg_ctx *x, size_t m, const struct cfg_field *rows,
 			/* A section is given even with bad values inside; a
 			 * value that failed keeps its default. */
 			if (seen && (f->type == CFG_SECTION ||
-				     x->fe.n == before))
-				seen[f - rows] = true;
+				     x->fe.n == before)) {
+				size_t r = (size_t)(f - rows);
+
+				seen[r] = true;
+				if (x->seen_at) {
+					x->seen_at[r].key = f->key;
+					x->seen_at[r].line = k->line;
+					x->seen_at[r].col = k->col;
+				}
+			}
 		}
 		free(rel);
 		free(p);
@@ -602,7 +609,7 @@ static void init_config(struct config *c, enum config_api api)
 
 static bool was_seen(const bool *seen, const char *key)
 {
-	const struct cfg_field *f = row_of(key);
+	const struct cfg_field *f = config_row(key);
 
 	if (!f)
 		BUG("no row %s", key);
@@ -666,11 +673,12 @@ static void apply_defaults(struct config *c, enum config_api api,
 	if (api == CONFIG_API_V1BETA2)
 		c->fs_enable = was_seen(seen, "fairSharing");
 	if (c->fs_enable && !c->fs_preemption_strategies.n) {
-		config_set_default(row_of("fairSharing.preemptionStrategies"),
-				   "LessThanOrEqualToFinalShare",
+		const struct cfg_field *ps =
+			config_row("fairSharing.preemptionStrategies");
+
+		config_set_default(ps, "LessThanOrEqualToFinalShare",
 				   &c->fs_preemption_strategies);
-		config_set_default(row_of("fairSharing.preemptionStrategies"),
-				   "LessThanInitialShare",
+		config_set_default(ps, "LessThanInitialShare",
 				   &c->fs_preemption_strategies);
 	}
 	c->afs_enable = was_seen(seen, "admissionFairSharing");
@@ -699,10 +707,22 @@ bool config_feature_gate(const struct config *c, const char *name,
 	return dflt;
 }
 
+bool config_is_given(const struct config *c, const char *key)
+{
+	if (!config_row(key))
+		BUG("config_is_given: no row %s", key);
+	for (size_t i = 0; i < c->ngiven; i++)
+		if (!strcmp(c->given[i].key, key))
+			return true;
+	return false;
+}
+
 void config_release(struct config *c)
 {
 	for (size_t i = 0; i < NFIELDS; i++)
 		config_release_field(&fields[i], (char *)c + fields[i].off);
+	free(c->file);
+	free(c->given);
 	memset(c, 0, sizeof(*c));
 }
 
@@ -856,20 +876,41 @@ static void whole_file_error(struct cfg_ctx *x, const struct cfg_node *n,
 	config_mark(x, n, 0, 0);
 }
 
+/* Keeps in c the file's name and the rows seen, with where their keys
+ * are (table order), for config_is_given and the warnings. */
+static void keep_given(struct config *c, const char *file, const bool *seen,
+		       const struct config_given *seen_at)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < NFIELDS; i++)
+		n += seen[i];
+	c->file = xstrdup(file);
+	c->given = n ? xmalloc(n * sizeof(*c->given)) : NULL;
+	c->ngiven = 0;
+	for (size_t i = 0; i < NFIELDS; i++)
+		if (seen[i])
+			c->given[c->ngiven++] = seen_at[i];
+}
+
 /* The steps of a load: 1. size, 2. YAML, 3. apiVersion and kind, 4. the
- * walk, 5. defaults, 6. validation, 7. the verdict. */
+ * walk, 5. defaults (and what the file set), 6. validation, 7. the
+ * verdict. */
 static int load(const char *text, size_t len, const char *file,
 		const struct config_opts *opts, struct config *out,
 		struct field_errors *fe, struct err *err)
 {
 	struct cfg_ctx x;
 	bool seen[NFIELDS] = { false };
+	struct config_given seen_at[NFIELDS];
 	int rc = 0;
 
 	memset(&x, 0, sizeof(x));
+	memset(seen_at, 0, sizeof(seen_at));
 	x.file = file;
 	x.c = out;
 	x.seen = seen;
+	x.seen_at = seen_at;
 	init_config(out, 0);
 	if (len > CONFIG_MAX_BYTES) {                               /* 1 */
 		char msg[128];
@@ -895,6 +936,7 @@ static int load(const char *text, size_t len, const char *file,
 					(char *)out, seen);         /* 4 */
 			if (x.api) {
 				apply_defaults(out, x.api, seen, opts); /* 5 */
+				keep_given(out, file, seen, seen_at);
 				/* an alias bomb is refused as it is */
 				if (!x.too_many_visits)
 					validate_loaded(&x);        /* 6 */

@@ -14,7 +14,11 @@
  *       time: unknown unit "x" in duration "5x"
  *
  * Unknown keys are errors, as Kueue's strict decoder makes them; keys of
- * the other API version are named as such ("v1beta1 only").
+ * the other API version are named as such ("v1beta1 only"). Every known
+ * key is accepted, so one file serves Kueue and cueue; the keys no code
+ * honours yet are listed in config_warnings.c, and the loaders keep which
+ * keys the file set (config_is_given) so that the manager can warn about
+ * exactly those it was given (config_warnings_collect).
  *
  * The module reads the config file and, for the namespace default only,
  * the service-account namespace file named in struct config_opts; it does
@@ -188,6 +192,13 @@ struct config_credentials_providers {
 	size_t cap;
 };
 
+/* A row of the field table (a value or a whole section) that the file
+ * itself set, as opposed to one left to its default. */
+struct config_given {
+	const char *key;  /* static: the table's dotted key */
+	size_t line, col; /* 1-based: where the file writes the key */
+};
+
 /*
  * The whole Configuration. Transparent, built by the loaders (or
  * config_defaults) and freed by config_release. After a successful load
@@ -338,6 +349,14 @@ struct config {
 	/* visibilityServer (v1beta2) */
 	char *vis_bind_address; /* owned; an IP or "" (default: all) */
 	int64_t vis_bind_port;  /* 1..65535; default 8082 */
+
+	/* What the file itself said, for config_is_given and
+	 * config_warnings_collect (the loaders fill these; a config from
+	 * config_defaults has none) */
+	char *file;                 /* owned; the file's name in messages;
+				     * NULL from config_defaults */
+	struct config_given *given; /* owned; ngiven rows, in table order */
+	size_t ngiven;
 };
 
 /* Options of a load; a NULL opts means all defaults. */
@@ -418,6 +437,38 @@ void config_release(struct config *c);
  * file does not set it. */
 bool config_feature_gate(const struct config *c, const char *name,
 			 bool dflt);
+
+/* True when c's file set key (a dotted key of the field table:
+ * "leaderElection", "tls.cipherSuites"), whatever the value; false for
+ * a key left to its default and for every key of a config from
+ * config_defaults. BUG() for a key the table does not have. */
+bool config_is_given(const struct config *c, const char *key);
+
+/* One setting the file gives that the manager does not honour yet. */
+struct config_warning {
+	const char *key; /* static: the dotted key, as config_is_given takes */
+	char *text;      /* owned; "<file>:<line>:<col>: <key>: <what the
+			  * manager does instead>" */
+};
+struct config_warnings {
+	struct config_warning *v; /* owned; n entries */
+	size_t n;
+	size_t cap;
+};
+#define CONFIG_WARNINGS_INIT { NULL, 0, 0 }
+
+/*
+ * Appends to out one warning for each key of config_warnings.c's table
+ * that c's file sets to something the manager would have to act on
+ * (leaderElection with leaderElect on, a non-empty tls.cipherSuites,
+ * ...), in the table's order. Keys left to their defaults never warn, so
+ * a config from config_defaults gives none. Pure: no I/O, no logging.
+ * Returns the number appended.
+ */
+size_t config_warnings_collect(const struct config *c,
+			       struct config_warnings *out);
+/* Frees every entry and leaves w empty. */
+void config_warnings_release(struct config_warnings *w);
 
 /* "config.kueue.x-k8s.io/v1beta1" or ".../v1beta2" (static). */
 const char *config_api_version(enum config_api api);

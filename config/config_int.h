@@ -176,7 +176,9 @@ struct cfg_ctx {
 	size_t fe_cap, fe_marked;   /* allocated; entries with a position */
 	struct cfg_pos *pos;        /* owned; every value set */
 	size_t npos, cappos;
-	bool *seen;                 /* owned; one per top-level row */
+	bool *seen;                 /* borrowed; one per top-level row */
+	struct config_given *seen_at; /* borrowed; one per top-level row:
+				     * where its key is, when seen */
 	size_t visits;              /* nodes visited; <= CFG_MAX_VISITS */
 	bool too_many_visits;       /* reported once */
 	bool bad_selector[CFG_SEL_N]; /* per selector: syntax errors
@@ -225,6 +227,9 @@ char *config_key_text(struct cfg_ctx *x, const struct cfg_node *k,
  */
 size_t *config_map_pairs(struct cfg_ctx *x, const struct cfg_node *m,
 			 const char *path, size_t *n_out);
+
+/* The top-level table's row of dotted key, or NULL. */
+const struct cfg_field *config_row(const char *key);
 
 /* Walks mapping node m against rows, storing into base. prefix is the
  * table key of m ("" for a table's root), path its display path ("" at

@@ -6,7 +6,10 @@
  *
  *   --kubeconfig FILE   else $KUBECONFIG, in-cluster, ~/.kube/config
  *   --config FILE       Kueue Configuration YAML (config/config.h);
- *                       problems -> exit 2 with file:line:col messages
+ *                       problems -> exit 2 with file:line:col messages;
+ *                       each setting it gives that the manager does not
+ *                       honour yet -> one warning line at startup
+ *                       (config/config_warnings.c)
  *   --kube-api-qps N    override clientConnection.qps
  *   --kube-api-burst N  override clientConnection.burst
  *   --log-level LEVEL   debug, info (default), warn, error
@@ -157,6 +160,18 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 	return 0;
 }
 
+/* Logs, once each, the settings of c's file that nothing honours yet and
+ * what the manager does instead. */
+static void log_config_warnings(const struct config *c)
+{
+	struct config_warnings w = CONFIG_WARNINGS_INIT;
+
+	config_warnings_collect(c, &w);
+	for (size_t i = 0; i < w.n; i++)
+		log_msg(LOG_WARN, "config", NULL, NULL, "%s", w.v[i].text);
+	config_warnings_release(&w);
+}
+
 int main(int argc, char **argv)
 {
 	struct flags fl;
@@ -184,6 +199,7 @@ int main(int argc, char **argv)
 			fprintf(stderr, "cueue-manager: %s\n", err.msg);
 			return 2;
 		}
+		log_config_warnings(&cfg);
 	} else {
 		config_defaults(&cfg, CONFIG_API_V1BETA2, NULL);
 	}

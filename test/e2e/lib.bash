@@ -12,7 +12,7 @@
 # suite's shell, recorded here and stopped (and reaped) on EXIT, so a
 # suite leaves no process behind even when it dies half-way.
 #
-# The last section holds what the devcluster suites share (core, jobs,
+# The last section holds what the devcluster suites share (core, jobs, config,
 # v1beta1, prometheus, promtool, demo): the cluster's start, stop and
 # cleanup, polling checks, jsonpath reads, cueue-invariants, Workloads.
 
@@ -311,7 +311,7 @@ e2e_finish() {
 }
 
 # ---------------------------------------------------------------------
-# Helpers of the suites that run a test/e2e/devcluster (core, jobs,
+# Helpers of the suites that run a test/e2e/devcluster (core, jobs, config,
 # v1beta1, prometheus, promtool, demo). They use the suite's variables
 # $devcluster (the script), $cluster (its state dir) and, for
 # invariants, $inv_bin (cueue-invariants).

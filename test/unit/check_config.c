@@ -1338,6 +1338,342 @@ START_TEST(alias_bomb)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* warnings: settings accepted and not honoured (config_warnings.c) */
+
+/* Loads text as name and collects its warnings into w. */
+static void load_warnings(const char *text, size_t len, const char *name,
+			  struct config *c, struct config_warnings *w)
+{
+	struct config_opts o = { "", name };
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct err e = { "" };
+
+	ck_assert_msg(config_load_string2(text, len, &o, c, &fe, &e) == 0,
+		      "%s: %s", name, t_fe_text(&fe));
+	ck_assert_uint_eq(config_warnings_collect(c, w), w->n);
+}
+
+/* Every warning as one text, for messages. */
+static char *warnings_text(const struct config_warnings *w)
+{
+	char *all = xstrdup("");
+
+	for (size_t i = 0; i < w->n; i++) {
+		char *next = xasprintf("%s\n  %s", all, w->v[i].text);
+
+		free(all);
+		all = next;
+	}
+	return all;
+}
+
+/* The v1beta2 file sets each key once: exactly one warning each, in
+ * the table's order, each with where the key is and the full text. */
+START_TEST(warnings_every_key_v1beta2)
+{
+	static const char *const want[] = {
+		"u2.yaml:8:1: pprofBindAddress: profiling is not implemented; "
+		"nothing listens on this address",
+		"u2.yaml:9:1: leaderElection: leader election is not "
+		"implemented yet; this manager takes no Lease and schedules "
+		"as the only replica, so run exactly one",
+		"u2.yaml:12:3: metrics.localQueueMetrics: not read yet; "
+		"LocalQueue metrics follow the LocalQueueMetrics feature gate "
+		"(on by default in a v1beta2 file) and cover every LocalQueue",
+		"u2.yaml:14:3: metrics.customLabels: not implemented yet; "
+		"metrics carry only Kueue's standard labels",
+		"u2.yaml:18:3: controller.groupKindConcurrency: not used; this "
+		"manager reconciles every kind on its one event-loop thread",
+		"u2.yaml:20:3: controller.cacheSyncTimeout: not used; this "
+		"manager waits for its first lists without a deadline, and "
+		"/readyz fails until they are done",
+		"u2.yaml:21:1: waitForPodsReady: not implemented yet; "
+		"admission never waits for pods to be ready, and no Workload "
+		"is evicted or requeued because its pods are not",
+		"u2.yaml:23:1: multiKueue: MultiKueue is not implemented yet; "
+		"no Workload is dispatched to a worker cluster, and a "
+		"ClusterQueue naming an admission check stays inactive",
+		"u2.yaml:25:1: fairSharing: fair sharing is not implemented "
+		"yet; a cohort's Workloads are ordered and preempted by the "
+		"classic rules (non-borrowing first, priority, queue time), "
+		"not by dominant resource share",
+		"u2.yaml:27:1: admissionFairSharing: admission fair sharing is "
+		"not implemented yet; LocalQueue usage is not tracked, and "
+		"each ClusterQueue orders its Workloads by priority, then "
+		"queue time",
+		"u2.yaml:30:3: resources.excludeResourcePrefixes: not "
+		"implemented yet; no resource is left out: every resource a "
+		"pod requests is checked against quota",
+		"u2.yaml:31:3: resources.transformations: not implemented yet; "
+		"Workloads are charged the resources their pods request, "
+		"unconverted",
+		"u2.yaml:36:3: resources.deviceClassMappings: not implemented "
+		"yet; DRA resource claims are not counted against quota",
+		"u2.yaml:41:5: objectRetentionPolicies.workloads."
+		"afterFinished: not implemented yet; finished Workloads are "
+		"kept until their owner or a user deletes them",
+		"u2.yaml:42:5: objectRetentionPolicies.workloads."
+		"afterDeactivatedByKueue: not implemented yet; deactivated "
+		"Workloads are kept until their owner or a user deletes them",
+		"u2.yaml:44:3: tls.minVersion: TLS 1.0 and 1.1 are never "
+		"offered; the webhook serves TLS 1.2 and 1.3",
+		"u2.yaml:45:3: tls.cipherSuites: not applied yet; the servers "
+		"offer GnuTLS's default cipher suites",
+		"u2.yaml:46:3: tls.curvePreferences: not applied yet; the "
+		"servers offer GnuTLS's default key exchange groups",
+		"u2.yaml:47:1: visibilityServer: the visibility API (pending "
+		"workloads on demand) is not served yet; nothing listens on "
+		"this address",
+	};
+	size_t len;
+	char *text = fixture("unhonoured-v1beta2.yaml", &len), *all;
+	struct config_warnings w = CONFIG_WARNINGS_INIT;
+	struct config c;
+
+	load_warnings(text, len, "u2.yaml", &c, &w);
+	all = warnings_text(&w);
+	ck_assert_msg(w.n == NCASES(want), "%zu warnings, want %zu:%s", w.n,
+		      NCASES(want), all);
+	for (size_t i = 0; i < w.n; i++) {
+		ck_assert_str_eq(w.v[i].text, want[i]);
+		/* the key is the one the text names, and it was given */
+		ck_assert_ptr_nonnull(strstr(w.v[i].text, w.v[i].key));
+		ck_assert(config_is_given(&c, w.v[i].key));
+	}
+	/* a second collection appends the same again: no hidden state */
+	ck_assert_uint_eq(config_warnings_collect(&c, &w), NCASES(want));
+	ck_assert_str_eq(w.v[NCASES(want)].text, want[0]);
+	/* waitForPodsReady warns for the section the file gives, although
+	 * v1beta2 turns it on by default too */
+	ck_assert(c.wfpr_enable);
+	free(all);
+	config_warnings_release(&w);
+	ck_assert_uint_eq(w.n, 0);
+	config_release(&c);
+	free(text);
+}
+END_TEST
+
+/* The v1beta1 shape: podOptions instead of visibilityServer,
+ * waitForPodsReady and fairSharing through enable, leaderElection through
+ * its default leaderElect. Texts after the key are those of the v1beta2
+ * file, so only keys and positions are listed (and podOptions' text). */
+START_TEST(warnings_every_key_v1beta1)
+{
+	static const struct {
+		const char *key;
+		const char *pos;
+	} want[] = {
+		{ "pprofBindAddress", "7:1" },
+		{ "leaderElection", "8:1" },
+		{ "metrics.localQueueMetrics", "11:3" },
+		{ "metrics.customLabels", "13:3" },
+		{ "controller.groupKindConcurrency", "17:3" },
+		{ "controller.cacheSyncTimeout", "19:3" },
+		{ "waitForPodsReady", "20:1" },
+		{ "integrations.podOptions", "23:3" },
+		{ "multiKueue", "27:1" },
+		{ "fairSharing", "29:1" },
+		{ "admissionFairSharing", "31:1" },
+		{ "resources.excludeResourcePrefixes", "34:3" },
+		{ "resources.transformations", "35:3" },
+		{ "resources.deviceClassMappings", "39:3" },
+		{ "objectRetentionPolicies.workloads.afterFinished", "44:5" },
+		{ "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
+		  "45:5" },
+		{ "tls.minVersion", "47:3" },
+		{ "tls.cipherSuites", "48:3" },
+		{ "tls.curvePreferences", "49:3" },
+	};
+	size_t len1, len2;
+	char *t1 = fixture("unhonoured-v1beta1.yaml", &len1);
+	char *t2 = fixture("unhonoured-v1beta2.yaml", &len2), *all;
+	struct config_warnings w1 = CONFIG_WARNINGS_INIT;
+	struct config_warnings w2 = CONFIG_WARNINGS_INIT;
+	struct config c1, c2;
+
+	load_warnings(t1, len1, "u1.yaml", &c1, &w1);
+	load_warnings(t2, len2, "u2.yaml", &c2, &w2);
+	all = warnings_text(&w1);
+	ck_assert_msg(w1.n == NCASES(want), "%zu warnings, want %zu:%s",
+		      w1.n, NCASES(want), all);
+	for (size_t i = 0; i < w1.n; i++) {
+		const char *rest = "integrations.podOptions: not read; it "
+			"scopes the pod integration, and this manager "
+			"reconciles batch/v1 Jobs only";
+		char *text;
+
+		ck_assert_str_eq(w1.v[i].key, want[i].key);
+		for (size_t j = 0; j < w2.n; j++)
+			if (!strcmp(w2.v[j].key, want[i].key))
+				rest = strstr(w2.v[j].text, want[i].key);
+		text = xasprintf("u1.yaml:%s: %s", want[i].pos, rest);
+		ck_assert_str_eq(w1.v[i].text, text);
+		free(text);
+	}
+	ck_assert(c1.wfpr_enable && c1.fs_enable && c1.le_leader_elect);
+	ck_assert(config_is_given(&c1, "leaderElection"));
+	ck_assert(!config_is_given(&c1, "leaderElection.leaderElect"));
+	free(all);
+	config_warnings_release(&w1);
+	config_warnings_release(&w2);
+	config_release(&c1);
+	config_release(&c2);
+	free(t1);
+	free(t2);
+}
+END_TEST
+
+/* The 1-based number of the first line of file path that starts with
+ * prefix (the test fails when there is none). */
+static size_t line_of(const char *path, const char *prefix)
+{
+	FILE *f = fopen(path, "r");
+	char line[512];
+	size_t n = 0;
+
+	ck_assert_msg(f != NULL, "cannot open %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (!strncmp(line, prefix, strlen(prefix))) {
+			fclose(f);
+			return n;
+		}
+	}
+	fclose(f);
+	ck_abort_msg("%s: no line starts with %s", path, prefix);
+	return 0;
+}
+
+/* No warning without a file, for a minimal file, or for keys the file
+ * does not set: defaults never warn, though v1beta2 turns
+ * waitForPodsReady on and both versions turn leaderElect on. The
+ * shipped file warns for exactly the two it sets. */
+START_TEST(warnings_none_for_defaults)
+{
+	struct config_warnings w = CONFIG_WARNINGS_INIT;
+	struct config c;
+	char *path, *want;
+	struct config_opts o = { "", NULL };
+	struct field_errors fe = FIELD_ERRORS_INIT;
+	struct err e = { "" };
+
+	config_defaults(&c, CONFIG_API_V1BETA2, &no_sa);
+	ck_assert(c.wfpr_enable && c.le_leader_elect);
+	ck_assert_uint_eq(c.ngiven, 0);
+	ck_assert(!config_is_given(&c, "waitForPodsReady"));
+	ck_assert_uint_eq(config_warnings_collect(&c, &w), 0);
+	config_release(&c);
+	config_defaults(&c, CONFIG_API_V1BETA1, &no_sa);
+	ck_assert_uint_eq(config_warnings_collect(&c, &w), 0);
+	config_release(&c);
+	load_warnings(V2, strlen(V2), "t.yaml", &c, &w);
+	ck_assert(c.wfpr_enable && c.le_leader_elect);
+	ck_assert_uint_eq(c.ngiven, 0);
+	config_release(&c);
+	load_warnings(V1, strlen(V1), "t.yaml", &c, &w);
+	config_release(&c);
+	ck_assert_uint_eq(w.n, 0);
+
+	path = t_src_path("manifests/config/controller_manager_config.yaml");
+	ck_assert_msg(config_load_file2(path, &o, &c, &fe, &e) == 0, "%s",
+		      e.msg);
+	ck_assert_uint_eq(config_warnings_collect(&c, &w), 2);
+	ck_assert_str_eq(w.v[0].key, "leaderElection");
+	ck_assert_str_eq(w.v[1].key, "controller.groupKindConcurrency");
+	want = xasprintf("%s:%zu:1: leaderElection: leader election is not "
+			 "implemented yet;", path,
+			 line_of(path, "leaderElection:"));
+	ck_assert_msg(!strncmp(w.v[0].text, want, strlen(want)), "%s",
+		      w.v[0].text);
+	free(want);
+	want = xasprintf("%s:%zu:3: controller.groupKindConcurrency: not "
+			 "used;", path,
+			 line_of(path, "  groupKindConcurrency:"));
+	ck_assert_msg(!strncmp(w.v[1].text, want, strlen(want)), "%s",
+		      w.v[1].text);
+	free(want);
+	config_warnings_release(&w);
+	config_release(&c);
+	free(path);
+}
+END_TEST
+
+/* One key at a time: the value decides. Set to what the manager does
+ * anyway (off, empty, null, a TLS version it serves), no warning; set to
+ * something it would have to act on, exactly one, for that key. */
+static const struct {
+	const char *text;
+	const char *key; /* the one warning; NULL: none */
+} when_cases[] = {
+	{ V2 "leaderElection:\n  leaderElect: false\n  leaseDuration: 30s\n",
+	  NULL },
+	{ V2 "leaderElection:\n  leaseDuration: 30s\n", "leaderElection" },
+	{ V1 "leaderElection:\n  leaderElect: true\n", "leaderElection" },
+	{ V1 "waitForPodsReady:\n  enable: false\n  timeout: 5m\n", NULL },
+	{ V1 "waitForPodsReady:\n  enable: true\n", "waitForPodsReady" },
+	{ V2 "featureGates: {DisableWaitForPodsReady: true}\n"
+	  "waitForPodsReady:\n  timeout: 10m\n", NULL },
+	{ V2 "waitForPodsReady: {}\n", "waitForPodsReady" },
+	{ V1 "fairSharing:\n  enable: false\n", NULL },
+	{ V2 "fairSharing: {}\n", "fairSharing" },
+	{ V2 "pprofBindAddress: \"0\"\n", NULL },
+	{ V2 "pprofBindAddress: \"\"\n", NULL },
+	{ V2 "pprofBindAddress: :6060\n", "pprofBindAddress" },
+	{ V2 "controller:\n  groupKindConcurrency: {}\n", NULL },
+	{ V2 "resources:\n  excludeResourcePrefixes: []\n"
+	  "  transformations: []\n  deviceClassMappings: []\n", NULL },
+	{ V2 "metrics:\n  customLabels: []\n", NULL },
+	{ V2 "objectRetentionPolicies:\n  workloads: {}\n", NULL },
+	{ V2 "tls:\n  minVersion: VersionTLS12\n  cipherSuites: []\n"
+	  "  curvePreferences: []\n", NULL },
+	{ V2 "tls:\n  minVersion: VersionTLS13\n", NULL },
+	{ V2 "tls:\n  minVersion: \"\"\n", NULL },
+	{ V2 "tls:\n  minVersion: VersionTLS10\n", "tls.minVersion" },
+	/* null is Go's nil: not set */
+	{ V2 "leaderElection: ~\nwaitForPodsReady:\nmultiKueue: null\n"
+	  "visibilityServer:\nadmissionFairSharing: ~\n", NULL },
+	{ V2 "multiKueue: {}\n", "multiKueue" },
+	{ V2 "admissionFairSharing: {}\n", "admissionFairSharing" },
+	{ V2 "visibilityServer: {}\n", "visibilityServer" },
+	{ V2 "controller:\n  cacheSyncTimeout: 0\n",
+	  "controller.cacheSyncTimeout" },
+	{ V2 "objectRetentionPolicies:\n  workloads:\n    afterFinished: 0s\n",
+	  "objectRetentionPolicies.workloads.afterFinished" },
+	/* honoured keys never warn */
+	{ V2 "namespace: ns\nmanageJobsWithoutQueueName: true\n"
+	  "clientConnection: {qps: 5, burst: 10}\nwebhook: {port: 9444}\n"
+	  "metrics: {bindAddress: \":8080\", enableClusterQueueResources: "
+	  "true}\nhealth: {healthProbeBindAddress: \":8082\"}\n"
+	  "internalCertManagement: {enable: false}\n"
+	  "integrations: {frameworks: [batch/job], labelKeysToCopy: [a]}\n"
+	  "resources: {quotaCheckStrategy: IgnoreUndeclared}\n"
+	  "featureGates: {PartialAdmission: false}\n", NULL },
+};
+
+START_TEST(warnings_when)
+{
+	struct config_warnings w = CONFIG_WARNINGS_INIT;
+	struct config c;
+	char *all;
+
+	load_warnings(when_cases[_i].text, strlen(when_cases[_i].text),
+		      "t.yaml", &c, &w);
+	all = warnings_text(&w);
+	if (!when_cases[_i].key) {
+		ck_assert_msg(w.n == 0, "case %d: want none:%s", _i, all);
+	} else {
+		ck_assert_msg(w.n == 1, "case %d: want %s:%s", _i,
+			      when_cases[_i].key, all);
+		ck_assert_str_eq(w.v[0].key, when_cases[_i].key);
+	}
+	free(all);
+	config_warnings_release(&w);
+	config_release(&c);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -1382,6 +1718,13 @@ Suite *config_suite(void)
 
 	tc = tcase_create("namespace-selector");
 	tcase_add_test(tc, namespace_selector_rule);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("warnings");
+	tcase_add_test(tc, warnings_every_key_v1beta2);
+	tcase_add_test(tc, warnings_every_key_v1beta1);
+	tcase_add_test(tc, warnings_none_for_defaults);
+	tcase_add_loop_test(tc, warnings_when, 0, NCASES(when_cases));
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("limits-yaml");
