@@ -108,11 +108,13 @@ void asg_result_release(struct asg_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-enum asg_preempt asg_oracle_none(void *ctx, const struct asg_cq *cq, int fr,
-				 int64_t val, int *borrow_after)
+enum asg_preempt asg_oracle_none(void *ctx, const struct asg_cq *cq,
+				 int32_t preemptor, int fr, int64_t val,
+				 int *borrow_after)
 {
 	(void)ctx;
 	(void)cq;
+	(void)preemptor;
 	(void)fr;
 	(void)val;
 	*borrow_after = 0;
@@ -291,7 +293,8 @@ static enum pmode fits_quota(const struct asg_env *e, const struct asg_cq *cq,
 	    cq->can_preempt_while_borrowing) {
 		asg_oracle_fn *fn = e->oracle ? e->oracle : asg_oracle_none;
 
-		switch (fn(e->oracle_ctx, cq, fr, val, borrow)) {
+		switch (fn(e->oracle_ctx, cq, e->preemptor, fr, val,
+			   borrow)) {
 		case ASG_PP_PREEMPT:
 			return PM_PREEMPT;
 		case ASG_PP_RECLAIM:

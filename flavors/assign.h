@@ -101,16 +101,20 @@ enum asg_preempt {
 	ASG_PP_RECLAIM,  /* every victim in another ClusterQueue */
 };
 
-/* The preemption oracle: could evicting something make val of fr fit cq?
- * Sets *borrow_after to the borrowing level after those evictions. */
+/* The preemption oracle: could evicting something make val of fr fit cq
+ * for the preempting workload (env.preemptor: the caller's id of the
+ * workload being assigned, whose priority and queue order decide who may
+ * be preempted)? Sets *borrow_after to the borrowing level after those
+ * evictions. */
 typedef enum asg_preempt asg_oracle_fn(void *ctx, const struct asg_cq *cq,
-				       int fr, int64_t val,
+				       int32_t preemptor, int fr, int64_t val,
 				       int *borrow_after);
 
 /* Today's oracle: never any candidate (borrow_after 0), as Kueue answers
  * when nothing may be preempted. */
-enum asg_preempt asg_oracle_none(void *ctx, const struct asg_cq *cq, int fr,
-				 int64_t val, int *borrow_after);
+enum asg_preempt asg_oracle_none(void *ctx, const struct asg_cq *cq,
+				 int32_t preemptor, int fr, int64_t val,
+				 int *borrow_after);
 
 struct asg_env {
 	const struct tree *t;
@@ -121,6 +125,9 @@ struct asg_env {
 	int pods_res;                     /* id of "pods", or -1 */
 	asg_oracle_fn *oracle;            /* NULL: asg_oracle_none */
 	void *oracle_ctx;
+	int32_t preemptor;                /* handed to the oracle: the
+					     caller's id of the workload
+					     being assigned (-1: none) */
 	bool ignore_undeclared;
 	bool partial_admission;
 };

@@ -312,6 +312,7 @@ void sched_asg_env(const struct sched *s, struct asg_env *e)
 	e->nres = s->res_idx.n;
 	e->pods_res = s->pods_res;
 	e->oracle = asg_oracle_none;
+	e->preemptor = -1;
 	e->ignore_undeclared = s->o.ignore_undeclared;
 	e->partial_admission = s->o.partial_admission;
 }

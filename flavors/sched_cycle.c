@@ -218,7 +218,7 @@ static void admit(struct sched *s, struct sched_decisions *out,
 }
 
 /* Nominate (§2.2) one popped head into entry e. */
-static void nominate(struct sched *s, const struct asg_env *env,
+static void nominate(struct sched *s, struct asg_env *env,
 		     struct sentry *e)
 {
 	struct swl *r = s->wls[e->wl];
@@ -240,6 +240,7 @@ static void nominate(struct sched *s, const struct asg_env *env,
 		e->message = xstrdup(MSG_NS_MISMATCH);
 		return;
 	}
+	env->preemptor = r->id;
 	e->mode = asg_assign(env, &c->c, r->ps, r->nps, res);
 	e->borrowing = res->borrowing;
 	if (e->mode != ASG_NOFIT)
@@ -277,6 +278,8 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 {
 	struct asg_env env;
 	size_t nadm = 0;
+	/* the round's reservations are undone to here at its end */
+	size_t sp = tree_undo_savepoint(&s->undo);
 
 	sched_asg_env(s, &env);
 	s->cycle++;
@@ -345,7 +348,7 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 	}
 	s->nent = 0;
 	/* 6. Drop this round's reservations (Kueue drops its snapshot). */
-	tree_undo(s->t, &s->undo);
+	tree_undo_to(s->t, &s->undo, sp);
 	return nadm;
 }
 

@@ -1273,7 +1273,19 @@ void tree_remove_usage_undo(struct tree *t, int cq,
 
 void tree_undo(struct tree *t, struct tree_undo *undo)
 {
-	while (undo->n) {
+	tree_undo_to(t, undo, 0);
+}
+
+size_t tree_undo_savepoint(const struct tree_undo *undo)
+{
+	return undo->n;
+}
+
+void tree_undo_to(struct tree *t, struct tree_undo *undo, size_t savepoint)
+{
+	if (savepoint > undo->n)
+		BUG("undo savepoint %zu beyond %zu", savepoint, undo->n);
+	while (undo->n > savepoint) {
 		const struct tree_undo_op *op = &undo->ops[--undo->n];
 
 		if (op->add)

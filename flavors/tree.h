@@ -159,6 +159,12 @@ void tree_remove_usage_undo(struct tree *t, int cq,
 			    const struct fr_val *usage, size_t n,
 			    struct tree_undo *undo);
 void tree_undo(struct tree *t, struct tree_undo *undo);
+/* A savepoint: the position in undo now. tree_undo_to reverts only the
+ * changes made since (newest first) and leaves the older ones, so a
+ * cycle can simulate removals inside a round and roll back just them.
+ * A savepoint beyond the log's end is a BUG. */
+size_t tree_undo_savepoint(const struct tree_undo *undo);
+void tree_undo_to(struct tree *t, struct tree_undo *undo, size_t savepoint);
 void tree_undo_release(struct tree_undo *undo);
 
 /* Children of a cohort: fills up to max ids, returns the total count. */

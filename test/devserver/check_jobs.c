@@ -529,6 +529,78 @@ START_TEST(eviction)
 }
 END_TEST
 
+/* Restart safety of an eviction: the manager writes Evicted=True for a
+ * deactivated Workload and goes down before the Job is stopped (here:
+ * the Job integration is not running). Until then the quota stays; after
+ * the restart the eviction completes once: the Job suspended, the
+ * reservation cleared, the Evicted condition not written again. */
+/* The Evicted condition's lastTransitionTime (new string, "" if none). */
+static char *evicted_ltt(const char *wl)
+{
+	json_t *o = inp_get("workloads", "default", wl);
+	const json_t *c = o ? inp_cond(o, "Evicted") : NULL;
+	char *r = xstrdup(c ? val_or(json_object_get(c, "lastTransitionTime"))
+			    : "");
+
+	json_decref(o);
+	return r;
+}
+
+START_TEST(restart_mid_eviction)
+{
+	char *w, *ltt;
+	json_t *p;
+
+	mk_queues("2");
+	mk_job("k", "1", 1, true, "\"cueue.dev/runtime\":\"1h\"", NULL);
+	w = wl_of("k");
+	mgr_start();
+	WAIT_FOR(inp_exists("workloads", "default", w) && !job_suspended("k"),
+		 10000);
+	/* the Job integration goes: only the scheduler side runs */
+	jobs_free(J);
+	J = NULL;
+	p = json_pack("{s:{s:b}}", "spec", "active", 0);
+	inp_patch("workloads", "default", w, NULL, p);
+	json_decref(p);
+	WAIT_FOR(inp_has_cond("workloads", "default", w, "Evicted", "True",
+			      "Deactivated", "The workload is deactivated"),
+		 10000);
+	WAIT_FOR(manager_stats(M)->evicted == 1, 10000);
+	inp_spin(300);
+	ck_assert_uint_eq(manager_stats(M)->evicted, 1);
+	/* nothing stopped the Job: the quota stays reserved */
+	ck_assert(!job_suspended("k"));
+	ck_assert(inp_has_cond("workloads", "default", w, "QuotaReserved",
+			       "True", NULL, NULL));
+	ltt = evicted_ltt(w);
+	ck_assert_str_ne(ltt, "");
+	mgr_stop();
+	mgr_start();
+	WAIT_FOR(job_suspended("k"), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", w, "QuotaReserved",
+			      "False", "Pending", "The workload is deactivated"),
+		 10000);
+	ck_assert(inp_has_cond("workloads", "default", w, "Requeued", "False",
+			       "Deactivated", NULL));
+	ck_assert_str_eq(inp_val("workloads", "default", w,
+				 "status.admission.clusterQueue"), "");
+	inp_spin(300);
+	/* once: the new manager wrote no eviction */
+	ck_assert_uint_eq(manager_stats(M)->evicted, 0);
+	ck_assert_uint_eq(manager_stats(M)->check_writes, 0);
+	{
+		char *now = evicted_ltt(w);
+
+		ck_assert_str_eq(now, ltt);
+		free(now);
+	}
+	ck_assert_uint_eq(jobs_stats(J)->stopped, 1);
+	free(ltt);
+	free(w);
+}
+END_TEST
+
 /* A missing WorkloadPriorityClass holds the Workload back until it
  * appears; an unlabelled Job is managed only with
  * manageJobsWithoutQueueName. */
@@ -695,6 +767,7 @@ Suite *jobs_suite(void)
 	tcase_add_test(tc, running_without_workload);
 	tcase_add_test(tc, restart);
 	tcase_add_test(tc, eviction);
+	tcase_add_test(tc, restart_mid_eviction);
 	tcase_add_test(tc, priority_later_and_unlabelled);
 	tcase_add_loop_test(tc, namespace_selector, 0, 2);
 	suite_add_tcase(s, tc);

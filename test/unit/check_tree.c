@@ -893,6 +893,49 @@ START_TEST(copy_independence)
 }
 END_TEST
 
+/* A savepoint rolls back only what came after it. */
+START_TEST(undo_savepoint)
+{
+	struct hier h;
+	struct tree_undo u = { 0 };
+	int ids[5];
+	struct snap base, mid, now;
+	size_t sp;
+
+	hier_build(&h);
+	ids[0] = h.r, ids[1] = h.m, ids[2] = h.x, ids[3] = h.y, ids[4] = h.z;
+	add(h.t, h.x, h.cpu, 3);
+	take(h.t, ids, 5, &base);
+	{
+		struct fr_val w1[] = { { h.cpu, 5 } };
+		struct fr_val w2[] = { { h.cpu, 2 } };
+
+		tree_add_usage_undo(h.t, h.y, w1, 1, &u);
+		take(h.t, ids, 5, &mid);
+		sp = tree_undo_savepoint(&u);
+		ck_assert_uint_eq(sp, 1);
+		/* a simulated removal and another reservation */
+		tree_remove_usage_undo(h.t, h.x, w2, 1, &u);
+		tree_add_usage_undo(h.t, h.z, w1, 1, &u);
+		CHECK(h.t);
+		ck_assert_int_eq(tree_usage(h.t, h.x, h.cpu), 1);
+	}
+	tree_undo_to(h.t, &u, sp);
+	CHECK(h.t);
+	ck_assert_uint_eq(u.n, 1);
+	take(h.t, ids, 5, &now);
+	same(&mid, &now);
+	tree_undo_to(h.t, &u, sp); /* nothing after it: nothing */
+	take(h.t, ids, 5, &now);
+	same(&mid, &now);
+	tree_undo(h.t, &u);
+	take(h.t, ids, 5, &now);
+	same(&base, &now);
+	tree_undo_release(&u);
+	tree_free(h.t);
+}
+END_TEST
+
 START_TEST(undo_restores)
 {
 	struct hier h;
@@ -1448,6 +1491,7 @@ Suite *tree_suite(void)
 	tcase_add_test(tc, propagation_roundtrip);
 	tcase_add_test(tc, remove_clamps);
 	tcase_add_test(tc, undo_restores);
+	tcase_add_test(tc, undo_savepoint);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("structure");
