@@ -143,13 +143,13 @@ static bool quantity_eq(const json_t *a, const json_t *b)
 }
 
 static bool list_eq(const json_t *a, const json_t *b);
-static bool struct_eq(const json_t *a, const json_t *b);
+static bool fields_eq(const json_t *a, const json_t *b);
 
 /* List elements are always there: no emptiness rules. */
 static bool elem_eq(const json_t *a, const json_t *b)
 {
 	if (json_is_object(a) && json_is_object(b))
-		return struct_eq(a, b);
+		return fields_eq(a, b);
 	if (json_is_array(a) && json_is_array(b))
 		return list_eq(a, b);
 	return scalar_eq(a, b);
@@ -190,7 +190,7 @@ static bool map_eq(const json_t *a, const json_t *b, bool quantities)
 	return na == nb;
 }
 
-static bool struct_eq(const json_t *a, const json_t *b)
+static bool fields_eq(const json_t *a, const json_t *b)
 {
 	const char *k;
 	json_t *c;
@@ -213,7 +213,7 @@ bool jobval_equal(const char *key, const json_t *a, const json_t *b)
 	if (json_is_object(a) && json_is_object(b)) {
 		if (in_list(map_keys, key))
 			return map_eq(a, b, in_list(quantity_keys, key));
-		return struct_eq(a, b);
+		return fields_eq(a, b);
 	}
 	if (json_is_array(a) && json_is_array(b))
 		return list_eq(a, b);
@@ -495,7 +495,7 @@ static char *selector_value(const json_t *sel)
 }
 
 /* %#v of a dereferenced struct pointer of the Job spec. */
-static char *struct_value(const char *type, const json_t *v)
+static char *record_value(const char *type, const json_t *v)
 {
 	struct out o = { NULL, 0, 0 };
 
@@ -671,7 +671,7 @@ static void check_struct(const json_t *spec, const json_t *ospec,
 		return;
 	}
 	val = !strcmp(key, "selector") ? selector_value(v)
-				       : struct_value(type, v);
+				       : record_value(type, v);
 	fe_add(fe, FE_INVALID, path, val, false, "%s", IMMUTABLE);
 	free(val);
 }
