@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devserver/jobval.h"
 #include "model/names.h"
 #include "model/timestamp.h"
 
@@ -337,7 +338,6 @@ static void job_validate(const json_t *obj, const json_t *old,
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *tmpl, *tspec;
 
-	(void)old;
 	if (!json_is_object(spec)) {
 		fe_required(fe, "spec.template", NULL);
 		return;
@@ -355,6 +355,10 @@ static void job_validate(const json_t *obj, const json_t *old,
 		fe_required(fe, "spec.template.spec", NULL);
 	else
 		validate_pod_spec(tspec, "spec.template.spec", true, fe);
+	/* ValidateJobUpdate's spec rules; a /status write keeps the stored
+	 * spec, so they find nothing there. */
+	if (old)
+		jobval_update(obj, old, fe);
 }
 
 /* ---- core/v1 Namespace ---- */

@@ -5,7 +5,8 @@
  * generated Job selector and labels), system-set fields (Namespace
  * phase, finalizers and kubernetes.io/metadata.name label; CRD status
  * with NamesAccepted/Established), and the validation the devserver
- * enforces (Job template, restartPolicy; CRD structure).
+ * enforces (Job template, restartPolicy, and on update the immutable
+ * Job fields of jobval.h; CRD structure).
  *
  * Pure functions over JSON trees the caller owns; no I/O, no clock (the
  * caller passes now_ms). The table is read by registry.c, which turns

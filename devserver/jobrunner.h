@@ -5,7 +5,8 @@
  * the 1.32 Job controller writes it:
  *
  *   suspended    active 0, ready 0, condition Suspended=True
- *                (JobSuspended, "Job suspended")
+ *                (JobSuspended, "Job suspended"); startTime stays, as
+ *                the 1.32 controller leaves it (KEP-5440 clears it later)
  *   running      startTime, active = ready = min(parallelism,
  *                completions - succeeded); resuming a suspended Job sets
  *                Suspended=False (JobResumed, "Job resumed") and restarts

@@ -454,14 +454,32 @@ START_TEST(job_defaults)
 		"metadata.labels"), "controller-uid")), uid);
 	ck_assert(json_is_object(ds_jget(r.json, "status")));
 	ds_resp_free(&r);
-	/* strategic merge patch on a built-in */
+	/* strategic merge patch on a built-in: a running Job's template is
+	 * immutable (jobval.h), its suspend is not */
 	r = PATCH(JOBS "/j", SMP, "{\"spec\":{\"suspend\":true,\"template\":"
 		  "{\"spec\":{\"containers\":[{\"name\":\"c\",\"image\":"
 		  "\"busybox:2\"}]}}}}");
+	ds_status(&r, 422, "Invalid", NULL);
+	ds_resp_free(&r);
+	r = PATCH(JOBS "/j", SMP, "{\"spec\":{\"suspend\":true}}");
 	ds_code(r, 200);
 	ck_assert(json_is_true(ds_jget(r.json, "spec.suspend")));
 	ck_assert_int_eq(json_integer_value(ds_jget(r.json,
 		"metadata.generation")), 2);
+	ds_resp_free(&r);
+	/* suspended and never started: its nodeSelector may change, and
+	 * the containers list merges by name */
+	r = PATCH(JOBS "/j", SMP, "{\"spec\":{\"template\":{\"spec\":{"
+		  "\"nodeSelector\":{\"disk\":\"ssd\"},\"containers\":[{"
+		  "\"name\":\"c\",\"image\":\"busybox\"}]}}}}");
+	ds_code(r, 200);
+	ck_assert_str_eq(json_string_value(json_object_get(ds_jget(r.json,
+		"spec.template.spec.nodeSelector"), "disk")), "ssd");
+	ck_assert_str_eq(ds_sget(json_array_get(ds_jget(r.json,
+		"spec.template.spec.containers"), 0), "imagePullPolicy"),
+		"Always");
+	ck_assert_int_eq(json_integer_value(ds_jget(r.json,
+		"metadata.generation")), 3);
 	ds_resp_free(&r);
 	r = DEL(JOBS "/j");
 	ds_code(r, 200);

@@ -270,6 +270,18 @@ START_TEST(plan_suspended)
 		"Suspended", "True", "JobSuspended", "Job suspended");
 	json_decref(p.status);
 	json_decref(j);
+	/* A Job that ran keeps its startTime when suspended: the 1.32 Job
+	 * controller leaves it (Kueue clears it through /status itself). */
+	j = t_json("{\"metadata\":{\"name\":\"j\"},\"spec\":"
+		   "{\"suspend\":true,\"parallelism\":2},\"status\":{"
+		   "\"startTime\":\"2025-12-31T23:59:00Z\",\"active\":2}}");
+	jobrunner_plan_job(j, NOW, 1000, 0, &p);
+	ck_assert_ptr_nonnull(p.status);
+	ck_assert_int_eq(json_integer_value(json_object_get(p.status,
+							    "active")), 0);
+	ck_assert_ptr_null(json_object_get(p.status, "startTime"));
+	json_decref(p.status);
+	json_decref(j);
 }
 END_TEST
 
@@ -455,6 +467,8 @@ START_TEST(suspend_and_resume)
 	ck_assert_int_eq(st_int(j, "ready"), 0);
 	ck_cond(cond(j, "Suspended"), "Suspended", "True", "JobSuspended",
 		"Job suspended");
+	ck_assert_str_eq(json_string_value(json_object_get(status_of(j),
+		"startTime")), start1);
 	json_decref(j);
 	/* Suspended past the original finish time: still not complete. */
 	sleep_ms(900);

@@ -10,7 +10,8 @@
 # Kueue's columns, a Job that waits for quota and is admitted when an
 # earlier one finishes, partial admission, LocalQueue defaulting, Workload
 # deletion with its Job; the queue-name label changing while suspended
-# (the Workload follows) and denied once running; a Job waiting for its
+# (the Workload follows) and denied once running, as are template and
+# completions changes (kube's own 422); a Job waiting for its
 # LocalQueue to be created; invalid objects of every Kueue kind denied
 # with every bad field in one message; managedJobsNamespaceSelector with
 # manageJobsWithoutQueueName (the manager restarted with a custom
@@ -512,6 +513,17 @@ expect "running: a merge patch changing it is denied too" 1 \
 	kubectl patch job relabel --type=merge \
 	-p '{"metadata":{"labels":{"kueue.x-k8s.io/queue-name":"lq-b"}}}' <<'EOF'
 Error from server (Forbidden): admission webhook "vjob.kb.io" denied the request: metadata.labels[kueue.x-k8s.io/queue-name]: Invalid value: "lq-b": field is immutable
+EOF
+# kube-apiserver's own Job validation (devserver/jobval.h) answers before
+# the webhook: a running Job's pod template is immutable, with kube's 422.
+expect "running: a template patch is refused with kube's 422" 1 \
+	kubectl patch job relabel --type=merge \
+	-p '{"spec":{"template":{"spec":{"nodeSelector":{"disk":"ssd"}}}}}' <<'EOF'
+The Job "relabel" is invalid: spec.template: Invalid value: core.PodTemplateSpec{ObjectMeta:v1.ObjectMeta{Name:"", GenerateName:"", Namespace:"", SelfLink:"", UID:"", ResourceVersion:"", Generation:0, CreationTimestamp:time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC), DeletionTimestamp:<nil>, DeletionGracePeriod...: field is immutable
+EOF
+expect "running: so is a completions patch of a NonIndexed Job" 1 \
+	kubectl patch job relabel --type=strategic -p '{"spec":{"completions":5}}' <<'EOF'
+The Job "relabel" is invalid: spec.completions: Invalid value: 5: field is immutable
 EOF
 expect "the label and the Workload's queue are unchanged" 0 \
 	jp job/relabel '{.metadata.labels.kueue\.x-k8s\.io/queue-name} {.spec.suspend}' <<'EOF'
