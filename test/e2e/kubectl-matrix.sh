@@ -316,14 +316,28 @@ EOF
 	expect "$t patched CR" 0 $K get workload x -o jsonpath='{.spec.queueName}{"\n"}' <<'EOF'
 q3
 EOF
-	expect "$t patch (strategic) on a Job" 0 $K patch job sample-job \
-		-p '{"spec":{"template":{"spec":{"containers":[{"name":"dummy-job","image":"registry.k8s.io/e2e-test-images/agnhost:2.54"}]}}}}' <<'EOF'
+	# A Job's pod template is immutable (kube 1.32's Job strategy) but
+	# for the scheduling directives of a suspended Job that never ran:
+	# two strategic patches of its nodeSelector merge the maps.
+	expect "$t patch (strategic) on a suspended Job" 0 $K patch job sample-job \
+		-p '{"spec":{"template":{"spec":{"nodeSelector":{"pool":"a"}}}}}' <<'EOF'
 job.batch/sample-job patched
 EOF
-	expect "$t strategic patch merged the container list by name" 0 \
-		$K get job sample-job -o jsonpath='{range .spec.template.spec.containers[*]}{.name} {.image} {.args}{"\n"}{end}' <<'EOF'
-dummy-job registry.k8s.io/e2e-test-images/agnhost:2.54 ["entrypoint-tester","hello","world"]
+	expect "$t patch (strategic) on a suspended Job, another key" 0 $K patch job sample-job \
+		-p '{"spec":{"template":{"spec":{"nodeSelector":{"zone":"z1"}}}}}' <<'EOF'
+job.batch/sample-job patched
 EOF
+	expect "$t strategic patches merged the nodeSelector" 0 \
+		$K get job sample-job -o jsonpath='{.spec.template.spec.nodeSelector}{"\n"}' <<'EOF'
+{"pool":"a","zone":"z1"}
+EOF
+	run_cmd $K patch job sample-job \
+		-p '{"spec":{"template":{"spec":{"containers":[{"name":"dummy-job","image":"registry.k8s.io/e2e-test-images/agnhost:2.54"}]}}}}'
+	if [ "$rc" -eq 1 ] && [[ $out == *'The Job "sample-job" is invalid: spec.template: Invalid value: '*'field is immutable'* ]]; then
+		pass "$t patch (strategic) of a Job's container: 422 field is immutable"
+	else
+		fail "$t patch (strategic) of a Job's container: 422 field is immutable" "exit $rc: $out"
+	fi
 
 	# wait --for=condition (another client admits x through /status)
 	later 1 $K patch workload x --subresource=status --type=merge -p "$ADMITTED_STATUS"
