@@ -29,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/sbuf.h"
 #include "controller/kube_int.h"
 #include "controller/kubeconfig.h"
 #include "controller/loop.h"
@@ -88,9 +89,8 @@ struct attempt {
 	struct loop_transfer *xfer;   /* the loop's handle; borrowed */
 	long code;                    /* HTTP status once known; 0 before */
 	int64_t retry_after_ms;       /* from Retry-After; -1: none */
-	char *resp;                   /* owned answer bytes (not streamed) */
-	size_t len, cap;
-	bool too_large;               /* the answer passed max_bytes */
+	struct sbuf resp;             /* the answer (not streamed), capped
+					 at the call's max_bytes (P5) */
 	bool sink_stopped;            /* the stream consumer said stop */
 };
 
@@ -563,6 +563,7 @@ static void start_attempt(struct kube_call *c)
 		BUG("curl_easy_init failed");
 	refresh_token(k);
 	a->c = c;
+	sbuf_init(&a->resp, c->max_bytes);
 	a->easy = e;
 	a->retry_after_ms = -1;
 	curl_easy_setopt(e, CURLOPT_URL, c->url);
@@ -742,17 +743,9 @@ static size_t on_body(void *ud, const char *data, size_t len)
 	}
 	if (c->discard && a->code >= 200 && a->code < 300)
 		return len; /* nobody reads it: neither kept nor parsed */
-	if (len > c->max_bytes - a->len) {
-		/* P5: drop what we have; never parse half an answer */
-		a->too_large = true;
-		FREE_AND_NULL(a->resp);
-		a->len = a->cap = 0;
-		return 0;
-	}
-	XGROW(a->resp, a->cap, a->len + len + 1);
-	memcpy(a->resp + a->len, data, len);
-	a->len += len;
-	return len;
+	/* P5: past the ceiling the buffer drops what it had; never parse
+	 * half an answer */
+	return sbuf_add(&a->resp, data, len) == 0 ? len : 0;
 }
 
 static bool is_retriable(CURLcode rc)
@@ -830,7 +823,8 @@ static char *snippet(const char *s, size_t len)
 
 static void answer_error(struct kube_call *c, struct attempt *a)
 {
-	json_t *body = a->len ? json_loadb(a->resp, a->len, 0, NULL) : NULL;
+	json_t *body = a->resp.len ? json_loadb(a->resp.buf, a->resp.len, 0,
+						NULL) : NULL;
 	const char *reason = NULL, *message = NULL;
 	char *msg = NULL;
 
@@ -841,7 +835,7 @@ static void answer_error(struct kube_call *c, struct attempt *a)
 	if (!reason || !*reason)
 		reason = reason_of(a->code);
 	if (!message || !*message) {
-		char *q = snippet(a->resp, a->len);
+		char *q = snippet(sbuf_cstr(&a->resp), a->resp.len);
 
 		msg = *q ? xasprintf("the server responded with status %ld: "
 				     "%s", a->code, q)
@@ -875,7 +869,7 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
 	c->att = NULL;
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &a->code);
 	c->last_retry_after = a->retry_after_ms;
-	if (rc == CURLE_WRITE_ERROR && a->too_large) {
+	if (rc == CURLE_WRITE_ERROR && a->resp.failed) {
 		char *m = xasprintf("%s %s: the answer is larger than %zu "
 				    "bytes", method_of(c->verb), c->url,
 				    c->max_bytes);
@@ -911,11 +905,11 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
 		answer_error(c, a);
 		return;
 	}
-	if (c->sink || !a->len) {
+	if (c->sink || !a->resp.len) {
 		finish(c, KUBE_OK, a->code, NULL, NULL, NULL);
 	} else {
 		json_error_t je;
-		json_t *body = json_loadb(a->resp, a->len, 0, &je);
+		json_t *body = json_loadb(a->resp.buf, a->resp.len, 0, &je);
 
 		if (!body) {
 			char *m = xasprintf("%s %s: the answer is not JSON: "
@@ -936,7 +930,7 @@ static void on_release(void *ud)
 
 	curl_slist_free_all(a->hdrs);
 	curl_slist_free_all(a->connect_to);
-	free(a->resp);
+	sbuf_release(&a->resp);
 	free(a);
 }
 

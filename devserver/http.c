@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/sbuf.h"
 #include "devserver/jsonw.h"
 #include "devserver/status.h"
 
@@ -92,11 +93,8 @@ struct http_server {
 
 /* Per-request state between the access-handler calls. */
 struct reqstate {
-	char *buf;          /* body so far (NUL-terminated) */
-	size_t len;
-	size_t cap;
-	size_t dropped;     /* bytes discarded after crossing max_body */
-	bool too_large;     /* over max_body: dropping the rest */
+	struct sbuf body;   /* the body so far, capped at max_body (P5) */
+	size_t seen;        /* body bytes received, kept or not */
 };
 
 /* The stream adapter MHD's reader callback gets. */
@@ -531,21 +529,12 @@ static bool early_answer(struct http_server *s, struct MHD_Connection *c,
 static bool take_body(struct http_server *s, struct reqstate *rs,
 		      const char *upload, size_t n)
 {
-	if (!rs->too_large && n > s->max_body - rs->len) {
-		rs->too_large = true;
-		FREE_AND_NULL(rs->buf);
-		rs->dropped = rs->len;
-		rs->len = rs->cap = 0;
-	}
-	if (rs->too_large) {
-		rs->dropped += n;
-		return rs->dropped <= 2 * s->max_body;
-	}
-	XGROW(rs->buf, rs->cap, rs->len + n + 1);
-	memcpy(rs->buf + rs->len, upload, n);
-	rs->len += n;
-	rs->buf[rs->len] = '\0';
-	return true;
+	rs->seen += n;
+	if (sbuf_add(&rs->body, upload, n) == 0)
+		return true;
+	/* Past the ceiling the body is already released; read on (bounded)
+	 * so the client gets its 413. */
+	return rs->seen <= 2 * s->max_body;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -563,6 +552,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	if (!rs) {
 		/* 1. the headers are in */
 		rs = xcalloc(1, sizeof(*rs));
+		sbuf_init(&rs->body, s->max_body);
 		*con_cls = rs;
 		http_resp_init(&resp);
 		if (!early_answer(s, c, url, &resp))
@@ -584,13 +574,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	/* 3. the request is complete: answer it */
 	conn_set_serving(c, true);
 	http_resp_init(&resp);
-	if (rs->too_large) {
+	if (rs->body.failed) {
 		status_too_large_body(&st, (unsigned long)s->max_body);
 		status_resp(&resp, &st);
 	} else {
 		struct http_req req = {
 			.method = method, .path = url,
-			.body = rs->buf ? rs->buf : "", .body_len = rs->len,
+			.body = sbuf_cstr(&rs->body), .body_len = rs->body.len,
 			.conn = c,
 		};
 
@@ -617,7 +607,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	/* keep-alive: the next request has read_timeout_ms to arrive */
 	conn_set_serving(c, false);
 	if (rs) {
-		free(rs->buf);
+		sbuf_release(&rs->body);
 		free(rs);
 		*con_cls = NULL;
 	}

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sbuf.h"
 #include "model/alloc.h"
 #include "model/goparse.h"
 #include "model/timestamp.h"
@@ -681,22 +682,6 @@ static void add_since(json_t *cells, const json_t *ts, int64_t now_ms)
 	add_str(cells, b);
 }
 
-struct sbuf {
-	char *s;
-	size_t n;
-	size_t cap;
-};
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-	size_t n = strlen(s);
-
-	XGROW(b->s, b->cap, b->n + n + 1);
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
 static int strp_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -705,7 +690,7 @@ static int strp_cmp(const void *a, const void *b)
 /* labels.FormatLabels: "k=v" sorted, comma-joined, "<none>" if empty. */
 static char *format_labels(const json_t *m)
 {
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	char **parts = NULL;
 	size_t n = 0, cap = 0;
 	const char *k;
@@ -718,15 +703,14 @@ static char *format_labels(const json_t *m)
 	if (!n)
 		return xstrdup("<none>");
 	qsort(parts, n, sizeof(*parts), strp_cmp);
-	sb_puts(&b, "");
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			sb_puts(&b, ",");
-		sb_puts(&b, parts[i]);
+			sbuf_adds(&b, ",");
+		sbuf_adds(&b, parts[i]);
 		free(parts[i]);
 	}
 	free(parts);
-	return b.s;
+	return sbuf_detach(&b, NULL);
 }
 
 struct req {
@@ -749,7 +733,7 @@ static char *format_label_selector(const json_t *sel)
 	const json_t *me = jget(sel, "matchExpressions");
 	struct req *reqs = NULL;
 	size_t n = 0, cap = 0, i;
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	const char *k;
 	const json_t *v;
 	char *out = NULL;
@@ -772,7 +756,7 @@ static char *format_label_selector(const json_t *sel)
 			char **sv;
 			const json_t *x;
 			size_t j;
-			struct sbuf t = { NULL, 0, 0 };
+			struct sbuf t = SBUF_INIT;
 
 			if (!nv)
 				goto error;
@@ -780,18 +764,18 @@ static char *format_label_selector(const json_t *sel)
 			json_array_foreach(vals, j, x)
 				sv[j] = (char *)jstr(x);
 			qsort(sv, nv, sizeof(*sv), strp_cmp);
-			sb_puts(&t, key);
-			sb_puts(&t, in ? " in (" : " notin (");
+			sbuf_adds(&t, key);
+			sbuf_adds(&t, in ? " in (" : " notin (");
 			for (j = 0; j < nv; j++) {
 				if (j)
-					sb_puts(&t, ",");
-				sb_puts(&t, sv[j]);
+					sbuf_adds(&t, ",");
+				sbuf_adds(&t, sv[j]);
 			}
-			sb_puts(&t, ")");
+			sbuf_adds(&t, ")");
 			free(sv);
 			XGROW(reqs, cap, n + 1);
 			reqs[n].key = key;
-			reqs[n++].text = t.s;
+			reqs[n++].text = sbuf_detach(&t, NULL);
 		} else if (!strcmp(op, "Exists") || !strcmp(op, "DoesNotExist")) {
 			if (nv)
 				goto error;
@@ -811,13 +795,12 @@ static char *format_label_selector(const json_t *sel)
 			reqs[j] = reqs[j - 1];
 			reqs[j - 1] = t;
 		}
-	sb_puts(&b, "");
 	for (i = 0; i < n; i++) {
 		if (i)
-			sb_puts(&b, ",");
-		sb_puts(&b, reqs[i].text);
+			sbuf_adds(&b, ",");
+		sbuf_adds(&b, reqs[i].text);
 	}
-	out = b.s;
+	out = sbuf_detach(&b, NULL);
 	goto done;
 error:
 	out = xstrdup("<error>");
@@ -831,24 +814,22 @@ done:
 /* layoutContainerCells: names and images of the containers, joined. */
 static void add_containers(json_t *cells, const json_t *containers)
 {
-	struct sbuf names = { NULL, 0, 0 }, images = { NULL, 0, 0 };
+	struct sbuf names = SBUF_INIT, images = SBUF_INIT;
 	size_t i;
 	const json_t *c;
 
-	sb_puts(&names, "");
-	sb_puts(&images, "");
 	json_array_foreach(containers, i, c) {
 		if (i) {
-			sb_puts(&names, ",");
-			sb_puts(&images, ",");
+			sbuf_adds(&names, ",");
+			sbuf_adds(&images, ",");
 		}
-		sb_puts(&names, jstr(jget(c, "name")));
-		sb_puts(&images, jstr(jget(c, "image")));
+		sbuf_adds(&names, jstr(jget(c, "name")));
+		sbuf_adds(&images, jstr(jget(c, "image")));
 	}
-	add_str(cells, names.s);
-	add_str(cells, images.s);
-	free(names.s);
-	free(images.s);
+	add_str(cells, sbuf_cstr(&names));
+	add_str(cells, sbuf_cstr(&images));
+	sbuf_release(&names);
+	sbuf_release(&images);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1390,7 +1371,7 @@ static char *lb_ingress(const json_t *svc)
 	const char **v = xcalloc(jsize(ing) + 1, sizeof(*v));
 	size_t n = 0, i;
 	const json_t *x;
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 
 	json_array_foreach(ing, i, x) {
 		const char *s = *jstr(jget(x, "ip")) ? jstr(jget(x, "ip")) :
@@ -1400,31 +1381,29 @@ static char *lb_ingress(const json_t *svc)
 			v[n++] = s;
 	}
 	qsort(v, n, sizeof(*v), strp_cmp);
-	sb_puts(&b, "");
 	for (i = 0; i < n; i++) {
 		if (i && !strcmp(v[i], v[i - 1]))
 			continue;
-		if (b.n)
-			sb_puts(&b, ",");
-		sb_puts(&b, v[i]);
+		if (b.len)
+			sbuf_adds(&b, ",");
+		sbuf_adds(&b, v[i]);
 	}
 	free(v);
-	return b.s;
+	return sbuf_detach(&b, NULL);
 }
 
 static char *join_strings(const json_t *arr, const char *sep)
 {
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	size_t i;
 	const json_t *x;
 
-	sb_puts(&b, "");
 	json_array_foreach(arr, i, x) {
 		if (i)
-			sb_puts(&b, sep);
-		sb_puts(&b, jstr(x));
+			sbuf_adds(&b, sep);
+		sbuf_adds(&b, jstr(x));
 	}
-	return b.s;
+	return sbuf_detach(&b, NULL);
 }
 
 /* getServiceExternalIP. A missing type reads as ClusterIP: the real
@@ -1466,13 +1445,12 @@ static void cells_service(const json_t *svc, int64_t now_ms, json_t *cells,
 	const json_t *ips = jget(spec, "clusterIPs");
 	const char *cip = jsize(ips) ? jstr(json_array_get(ips, 0)) :
 				       jstr(jget(spec, "clusterIP"));
-	struct sbuf ports = { NULL, 0, 0 };
+	struct sbuf ports = SBUF_INIT;
 	const json_t *pt;
 	size_t i;
 	char *ext, *sel;
 
 	(void)conditions;
-	sb_puts(&ports, "");
 	json_array_foreach(jget(spec, "ports"), i, pt) {
 		const char *proto = *jstr(jget(pt, "protocol")) ?
 			jstr(jget(pt, "protocol")) : "TCP";
@@ -1485,21 +1463,21 @@ static void cells_service(const json_t *svc, int64_t now_ms, json_t *cells,
 		else
 			snprintf(b, sizeof(b), "%lld/%s", jint(jget(pt, "port")), proto);
 		if (i)
-			sb_puts(&ports, ",");
-		sb_puts(&ports, b);
+			sbuf_adds(&ports, ",");
+		sbuf_adds(&ports, b);
 	}
 	ext = service_external_ip(svc, type);
 	add_str(cells, obj_name(svc));
 	add_str(cells, type);
 	add_str(cells, *cip ? cip : "<none>");
 	add_str(cells, ext);
-	add_str(cells, ports.n ? ports.s : "<none>");
+	add_str(cells, ports.len ? ports.buf : "<none>");
 	add_since(cells, obj_created(svc), now_ms);
 	sel = format_labels(jget(spec, "selector"));
 	add_str(cells, sel);
 	free(sel);
 	free(ext);
-	free(ports.s);
+	sbuf_release(&ports);
 }
 
 static void cells_priorityclass(const json_t *pc, int64_t now_ms,
