@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/dlist.h"
 #include "base/sbuf.h"
 #include "devserver/jsonw.h"
 #include "devserver/status.h"
@@ -53,13 +54,13 @@
 #define CONN_POOL_BYTES (32 * 1024)
 
 /* One open connection (libmicrohttpd's socket_context); in the table
- * from NOTIFY_STARTED to NOTIFY_CLOSED. prev, next and reaped are under
+ * from NOTIFY_STARTED to NOTIFY_CLOSED. link and reaped are under
  * conns_lock; since and serving are atomics its own thread stores
  * without the lock (since first, then serving, with release order) and
  * the reaper loads under it (serving first, with acquire order), so a
  * connection seen as READING always shows the since of that state. */
 struct conn {
-	struct conn *prev, *next;
+	struct dlist link;  /* on the server's conns */
 	int fd;             /* the client socket; open while listed */
 	_Atomic int64_t since; /* monotonic ms: accepted or last answer
 				* ended */
@@ -83,7 +84,7 @@ struct http_server {
 	char url[96];
 	pthread_mutex_t conns_lock; /* leaf lock: conns, nconns, stopping */
 	pthread_cond_t reaper_cv;   /* wakes the reaper to stop */
-	struct conn *conns;         /* open connections, newest first */
+	struct dlist conns;         /* open connections, newest first */
 	atomic_size_t nconns;       /* changed under conns_lock, read
 				     * without it */
 	bool stopping;
@@ -212,10 +213,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 		atomic_init(&k->since, mono_ms());
 		atomic_init(&k->serving, false);
 		pthread_mutex_lock(&s->conns_lock);
-		k->next = s->conns;
-		if (s->conns)
-			s->conns->prev = k;
-		s->conns = k;
+		dlist_insert_after(&s->conns, &k->link);
 		s->nconns++;
 		pthread_mutex_unlock(&s->conns_lock);
 		*socket_context = k;
@@ -224,12 +222,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 	if (!k)
 		return;
 	pthread_mutex_lock(&s->conns_lock);
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		s->conns = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
+	dlist_remove(&k->link);
 	s->nconns--;
 	pthread_mutex_unlock(&s->conns_lock);
 	free(k);
@@ -264,8 +257,11 @@ static void *reaper_main(void *arg)
 	while (!s->stopping) {
 		int64_t now = mono_ms();
 		struct timespec until;
+		struct dlist *pos;
 
-		for (struct conn *k = s->conns; k; k = k->next)
+		DLIST_FOREACH(pos, &s->conns) {
+			struct conn *k = DLIST_ENTRY(pos, struct conn, link);
+
 			if (!atomic_load_explicit(&k->serving,
 						  memory_order_acquire) &&
 			    !k->reaped && k->fd >= 0 &&
@@ -275,6 +271,7 @@ static void *reaper_main(void *arg)
 				shutdown(k->fd, SHUT_RDWR);
 				k->reaped = true;
 			}
+		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += REAPER_TICK_MS * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
@@ -716,6 +713,7 @@ struct http_server *http_server_start(const struct http_opts *o,
 	s->idle_timeout_s = o->idle_timeout_s ? o->idle_timeout_s
 					      : DEFAULT_IDLE_TIMEOUT_S;
 	pthread_mutex_init(&s->conns_lock, NULL);
+	dlist_init(&s->conns);
 	pthread_cond_init(&s->reaper_cv, NULL);
 	fd = listen_on(addr, o->port, &s->port, err);
 	if (fd < 0)
