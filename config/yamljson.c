@@ -56,6 +56,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "base/b64.h"
 #include "config/yamlplain.h"
 #include "model/alloc.h"
 
@@ -169,66 +170,6 @@ static void resolve_plain(const char *in, size_t n, struct scalar *out)
 	out->len = n;
 }
 
-static int b64_value(char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-/* Go's base64.StdEncoding.DecodeString: padded, CR and LF ignored.
- * Returns a new buffer of *outlen bytes, or NULL when malformed. */
-static char *b64_decode(const char *s, size_t n, size_t *outlen)
-{
-	char *out = xmalloc(n / 4 * 3 + 3);
-	uint32_t acc = 0;
-	size_t o = 0, got = 0, pad = 0;
-
-	for (size_t k = 0; k < n; k++) {
-		int v;
-
-		if (s[k] == '\r' || s[k] == '\n')
-			continue;
-		if (s[k] == '=') {
-			pad++;
-			got++;
-			continue;
-		}
-		v = b64_value(s[k]);
-		if (v < 0 || pad)
-			goto bad;
-		acc = acc << 6 | (uint32_t)v;
-		got++;
-		if (got % 4 == 0) {
-			out[o++] = (char)(acc >> 16);
-			out[o++] = (char)(acc >> 8);
-			out[o++] = (char)acc;
-			acc = 0;
-		}
-	}
-	if (got % 4 != 0 || pad > 2)
-		goto bad;
-	if (pad == 1) {
-		out[o++] = (char)(acc >> 10);
-		out[o++] = (char)(acc >> 2);
-	} else if (pad == 2) {
-		out[o++] = (char)(acc >> 4);
-	}
-	*outlen = o;
-	return out;
-bad:
-	free(out);
-	return NULL;
-}
-
 static const char *type_tag(enum sc_type t)
 {
 	switch (t) {
@@ -268,7 +209,10 @@ static int resolve(struct ctx *c, yaml_mark_t m, const char *tag,
 	if (!strcmp(shrt, "!!str") || !strcmp(shrt, "!!timestamp"))
 		return 0;
 	if (!strcmp(shrt, "!!binary")) {
-		out->owned = b64_decode(in, n, &out->len);
+		/* Go's base64.StdEncoding.DecodeString: padded, CR and LF
+		 * ignored */
+		out->owned = (char *)b64_decode(in, n, B64_SKIP_NL, &out->len,
+						NULL);
 		if (!out->owned)
 			return fail_at(c, m, "!!binary value contains invalid "
 				       "base64 data");

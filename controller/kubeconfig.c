@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/b64.h"
 #include "config/yamljson.h"
 
 /* Largest certificate, key or token file read; real ones are a few KiB. */
@@ -106,59 +107,19 @@ static char *trim(char *s)
 	return s;
 }
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 /* Decodes standard base64 (whitespace ignored, padding optional) into a
- * new NUL-terminated string, or NULL when malformed. */
-static char *b64decode(const char *in)
+ * new NUL-terminated string, or NULL when malformed or not text. */
+static char *decode_text(const char *in)
 {
-	size_t n = strlen(in), o = 0;
-	char *out = xmalloc(n / 4 * 3 + 4);
-	unsigned acc = 0;
-	int bits = 0;
-	bool pad = false;
+	size_t n;
+	char *out = (char *)b64_decode(in, strlen(in), B64_SKIP_SPACE |
+				       B64_PAD_OPTIONAL, &n, NULL);
 
-	for (size_t i = 0; i < n; i++) {
-		int c = (unsigned char)in[i], v;
-
-		if (isspace(c))
-			continue;
-		if (c == '=') {
-			pad = true;
-			continue;
-		}
-		v = b64val(c);
-		if (v < 0 || pad)
-			goto bad;
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)((acc >> bits) & 0xff);
-		}
+	if (out && strlen(out) != n) { /* PEM and tokens are text */
+		free(out);
+		return NULL;
 	}
-	if (bits >= 6)
-		goto bad;
-	out[o] = '\0';
-	if (strlen(out) != o) /* PEM and tokens are text */
-		goto bad;
 	return out;
-bad:
-	free(out);
-	return NULL;
 }
 
 static const char *sget(const json_t *o, const char *key)
@@ -202,7 +163,7 @@ static int load_blob(const json_t *o, const char *data_key,
 	const char *data = sget(o, data_key), *file = sget(o, file_key);
 
 	if (data && *data) {
-		*out = b64decode(data);
+		*out = decode_text(data);
 		if (!*out)
 			return err_set(err, "%s: %s: illegal base64 data",
 				       source, data_key);

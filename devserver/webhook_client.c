@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/b64.h"
 #include "base/sbuf.h"
 #include "devserver/api.h"
 
@@ -131,91 +132,15 @@ void webhook_client_uuid(char out[37])
 		 b[14], b[15]);
 }
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 unsigned char *webhook_client_base64_decode(const char *s, size_t *n,
 					    struct err *err)
 {
-	size_t len = strlen(s), o = 0, q = 0, pos = 0, pad = 0;
-	unsigned char *out = xmalloc(len / 4 * 3 + 4);
-	unsigned v = 0;
+	size_t bad = 0;
+	unsigned char *out = b64_decode(s, strlen(s), B64_SKIP_NL, n, &bad);
 
-	for (size_t i = 0; i < len; i++) {
-		int c = (unsigned char)s[i], d;
-
-		if (c == '\r' || c == '\n')
-			continue;
-		if (c == '=') {
-			/* Padding only where a quantum ends early. */
-			if (q < 2 || pad + q >= 4) {
-				pos = i;
-				goto bad;
-			}
-			pad++;
-			if (pad + q == 4) {
-				q = 0;
-				pos = i;
-				/* Nothing but line breaks may follow. */
-				for (size_t j = i + 1; j < len; j++)
-					if (s[j] != '\r' && s[j] != '\n') {
-						pos = j;
-						goto bad;
-					}
-				break;
-			}
-			continue;
-		}
-		if (pad) {
-			pos = i;
-			goto bad;
-		}
-		d = b64val(c);
-		if (d < 0) {
-			pos = i;
-			goto bad;
-		}
-		v = (v << 6) | (unsigned)d;
-		if (++q == 4) {
-			out[o++] = (unsigned char)(v >> 16);
-			out[o++] = (unsigned char)(v >> 8);
-			out[o++] = (unsigned char)v;
-			q = 0;
-			v = 0;
-		}
-		pos = i + 1;
-	}
-	if (pad) {
-		/* v holds 2 or 3 sextets of the final quantum. */
-		if (pad == 2) {
-			out[o++] = (unsigned char)(v >> 4);
-		} else {
-			out[o++] = (unsigned char)(v >> 10);
-			out[o++] = (unsigned char)(v >> 2);
-		}
-	} else if (q) {
-		pos = len;
-		goto bad;
-	}
-	out[o] = '\0';
-	*n = o;
+	if (!out)
+		err_set(err, "illegal base64 data at input byte %zu", bad);
 	return out;
-bad:
-	free(out);
-	err_set(err, "illegal base64 data at input byte %zu", pos);
-	return NULL;
 }
 
 /* ---- the target ---- */

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/b64.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
 #include "controller/kubeconfig.h"
@@ -708,27 +709,9 @@ static char *write_kubeconfig(const char *dir, const char *extra_cluster,
 	fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: d\n"
 		"  cluster:\n    server: %s\n", http_server_url(S.http));
 	if (with_ca) {
-		char *b = NULL;
-		size_t n = strlen(S.tm.ca_pem);
-		static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
-					  "klmnopqrstuvwxyz0123456789+/";
-		const unsigned char *s = (const unsigned char *)S.tm.ca_pem;
-		size_t o = 0;
+		char *b = b64_encode(S.tm.ca_pem, strlen(S.tm.ca_pem),
+				     B64_STD);
 
-		b = xmalloc(4 * ((n + 2) / 3) + 1);
-		for (size_t i = 0; i < n; i += 3) {
-			unsigned v = (unsigned)s[i] << 16;
-
-			if (i + 1 < n)
-				v |= (unsigned)s[i + 1] << 8;
-			if (i + 2 < n)
-				v |= s[i + 2];
-			b[o++] = tbl[(v >> 18) & 63];
-			b[o++] = tbl[(v >> 12) & 63];
-			b[o++] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
-			b[o++] = i + 2 < n ? tbl[v & 63] : '=';
-		}
-		b[o] = '\0';
 		fprintf(f, "    certificate-authority-data: %s\n", b);
 		free(b);
 	}

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/b64.h"
 #include "config/config.h"
 #include "config/yamljson.h"
 #include "devserver/api.h"
@@ -31,7 +32,6 @@
 #include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
-#include "webhook/base64.h"
 #include "webhook/certs.h"
 #include "webhook/webhook.h"
 
@@ -304,7 +304,7 @@ static json_t *patch_of(const json_t *ans)
 		return NULL;
 	ck_assert_str_eq(sget(json_object_get(ans, "response"), "patchType",
 			      NULL), "JSONPatch");
-	p = base64_decode(b, &n);
+	p = b64_decode(b, strlen(b), B64_STD, &n, NULL);
 	ck_assert_ptr_nonnull(p);
 	j = json_loadb((char *)p, n, 0, NULL);
 	free(p);
