@@ -13,11 +13,11 @@ const char *jx_str(const json_t *o, const char *key)
 	return json_string_value(json_object_get(o, key));
 }
 
-const char *jx_str_or(const json_t *o, const char *key, const char *dflt)
+const char *jx_text(const json_t *o, const char *key)
 {
 	const char *s = jx_str(o, key);
 
-	return s ? s : dflt;
+	return s ? s : "";
 }
 
 json_t *jx_obj_peek(const json_t *o, const char *key)
@@ -41,6 +41,11 @@ json_t *jx_dig_peek(const json_t *o, const char *const *keys)
 	for (size_t i = 0; keys[i] && v; i++)
 		v = json_object_get(v, keys[i]);
 	return v;
+}
+
+const char *jx_dig_str(const json_t *o, const char *const *keys)
+{
+	return json_string_value(jx_dig_peek(o, keys));
 }
 
 const char *jx_meta_str(const json_t *obj, const char *key)

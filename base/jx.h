@@ -4,8 +4,10 @@
  * that no file grows its own jstr() again:
  *
  *   jx_str(o, key)        the string at key, or NULL
+ *   jx_text(o, key)       the string at key, or ""
  *   jx_obj_peek(o, key)   the object at key, or NULL
  *   JX_DIG(o, k1, k2...)  the value along a path of keys, or NULL
+ *   JX_STR(o, k1, k2...)  the string along a path of keys, or NULL
  *   jx_name(obj) ...      metadata.name / namespace / resourceVersion
  *
  * Every accessor takes anything (NULL, a non-object, a missing key) and
@@ -27,9 +29,8 @@ struct json_t;
 /* The string at key of object o (borrowed), or NULL when o is not an
  * object, key is absent or its value is not a string. */
 const char *jx_str(const struct json_t *o, const char *key);
-/* The same, with dflt (borrowed) in place of NULL. */
-const char *jx_str_or(const struct json_t *o, const char *key,
-		      const char *dflt);
+/* The same, but "" in place of NULL (for printing and comparing). */
+const char *jx_text(const struct json_t *o, const char *key);
 /* The object at key of o (borrowed), or NULL when absent or not one. */
 struct json_t *jx_obj_peek(const struct json_t *o, const char *key);
 /* The array at key of o (borrowed), or NULL when absent or not one. */
@@ -40,6 +41,10 @@ struct json_t *jx_arr_peek(const struct json_t *o, const char *key);
 struct json_t *jx_dig_peek(const struct json_t *o, const char *const *keys);
 #define JX_DIG(o, ...) \
 	jx_dig_peek((o), (const char *const[]){ __VA_ARGS__, NULL })
+/* The string at the end of such a path (borrowed), or NULL. */
+const char *jx_dig_str(const struct json_t *o, const char *const *keys);
+#define JX_STR(o, ...) \
+	jx_dig_str((o), (const char *const[]){ __VA_ARGS__, NULL })
 
 /* metadata.<key> of a Kubernetes object as a string (borrowed), or NULL. */
 const char *jx_meta_str(const struct json_t *obj, const char *key);

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "base/b64.h"
+#include "base/jx.h"
 #include "config/yamljson.h"
 
 /* Largest certificate, key or token file read; real ones are a few KiB. */
@@ -122,11 +123,6 @@ static char *decode_text(const char *in)
 	return out;
 }
 
-static const char *sget(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 /* The "<what>" entry named name of the list at key (clusters, users,
  * contexts), i.e. its inner object; NULL when missing. */
 static const json_t *named(const json_t *root, const char *key,
@@ -136,7 +132,7 @@ static const json_t *named(const json_t *root, const char *key,
 	size_t i;
 
 	json_array_foreach(list, i, e) {
-		const char *n = sget(e, "name");
+		const char *n = jx_str(e, "name");
 
 		if (n && !strcmp(n, name))
 			return json_object_get(e, what);
@@ -160,7 +156,7 @@ static int load_blob(const json_t *o, const char *data_key,
 		     const char *file_key, const char *base_dir,
 		     const char *source, char **out, struct err *err)
 {
-	const char *data = sget(o, data_key), *file = sget(o, file_key);
+	const char *data = jx_str(o, data_key), *file = jx_str(o, file_key);
 
 	if (data && *data) {
 		*out = decode_text(data);
@@ -211,29 +207,30 @@ static int from_tree(const json_t *root, const char *base_dir,
 		return err_set(err, "%s: not a kubeconfig (no mapping)",
 			       source);
 	if (!context || !*context)
-		context = sget(root, "current-context");
+		context = jx_str(root, "current-context");
 	if (!context || !*context)
 		return err_set(err, "%s: no current-context is set", source);
 	ctx = named(root, "contexts", "context", context);
 	if (!ctx)
 		return err_set(err, "%s: context \"%s\" does not exist",
 			       source, context);
-	cluster_name = sget(ctx, "cluster");
-	user_name = sget(ctx, "user");
+	cluster_name = jx_str(ctx, "cluster");
+	user_name = jx_str(ctx, "user");
 	cluster = cluster_name ? named(root, "clusters", "cluster",
 				       cluster_name) : NULL;
 	if (!cluster)
 		return err_set(err, "%s: context \"%s\": cluster \"%s\" does "
 			       "not exist", source, context,
 			       cluster_name ? cluster_name : "");
-	server = sget(cluster, "server");
+	server = jx_str(cluster, "server");
 	if (!server || !*server)
 		return err_set(err, "%s: cluster \"%s\" has no server",
 			       source, cluster_name);
 	c->server = normalize_server(server);
 	c->insecure = json_is_true(json_object_get(cluster,
 				   "insecure-skip-tls-verify"));
-	c->tls_server_name = xstrdup_or_null(sget(cluster, "tls-server-name"));
+	c->tls_server_name = xstrdup_or_null(jx_str(cluster,
+						    "tls-server-name"));
 	if (load_blob(cluster, "certificate-authority-data",
 		      "certificate-authority", base_dir, source, &c->ca_pem,
 		      err) < 0)
@@ -257,8 +254,8 @@ static int from_tree(const json_t *root, const char *base_dir,
 			return err_set(err, "%s: user \"%s\": a client "
 				       "certificate needs its key (and a key "
 				       "its certificate)", source, user_name);
-		token = sget(user, "token");
-		tfile = sget(user, "tokenFile");
+		token = jx_str(user, "token");
+		tfile = jx_str(user, "tokenFile");
 		if (token && *token) {
 			c->token = trim(xstrdup(token));
 		} else if (tfile && *tfile) {
@@ -279,7 +276,7 @@ static int from_tree(const json_t *root, const char *base_dir,
 				       "supported; use a token or a client "
 				       "certificate", source, user_name);
 	}
-	ns = sget(ctx, "namespace");
+	ns = jx_str(ctx, "namespace");
 	c->ns = xstrdup(ns && *ns ? ns : "default");
 	c->source = xstrdup(source);
 	return 0;

@@ -51,6 +51,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/builtin.h"
 #include "devserver/store.h"
@@ -163,19 +164,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const char *mstr(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(obj,
-		"metadata"), key));
-}
-
-static uint64_t obj_rv(const json_t *obj)
-{
-	const char *s = mstr(obj, "resourceVersion");
-
-	return s ? strtoull(s, NULL, 10) : 0;
 }
 
 static bool has_string(const json_t *arr, const char *s)
@@ -528,7 +516,7 @@ static void set_owners(struct gc *g, struct gnode *n, const json_t *obj)
 static void node_update(struct gc *g, const char *res, const char *ns,
 			const char *name, const json_t *obj, uint64_t rv)
 {
-	const char *uid = mstr(obj, "uid");
+	const char *uid = jx_meta_str(obj, "uid");
 	const json_t *fins = json_object_get(json_object_get(obj, "metadata"),
 					     "finalizers");
 	struct gnode *n;
@@ -546,7 +534,7 @@ static void node_update(struct gc *g, const char *res, const char *ns,
 	}
 	n->rv = rv;
 	n->flags = N_LIVE;
-	if (mstr(obj, "deletionTimestamp"))
+	if (jx_meta_str(obj, "deletionTimestamp"))
 		n->flags |= N_DELETING;
 	if (has_string(fins, "orphan"))
 		n->flags |= N_FIN_ORPHAN;
@@ -590,7 +578,7 @@ static void crd_gone_add(struct gc *g, const char *name, const json_t *crd)
 /* An object's DELETED event. */
 static void node_deleted(struct gc *g, const struct store_event *ev)
 {
-	const char *uid = mstr(ev->obj, "uid");
+	const char *uid = jx_meta_str(ev->obj, "uid");
 	struct gnode *n = uid ? node_find(g, uid) : NULL;
 
 	/* Content of a Terminating namespace went away: look again soon. */
@@ -645,7 +633,7 @@ static void node_ref(const struct gnode *n, char *group, size_t gn,
 static json_t *node_current(struct gc *g, const struct gnode *n)
 {
 	json_t *cur = store_get(g->store, n->res, n->ns, n->name);
-	const char *uid = cur ? mstr(cur, "uid") : NULL;
+	const char *uid = cur ? jx_meta_str(cur, "uid") : NULL;
 
 	if (!uid || strcmp(uid, n->uid)) {
 		json_decref(cur);
@@ -715,8 +703,8 @@ static int edit_meta(struct gc *g, const struct gnode *n, enum edit what,
 		}
 		patch = json_pack("{s:{s:s, s:o}}", "metadata",
 				  "resourceVersion",
-				  mstr(cur, "resourceVersion") ?
-				  mstr(cur, "resourceVersion") : "",
+				  jx_meta_str(cur, "resourceVersion") ?
+				  jx_meta_str(cur, "resourceVersion") : "",
 				  field, val);
 		json_decref(cur);
 		rc = api_internal_patch(g->api, &ref, "", API_PATCH_MERGE,
@@ -748,7 +736,7 @@ static int delete_node(struct gc *g, const struct gnode *n,
 	struct api_status st = API_STATUS_INIT;
 	struct api_ref ref;
 	char group[256];
-	bool current = cur && obj_rv(cur) == n->rv;
+	bool current = cur && jx_rv_u64(cur) == n->rv;
 	int rc;
 
 	json_decref(cur);
@@ -928,11 +916,11 @@ static void sweep_type(struct gc *g, const char *group, const char *plural,
 	store_list(g->store, key, &o, &lr);
 	json_array_foreach(lr.items, i, obj) {
 		struct api_ref ref = { .group = group, .resource = plural,
-				       .ns = sw->ns, .name = mstr(obj, "name"),
+				       .ns = sw->ns, .name = jx_name(obj),
 				       .user = ns_user };
 		struct api_status st = API_STATUS_INIT;
 
-		if (mstr(obj, "deletionTimestamp") || !ref.name)
+		if (jx_meta_str(obj, "deletionTimestamp") || !ref.name)
 			continue;
 		if (api_internal_delete(g->api, &ref, "Background", NULL,
 					&st) < 0 && st.code != 404)
@@ -957,7 +945,7 @@ static void namespace_work(struct gc *g, struct gnode *n)
 	struct api_status st = API_STATUS_INIT;
 	bool listed = false;
 
-	if (!cur || !mstr(cur, "deletionTimestamp"))
+	if (!cur || !jx_meta_str(cur, "deletionTimestamp"))
 		goto out;
 	fins = json_object_get(json_object_get(cur, "spec"), "finalizers");
 	if (!has_string(fins, "kubernetes")) {
@@ -1028,10 +1016,10 @@ static void crd_leftovers(struct gc *g, int64_t now)
 
 			store_list(g->store, c->key, &lo, &lr);
 			json_array_foreach(lr.items, k, obj) {
-				const char *ns = mstr(obj, "namespace");
+				const char *ns = jx_meta_str(obj, "namespace");
 
 				store_delete(g->store, c->key, ns ? ns : "",
-					     mstr(obj, "name"), 0, NULL);
+					     jx_meta_str(obj, "name"), 0, NULL);
 			}
 			store_list_result_release(&lr);
 		}
@@ -1112,11 +1100,11 @@ static void load_key(struct gc *g, const char *key)
 
 	store_list(g->store, key, &o, &lr);
 	json_array_foreach(lr.items, i, obj) {
-		const char *name = mstr(obj, "name");
+		const char *name = jx_meta_str(obj, "name");
 
 		if (name)
-			node_update(g, key, mstr(obj, "namespace"), name, obj,
-				    obj_rv(obj));
+			node_update(g, key, jx_namespace(obj), name, obj,
+				    jx_rv_u64(obj));
 	}
 	store_list_result_release(&lr);
 }

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/store.h"
 #include "model/alloc.h"
@@ -78,12 +79,6 @@ struct jobrunner {
 };
 
 /* ---- JSON helpers ---- */
-
-static const char *mstr(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(obj,
-		"metadata"), key));
-}
 
 static const char *annotation(const json_t *obj, const char *key)
 {
@@ -323,7 +318,7 @@ void jobrunner_plan_job(const json_t *job, int64_t now_ms, int64_t runtime_ms,
 	bool cchanged;
 
 	memset(out, 0, sizeof(*out));
-	if (mstr(job, "deletionTimestamp") || finished(job)) {
+	if (jx_meta_str(job, "deletionTimestamp") || finished(job)) {
 		out->done = true;
 		return;
 	}
@@ -560,7 +555,7 @@ static int64_t now_ms(void)
  * when they are planned. */
 static void on_event(struct jobrunner *r, const struct store_event *ev)
 {
-	const char *uid = mstr(ev->obj, "uid");
+	const char *uid = jx_meta_str(ev->obj, "uid");
 	struct job *j;
 
 	if (!uid)
@@ -568,7 +563,7 @@ static void on_event(struct jobrunner *r, const struct store_event *ev)
 	j = job_find(r, uid);
 	if (!j) {
 		if (ev->type == STORE_DELETED || finished(ev->obj) ||
-		    mstr(ev->obj, "deletionTimestamp"))
+		    jx_meta_str(ev->obj, "deletionTimestamp"))
 			return;
 		j = job_add(r, uid, ev->ns, ev->name);
 	}
@@ -589,15 +584,15 @@ static void resync(struct jobrunner *r)
 			j->seen = false;
 	store_list(r->store, JOBS_KEY, &o, &lr);
 	json_array_foreach(lr.items, i, obj) {
-		const char *uid = mstr(obj, "uid");
-		const char *ns = mstr(obj, "namespace");
+		const char *uid = jx_meta_str(obj, "uid");
+		const char *ns = jx_meta_str(obj, "namespace");
 		struct job *j;
 
 		if (!uid || finished(obj))
 			continue;
 		j = job_find(r, uid);
 		if (!j)
-			j = job_add(r, uid, ns ? ns : "", mstr(obj, "name"));
+			j = job_add(r, uid, ns ? ns : "", jx_name(obj));
 		j->seen = true;
 		mark_dirty(r, j);
 	}
@@ -618,7 +613,7 @@ static void reconcile(struct jobrunner *r, struct job *j)
 
 	for (int attempt = 0; attempt <= CONFLICT_RETRIES; attempt++) {
 		json_t *obj = store_get(r->store, JOBS_KEY, j->ns, j->name);
-		const char *uid = obj ? mstr(obj, "uid") : NULL;
+		const char *uid = obj ? jx_meta_str(obj, "uid") : NULL;
 		struct api_status st = API_STATUS_INIT;
 		struct jobrunner_plan p;
 		json_t *patch;
@@ -644,8 +639,8 @@ static void reconcile(struct jobrunner *r, struct job *j)
 		}
 		patch = json_pack("{s:{s:s}, s:o}", "metadata",
 				  "resourceVersion",
-				  mstr(obj, "resourceVersion") ?
-				  mstr(obj, "resourceVersion") : "",
+				  jx_meta_str(obj, "resourceVersion") ?
+				  jx_meta_str(obj, "resourceVersion") : "",
 				  "status", p.status);
 		json_decref(obj);
 		rc = api_internal_patch(r->api, &ref, "status",

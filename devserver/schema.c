@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
 #include "base/sbuf.h"
 #include "model/alloc.h"
 #include "model/goparse.h"
@@ -85,33 +86,21 @@ static void path_pop(struct sbuf *p, size_t len)
 /* Schema accessors. A schema node is a JSON object; anything else is   */
 /* treated as "no schema".                                            */
 
-static const json_t *sget(const json_t *s, const char *k)
-{
-	return json_is_object(s) ? json_object_get(s, k) : NULL;
-}
-
 static bool sflag(const json_t *s, const char *k)
 {
-	return json_is_true(sget(s, k));
-}
-
-static const char *sstr(const json_t *s, const char *k)
-{
-	const json_t *v = sget(s, k);
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
+	return json_is_true(json_object_get(s, k));
 }
 
 static const json_t *sprop(const json_t *s, const char *k)
 {
-	const json_t *v = sget(sget(s, "properties"), k);
+	const json_t *v = json_object_get(json_object_get(s, "properties"), k);
 
 	return json_is_object(v) ? v : NULL;
 }
 
 static const json_t *sitems(const json_t *s)
 {
-	const json_t *v = sget(s, "items");
+	const json_t *v = json_object_get(s, "items");
 
 	return json_is_object(v) ? v : NULL;
 }
@@ -120,7 +109,7 @@ static const json_t *sitems(const json_t *s)
  * whether unknown keys are allowed at all. `false` counts as absent. */
 static const json_t *sadditional(const json_t *s, bool *present)
 {
-	const json_t *v = sget(s, "additionalProperties");
+	const json_t *v = json_object_get(s, "additionalProperties");
 
 	*present = json_is_object(v) || json_is_true(v);
 	return json_is_object(v) ? v : NULL;
@@ -134,7 +123,7 @@ static bool snullable(const json_t *s)
 /* A number keyword (maxLength, minimum, ...); false when absent. */
 static bool snum(const json_t *s, const char *k, double *out)
 {
-	const json_t *v = sget(s, k);
+	const json_t *v = json_object_get(s, k);
 
 	if (!json_is_number(v))
 		return false;
@@ -459,7 +448,7 @@ static void drop_nulls(json_t *x, const json_t *s, int depth)
 			const json_t *fs = field_schema(s, k);
 
 			if (json_is_null(v) && fs && !snullable(fs) &&
-			    !sget(fs, "default"))
+			    !json_object_get(fs, "default"))
 				json_object_del(x, k);
 			else
 				drop_nulls(v, fs, depth + 1);
@@ -522,7 +511,7 @@ static void default_value(json_t *x, const json_t *s, int depth)
 	if (!s || depth > MAX_DEPTH)
 		return;
 	if (json_is_object(x)) {
-		const json_t *props = sget(s, "properties");
+		const json_t *props = json_object_get(s, "properties");
 		const json_t *as;
 		const json_t *ps;
 		bool ap;
@@ -531,7 +520,7 @@ static void default_value(json_t *x, const json_t *s, int depth)
 		 *    default get a copy of it */
 		if (json_is_object(props)) {
 			json_object_foreach((json_t *)props, k, v) {
-				const json_t *d = sget(v, "default");
+				const json_t *d = json_object_get(v, "default");
 				json_t *have;
 
 				if (!d)
@@ -545,6 +534,8 @@ static void default_value(json_t *x, const json_t *s, int depth)
 		 *    defaults inside defaulted objects apply too */
 		as = sadditional(s, &ap);
 		json_object_foreach_safe(x, tmp, k, v) {
+			const json_t *dflt = json_object_get(as, "default");
+
 			ps = sprop(s, k);
 			if (ps) {
 				default_value(v, ps, depth + 1);
@@ -552,9 +543,8 @@ static void default_value(json_t *x, const json_t *s, int depth)
 			}
 			if (!as)
 				continue;
-			if (is_nonnullable_null(v, as) && sget(as, "default")) {
-				json_object_set_new(x, k,
-						    json_deep_copy(sget(as, "default")));
+			if (is_nonnullable_null(v, as) && dflt) {
+				json_object_set_new(x, k, json_deep_copy(dflt));
 				v = json_object_get(x, k);
 			}
 			default_value(v, as, depth + 1);
@@ -563,9 +553,10 @@ static void default_value(json_t *x, const json_t *s, int depth)
 		const json_t *is = sitems(s);
 
 		json_array_foreach(x, i, v) {
-			if (is_nonnullable_null(v, is) && sget(is, "default")) {
-				json_array_set_new(x, i,
-						   json_deep_copy(sget(is, "default")));
+			const json_t *dflt = json_object_get(is, "default");
+
+			if (is_nonnullable_null(v, is) && dflt) {
+				json_array_set_new(x, i, json_deep_copy(dflt));
 				v = json_array_get(x, i);
 			}
 			default_value(v, is, depth + 1);
@@ -978,7 +969,7 @@ static bool is_json_integer(double f)
 /* The schema's type list: x-kubernetes-int-or-string is integer,string. */
 static size_t schema_types(const json_t *s, const char *types[2])
 {
-	const char *t = sstr(s, "type");
+	const char *t = jx_str(s, "type");
 
 	if (sflag(s, "x-kubernetes-int-or-string")) {
 		types[0] = "integer";
@@ -1005,7 +996,7 @@ static bool check_type(struct vctx *c, const json_t *v, const json_t *s)
 {
 	const char *types[2];
 	size_t nt = schema_types(s, types);
-	const char *format = sstr(s, "format");
+	const char *format = jx_str(s, "format");
 	const char *got = json_type_name(v);
 	const char *gotfmt = json_is_integer(v) ? "int64" :
 			     json_is_real(v) ? "float64" : "";
@@ -1042,7 +1033,7 @@ static bool check_type(struct vctx *c, const json_t *v, const json_t *s)
  * the words of its IsValueValidAgainstRange. */
 static void check_int32(struct vctx *c, const json_t *v, const json_t *s)
 {
-	const char *format = sstr(s, "format");
+	const char *format = jx_str(s, "format");
 	double d;
 
 	if (!format || strcmp(format, "int32") || !json_is_number(v))
@@ -1072,7 +1063,7 @@ static size_t rune_count(const char *s)
 static void check_string(struct vctx *c, const json_t *v, const json_t *s)
 {
 	const char *str = json_string_value(v);
-	const char *pat = sstr(s, "pattern");
+	const char *pat = jx_str(s, "pattern");
 	size_t runes = rune_count(str);
 	double lim;
 
@@ -1097,7 +1088,7 @@ static void check_string(struct vctx *c, const json_t *v, const json_t *s)
 /* formatValidator for the formats we check: date-time. */
 static void check_format(struct vctx *c, const json_t *v, const json_t *s)
 {
-	const char *format = sstr(s, "format");
+	const char *format = jx_str(s, "format");
 	const char *str = json_string_value(v);
 	int64_t ms;
 
@@ -1189,7 +1180,7 @@ static bool enum_match(const json_t *v, const json_t *e)
  * are, other values as JSON, each quoted like strconv.Quote. */
 static void check_enum(struct vctx *c, const json_t *v, const json_t *s)
 {
-	const json_t *en = sget(s, "enum");
+	const json_t *en = json_object_get(s, "enum");
 	const json_t *e;
 	struct sbuf list = SBUF_INIT;
 	size_t i;
@@ -1254,9 +1245,9 @@ static void check_object(struct vctx *c, const json_t *v, const json_t *s,
 			 int depth)
 {
 	size_t n = json_object_size(v), old, i;
-	const json_t *props = sget(s, "properties");
-	const json_t *apv = sget(s, "additionalProperties");
-	const json_t *req = sget(s, "required");
+	const json_t *props = json_object_get(s, "properties");
+	const json_t *apv = json_object_get(s, "additionalProperties");
+	const json_t *req = json_object_get(s, "required");
 	const json_t *pv;
 	const char *k;
 	json_t *val;
@@ -1511,7 +1502,8 @@ static void check_list_set(struct vctx *c, const json_t *arr)
 
 static void check_list_map(struct vctx *c, const json_t *arr, const json_t *s)
 {
-	const json_t *mapkeys = sget(s, "x-kubernetes-list-map-keys");
+	const json_t *mapkeys =
+		json_object_get(s, "x-kubernetes-list-map-keys");
 	size_t n = json_array_size(arr), nd, *dup, i, j;
 	const json_t *it, *k;
 	struct keyed *keys;
@@ -1591,7 +1583,7 @@ static void listtype_value(struct vctx *c, const json_t *x, const json_t *s,
 			}
 		}
 	} else if (json_is_array(x)) {
-		const char *lt = sstr(s, "x-kubernetes-list-type");
+		const char *lt = jx_str(s, "x-kubernetes-list-type");
 		const json_t *is = sitems(s);
 
 		if (lt && !strcmp(lt, "set"))

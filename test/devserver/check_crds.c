@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "config/yamljson.h"
+#include "base/jx.h"
 #include "devserver/schema.h"
 #include "model/codec.h"
 #include "model/jobwl.h"
@@ -184,11 +185,6 @@ static char *dump(const json_t *j)
 	return s ? s : xstrdup("(NULL)");
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
 /* Loads manifests/crds/<file>, which must hold exactly one document;
  * new ref. */
 static json_t *load_crd(const char *file)
@@ -218,7 +214,7 @@ static const json_t *version_of(const json_t *crd, const char *name)
 	size_t i;
 
 	json_array_foreach(vs, i, v)
-		if (jstr(v, "name") && !strcmp(jstr(v, "name"), name))
+		if (jx_str(v, "name") && !strcmp(jx_str(v, "name"), name))
 			return v;
 	return NULL;
 }
@@ -390,7 +386,7 @@ static void admit_clean(const struct crdset *set, const json_t *obj,
 
 	if (!schema) {
 		report_add(r, "%s: no CRD serves kind %s", where,
-			   jstr(obj, "kind") ? jstr(obj, "kind") : "?");
+			   jx_str(obj, "kind") ? jx_str(obj, "kind") : "?");
 		return;
 	}
 	x = json_deep_copy(obj);
@@ -434,10 +430,10 @@ static void check_columns(const struct crd_case *c, const json_t *v,
 		const json_t *col = json_array_get(cols, i);
 		const json_t *prio = json_object_get(col, "priority");
 
-		ck_assert_str_eq(jstr(col, "name"), w->name);
-		ck_assert_str_eq(jstr(col, "type"), w->type);
-		ck_assert_str_eq(jstr(col, "jsonPath"), w->json_path);
-		ck_assert_str_eq(jstr(col, "description"), w->description);
+		ck_assert_str_eq(jx_str(col, "name"), w->name);
+		ck_assert_str_eq(jx_str(col, "type"), w->type);
+		ck_assert_str_eq(jx_str(col, "jsonPath"), w->json_path);
+		ck_assert_str_eq(jx_str(col, "description"), w->description);
 		ck_assert_int_eq(prio ? json_integer_value(prio) : 0,
 				 w->priority);
 		ck_assert_uint_eq(json_object_size(col), prio ? 5 : 4);
@@ -455,14 +451,14 @@ static void check_conversion(const struct crd_case *c, const json_t *conv)
 	const json_t *rv = json_object_get(wh, "conversionReviewVersions");
 
 	ck_assert_msg(json_is_object(conv), "%s: no conversion", c->file);
-	ck_assert_str_eq(jstr(conv, "strategy"), "Webhook");
+	ck_assert_str_eq(jx_str(conv, "strategy"), "Webhook");
 	ck_assert_uint_eq(json_object_size(conv), 2);
 	ck_assert_uint_eq(json_object_size(wh), 2);
 	ck_assert_msg(json_object_size(cc) == 1, "%s: clientConfig has more "
 		      "than a service (no url, no caBundle)", c->file);
-	ck_assert_str_eq(jstr(svc, "namespace"), "cueue-system");
-	ck_assert_str_eq(jstr(svc, "name"), "cueue-webhook-service");
-	ck_assert_str_eq(jstr(svc, "path"), "/convert");
+	ck_assert_str_eq(jx_str(svc, "namespace"), "cueue-system");
+	ck_assert_str_eq(jx_str(svc, "name"), "cueue-webhook-service");
+	ck_assert_str_eq(jx_str(svc, "path"), "/convert");
 	ck_assert_int_eq(json_integer_value(json_object_get(svc, "port")), 443);
 	ck_assert_uint_eq(json_object_size(svc), 4);
 	ck_assert_uint_eq(json_array_size(rv), 1);
@@ -494,16 +490,16 @@ START_TEST(structure)
 	char *want_name = xasprintf("%s." GROUP, c->plural);
 	size_t i, n = 0, storage = 0;
 
-	ck_assert_str_eq(jstr(crd, "apiVersion"), "apiextensions.k8s.io/v1");
-	ck_assert_str_eq(jstr(crd, "kind"), "CustomResourceDefinition");
-	ck_assert_str_eq(jstr(json_object_get(crd, "metadata"), "name"),
+	ck_assert_str_eq(jx_str(crd, "apiVersion"), "apiextensions.k8s.io/v1");
+	ck_assert_str_eq(jx_str(crd, "kind"), "CustomResourceDefinition");
+	ck_assert_str_eq(jx_str(json_object_get(crd, "metadata"), "name"),
 			 want_name);
-	ck_assert_str_eq(jstr(spec, "group"), GROUP);
-	ck_assert_str_eq(jstr(spec, "scope"), c->scope);
-	ck_assert_str_eq(jstr(names, "kind"), c->kind);
-	ck_assert_str_eq(jstr(names, "listKind"), c->list_kind);
-	ck_assert_str_eq(jstr(names, "plural"), c->plural);
-	ck_assert_str_eq(jstr(names, "singular"), c->singular);
+	ck_assert_str_eq(jx_str(spec, "group"), GROUP);
+	ck_assert_str_eq(jx_str(spec, "scope"), c->scope);
+	ck_assert_str_eq(jx_str(names, "kind"), c->kind);
+	ck_assert_str_eq(jx_str(names, "listKind"), c->list_kind);
+	ck_assert_str_eq(jx_str(names, "plural"), c->plural);
+	ck_assert_str_eq(jx_str(names, "singular"), c->singular);
 	ck_assert_msg(!json_object_get(names, "categories"),
 		      "%s: Kueue declares no categories", c->file);
 	while (c->short_names[n])
@@ -518,9 +514,9 @@ START_TEST(structure)
 	ck_assert_msg(json_array_size(versions) >= 1, "%s: no versions",
 		      c->file);
 	json_array_foreach(versions, i, v) {
-		ck_assert_msg(!strcmp(jstr(v, "name"), "v1beta1") ||
-			      !strcmp(jstr(v, "name"), "v1beta2"),
-			      "%s: version %s", c->file, jstr(v, "name"));
+		ck_assert_msg(!strcmp(jx_str(v, "name"), "v1beta1") ||
+			      !strcmp(jx_str(v, "name"), "v1beta2"),
+			      "%s: version %s", c->file, jx_str(v, "name"));
 		storage += json_is_true(json_object_get(v, "storage"));
 	}
 	ck_assert_msg(storage == 1, "%s: %zu storage versions", c->file,
@@ -540,7 +536,7 @@ START_TEST(structure)
 	ck_assert(json_is_true(json_object_get(v, "served")));
 	ck_assert(json_is_false(json_object_get(v, "storage")));
 	ck_assert(json_is_true(json_object_get(v, "deprecated")));
-	ck_assert_str_eq(jstr(v, "deprecationWarning"), DEPRECATION);
+	ck_assert_str_eq(jx_str(v, "deprecationWarning"), DEPRECATION);
 	ck_assert_uint_eq(json_array_size(versions), 2);
 	check_subresources(c, v);
 	check_columns(c, v, c->columns1 ? c->columns1 : c->columns);
@@ -586,11 +582,11 @@ static bool is_scalar_type(const char *t)
 /* Lints one schema node and everything under it; problems go to r. */
 static void lint(const json_t *s, const char *path, struct report *r)
 {
-	const char *type = jstr(s, "type"), *k;
+	const char *type = jx_str(s, "type"), *k;
 	const json_t *v, *props = json_object_get(s, "properties");
 	const json_t *items = json_object_get(s, "items");
 	const json_t *ap = json_object_get(s, "additionalProperties");
-	const char *lt = jstr(s, "x-kubernetes-list-type");
+	const char *lt = jx_str(s, "x-kubernetes-list-type");
 	bool ios = json_is_true(json_object_get(s, "x-kubernetes-int-or-string"));
 	size_t i;
 
@@ -607,8 +603,8 @@ static void lint(const json_t *s, const char *path, struct report *r)
 		if (type)
 			report_add(r, "%s: int-or-string with a type", path);
 		if (json_array_size(any) != 2 ||
-		    strcmp(jstr(json_array_get(any, 0), "type"), "integer") ||
-		    strcmp(jstr(json_array_get(any, 1), "type"), "string"))
+		    strcmp(jx_str(json_array_get(any, 0), "type"), "integer") ||
+		    strcmp(jx_str(json_array_get(any, 1), "type"), "string"))
 			report_add(r, "%s: int-or-string needs anyOf integer, string",
 				   path);
 	} else {
@@ -646,7 +642,7 @@ static void lint(const json_t *s, const char *path, struct report *r)
 
 			json_array_foreach(json_object_get(items, "required"), j, q)
 				required |= !strcmp(json_string_value(q), key);
-			if (!ks || !is_scalar_type(jstr(ks, "type")))
+			if (!ks || !is_scalar_type(jx_str(ks, "type")))
 				report_add(r, "%s: map key %s is not a scalar property",
 					   path, key);
 			else if (!required && !json_object_get(ks, "default"))
@@ -654,7 +650,7 @@ static void lint(const json_t *s, const char *path, struct report *r)
 					   path, key);
 		}
 	} else if (lt && !strcmp(lt, "set")) {
-		if (!is_scalar_type(jstr(items, "type")))
+		if (!is_scalar_type(jx_str(items, "type")))
 			report_add(r, "%s: set of non-scalars", path);
 	} else if (lt && strcmp(lt, "atomic")) {
 		report_add(r, "%s: list type %s", path, lt);
@@ -671,8 +667,8 @@ static void lint(const json_t *s, const char *path, struct report *r)
 		field_errors_release(&fe);
 	}
 	json_array_foreach(json_object_get(s, "x-kubernetes-validations"), i, v)
-		if (!jstr(v, "rule") || !*jstr(v, "rule") ||
-		    !jstr(v, "message") || !*jstr(v, "message"))
+		if (!jx_str(v, "rule") || !*jx_str(v, "rule") ||
+		    !jx_str(v, "message") || !*jx_str(v, "message"))
 			report_add(r, "%s: CEL rule %zu lacks rule or message",
 				   path, i);
 	json_object_foreach((json_t *)props, k, v) {
@@ -707,12 +703,12 @@ START_TEST(structural_schema)
 	char *label = xasprintf("%s(%s)", c->kind, version);
 
 	ck_assert_msg(schema != NULL, "%s: no schema", label);
-	ck_assert_str_eq(jstr(schema, "type"), "object");
-	ck_assert_str_eq(jstr(json_object_get(props, "apiVersion"), "type"),
+	ck_assert_str_eq(jx_str(schema, "type"), "object");
+	ck_assert_str_eq(jx_str(json_object_get(props, "apiVersion"), "type"),
 			 "string");
-	ck_assert_str_eq(jstr(json_object_get(props, "kind"), "type"),
+	ck_assert_str_eq(jx_str(json_object_get(props, "kind"), "type"),
 			 "string");
-	ck_assert_str_eq(jstr(json_object_get(props, "metadata"), "type"),
+	ck_assert_str_eq(jx_str(json_object_get(props, "metadata"), "type"),
 			 "object");
 	/* the root metadata may not be restricted beyond type object */
 	ck_assert_uint_eq(json_object_size(json_object_get(props, "metadata")),
@@ -796,7 +792,7 @@ START_TEST(pod_template_preserved)
 		"template"));
 	json_t *unknown = json_array();
 
-	ck_assert_str_eq(jstr(tmpl, "type"), "object");
+	ck_assert_str_eq(jx_str(tmpl, "type"), "object");
 	ck_assert(json_is_true(json_object_get(tmpl,
 		"x-kubernetes-preserve-unknown-fields")));
 	ck_assert(json_is_false(json_object_get(tmpl,
@@ -924,7 +920,7 @@ out:
 static void admit_both(const struct crdset *set, const json_t *doc,
 		       const char *where, struct report *r)
 {
-	const char *av = jstr(doc, "apiVersion");
+	const char *av = jx_str(doc, "apiVersion");
 	const char *to = av && !strcmp(av, V1BETA2) ? V1BETA1 : V1BETA2;
 	struct err err = { "" };
 	json_t *other = NULL;
@@ -963,10 +959,10 @@ START_TEST(upstream_examples)
 		}
 		for (size_t i = 0; i < json_array_size(docs); i++) {
 			const json_t *doc = json_array_get(docs, i);
-			const char *av = jstr(doc, "apiVersion");
+			const char *av = jx_str(doc, "apiVersion");
 			char *where = xasprintf("%s:%zu %s", files[f], lines[i],
-						jstr(doc, "kind") ?
-						jstr(doc, "kind") : "?");
+						jx_str(doc, "kind") ?
+						jx_str(doc, "kind") : "?");
 
 			if (codec_kind_of(doc) == KIND_JOB) {
 				jobs++;
@@ -1538,7 +1534,7 @@ START_TEST(workload_status)
 	obj = codec_encode_workload(&w, API_V1BETA1);
 	ck_assert(json_object_get(json_object_get(obj, "status"),
 				  "accumulatedPastExexcutionTimeSeconds"));
-	ck_assert_str_eq(jstr(json_object_get(obj, "spec"),
+	ck_assert_str_eq(jx_str(json_object_get(obj, "spec"),
 			      "priorityClassName"), "high");
 	assert_survives("wl object v1beta1", obj,
 			crdset_schema_v(&set, "Workload", "v1beta1"));

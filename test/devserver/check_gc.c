@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/gc.h"
 #include "devserver/store.h"
@@ -187,12 +188,6 @@ static void patch(const char *group, const char *resource, const char *ns,
 	json_decref(p);
 }
 
-static const char *uid_of(const json_t *o)
-{
-	return json_string_value(json_object_get(json_object_get(o,
-		"metadata"), "uid"));
-}
-
 static json_t *oref(const char *api_version, const char *kind,
 		    const char *name, const char *uid, bool block)
 {
@@ -285,11 +280,11 @@ START_TEST(background_deletes_dependents)
 
 	install_widgets();
 	json_decref(cm("default", "dep-a", owners1(oref("batch/v1", "Job",
-		"owner-job", uid_of(j), true)), NULL));
+		"owner-job", jx_meta_str(j, "uid"), true)), NULL));
 	json_decref(cm("default", "dep-b", owners1(oref("batch/v1", "Job",
-		"owner-job", uid_of(j), false)), NULL));
+		"owner-job", jx_meta_str(j, "uid"), false)), NULL));
 	w = widget("default", "wl", owners1(oref("batch/v1", "Job",
-		"owner-job", uid_of(j), true)));
+		"owner-job", jx_meta_str(j, "uid"), true)));
 	json_decref(cm("default", "bystander", NULL, NULL));
 	del("batch", "jobs", "default", "owner-job", "Background");
 	ck_assert(!exists("batch", "jobs", "default", "owner-job"));
@@ -309,7 +304,7 @@ START_TEST(dependent_with_finalizer_two_phase)
 	json_t *fins = json_pack("[s]", "example.com/keep");
 
 	json_decref(cm("default", "dep", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), fins));
+		"owner", jx_meta_str(o, "uid"), true)), fins));
 	del("", "configmaps", "default", "owner", "Background");
 	WAIT_FOR(deleting("", "configmaps", "default", "dep"), DEADLINE_MS);
 	sleep_ms(100);
@@ -328,9 +323,9 @@ START_TEST(second_live_owner_keeps_dependent)
 	json_t *refs = json_array();
 
 	json_array_append_new(refs, oref("v1", "ConfigMap", "owner-a",
-					 uid_of(a), true));
+					 jx_meta_str(a, "uid"), true));
 	json_array_append_new(refs, oref("v1", "ConfigMap", "owner-b",
-					 uid_of(b), false));
+					 jx_meta_str(b, "uid"), false));
 	json_decref(cm("default", "dep", refs, NULL));
 	del("", "configmaps", "default", "owner-a", "Background");
 	/* The dangling reference goes, the dependent stays. */
@@ -351,9 +346,9 @@ START_TEST(foreground_waits_for_blocking_dependents)
 	json_t *fins = json_pack("[s]", "example.com/keep");
 
 	json_decref(cm("default", "blocker", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), fins));
+		"owner", jx_meta_str(o, "uid"), true)), fins));
 	json_decref(cm("default", "free", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), false)), NULL));
+		"owner", jx_meta_str(o, "uid"), false)), NULL));
 	del("", "configmaps", "default", "owner", "Foreground");
 	got = get("", "configmaps", "default", "owner");
 	ck_assert_ptr_nonnull(got);
@@ -390,9 +385,9 @@ START_TEST(orphan_removes_references)
 	json_t *o = cm("default", "owner", NULL, NULL);
 
 	json_decref(cm("default", "dep-1", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), NULL));
+		"owner", jx_meta_str(o, "uid"), true)), NULL));
 	json_decref(cm("default", "dep-2", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), false)), NULL));
+		"owner", jx_meta_str(o, "uid"), false)), NULL));
 	del("", "configmaps", "default", "owner", "Orphan");
 	WAIT_FOR(!cm_exists("default", "owner"), DEADLINE_MS);
 	ck_assert(cm_exists("default", "dep-1"));
@@ -412,7 +407,7 @@ START_TEST(job_default_is_orphan)
 
 	install_widgets();
 	w = widget("default", "wl", owners1(oref("batch/v1", "Job", "j",
-		uid_of(j), true)));
+		jx_meta_str(j, "uid"), true)));
 	del("batch", "jobs", "default", "j", NULL);
 	WAIT_FOR(!exists("batch", "jobs", "default", "j"), DEADLINE_MS);
 	sleep_ms(200);
@@ -450,7 +445,7 @@ START_TEST(owner_in_other_namespace_is_absent)
 	json_t *o = cm("other", "owner", NULL, NULL);
 
 	json_decref(cm("default", "dep", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), NULL));
+		"owner", jx_meta_str(o, "uid"), true)), NULL));
 	WAIT_FOR(!cm_exists("default", "dep"), DEADLINE_MS);
 	ck_assert(cm_exists("other", "owner"));
 	json_decref(o);
@@ -465,7 +460,7 @@ START_TEST(resync_finds_orphaned_dependents)
 	json_t *o = cm("default", "owner", NULL, NULL);
 
 	json_decref(cm("default", "dep", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), NULL));
+		"owner", jx_meta_str(o, "uid"), true)), NULL));
 	json_decref(cm("default", "kept", NULL, NULL));
 	del("", "configmaps", "default", "owner", "Background");
 	sleep_ms(50);
@@ -487,7 +482,7 @@ START_TEST(tiny_history_still_collects)
 	for (int i = 0; i < 20; i++) {
 		snprintf(name, sizeof(name), "dep-%d", i);
 		json_decref(cm("default", name, owners1(oref("v1",
-			"ConfigMap", "owner", uid_of(o), i % 2 == 0)), NULL));
+			"ConfigMap", "owner", jx_meta_str(o, "uid"), i % 2 == 0)), NULL));
 	}
 	del("", "configmaps", "default", "owner", "Background");
 	for (int i = 0; i < 20; i++) {

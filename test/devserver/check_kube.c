@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "base/b64.h"
+#include "base/jx.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
 #include "controller/kubeconfig.h"
@@ -280,18 +281,6 @@ static void call(struct res *x, enum kube_verb v, const char *path,
 {
 	submit(K, x, v, path, body);
 	WAIT_FOR(x->done, 15000);
-}
-
-static const char *jstr(const json_t *j, const char *path)
-{
-	char buf[256], *save = NULL;
-	const json_t *cur = j;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *t = strtok_r(buf, ".", &save); t && cur;
-	     t = strtok_r(NULL, ".", &save))
-		cur = json_object_get(cur, t);
-	return json_string_value(cur);
 }
 
 #define ck_outcome(x, o, c) \
@@ -568,12 +557,12 @@ START_TEST(verbs_and_conflicts)
 	ck_assert_refcount(x.body, 1);
 	ck_assert_str_eq(x.reason, "");
 	ck_assert_uint_eq(x.attempts, 1);
-	rv1 = xstrdup(jstr(x.body, "metadata.resourceVersion"));
+	rv1 = xstrdup(JX_STR(x.body, "metadata", "resourceVersion"));
 	res_release(&x);
 
 	call(&x, KUBE_GET, CMS "/a", NULL);
 	ck_outcome(x, KUBE_OK, 200);
-	ck_assert_str_eq(jstr(x.body, "data.k"), "v1");
+	ck_assert_str_eq(JX_STR(x.body, "data", "k"), "v1");
 	res_release(&x);
 
 	/* a merge patch with the current RV applies */
@@ -581,7 +570,7 @@ START_TEST(verbs_and_conflicts)
 			 "\"data\":{\"k\":\"v2\"}}", rv1);
 	call(&x, KUBE_PATCH_MERGE, CMS "/a", body);
 	ck_outcome(x, KUBE_OK, 200);
-	rv2 = xstrdup(jstr(x.body, "metadata.resourceVersion"));
+	rv2 = xstrdup(JX_STR(x.body, "metadata", "resourceVersion"));
 	ck_assert_str_ne(rv1, rv2);
 	res_release(&x);
 	/* the same patch again: the RV is stale, 409 comes back at once */
@@ -591,7 +580,7 @@ START_TEST(verbs_and_conflicts)
 	ck_assert_ptr_nonnull(strstr(x.message, "the object has been "
 				     "modified"));
 	ck_assert_uint_eq(x.attempts, 1);
-	ck_assert_str_eq(jstr(x.body, "kind"), "Status");
+	ck_assert_str_eq(JX_STR(x.body, "kind"), "Status");
 	res_release(&x);
 	free(body);
 
@@ -615,7 +604,7 @@ START_TEST(verbs_and_conflicts)
 		WAIT_FOR(x.done, 10000);
 		ck_outcome(x, KUBE_HTTP, 404);
 		ck_assert_str_eq(x.reason, "NotFound");
-		ck_assert_str_eq(jstr(x.body, "kind"), "Status");
+		ck_assert_str_eq(JX_STR(x.body, "kind"), "Status");
 		res_release(&x);
 		json_decref(p);
 	}
@@ -624,7 +613,7 @@ START_TEST(verbs_and_conflicts)
 	call(&x, KUBE_PATCH_JSON, CMS "/a", "[{\"op\":\"replace\",\"path\":"
 	     "\"/data/k\",\"value\":\"v3\"}]");
 	ck_outcome(x, KUBE_OK, 200);
-	ck_assert_str_eq(jstr(x.body, "data.k"), "v3");
+	ck_assert_str_eq(JX_STR(x.body, "data", "k"), "v3");
 	res_release(&x);
 	body = xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
 			 "\"metadata\":{\"name\":\"a\",\"resourceVersion\":"
@@ -650,7 +639,7 @@ START_TEST(verbs_and_conflicts)
 		kube_submit(K, &r);
 		WAIT_FOR(x.done, 10000);
 		ck_outcome(x, KUBE_OK, 200);
-		ck_assert_str_eq(jstr(x.body, "status"), "Success");
+		ck_assert_str_eq(JX_STR(x.body, "status"), "Success");
 		res_release(&x);
 	}
 
@@ -675,7 +664,7 @@ START_TEST(verbs_and_conflicts)
 	path = xasprintf("%s?limit=10", CMS);
 	call(&x, KUBE_LIST, path, NULL);
 	ck_outcome(x, KUBE_OK, 200);
-	ck_assert_str_eq(jstr(x.body, "kind"), "ConfigMapList");
+	ck_assert_str_eq(JX_STR(x.body, "kind"), "ConfigMapList");
 	ck_assert_uint_ge(json_array_size(json_object_get(x.body, "items")),
 			  1);
 	res_release(&x);
@@ -1136,7 +1125,7 @@ START_TEST(answer_ceilings)
 	/* the same size is fine under the list ceiling (64 MiB) */
 	call(&x, KUBE_LIST, CMS, NULL);
 	ck_outcome(x, KUBE_OK, 200);
-	ck_assert_uint_eq(strlen(jstr(x.body, "data")), (size_t)4 << 20);
+	ck_assert_uint_eq(strlen(JX_STR(x.body, "data")), (size_t)4 << 20);
 	res_release(&x);
 	/* and under an explicit one */
 	{
@@ -1446,8 +1435,8 @@ static void rec_log(struct rec *r, const char *fmt, const char *a,
 static void rec_event(void *ud, enum kube_event_type t, json_t *obj)
 {
 	struct rec *r = ud;
-	const char *name = jstr(obj, "metadata.name");
-	const char *rv = jstr(obj, "metadata.resourceVersion");
+	const char *name = JX_STR(obj, "metadata", "name");
+	const char *rv = JX_STR(obj, "metadata", "resourceVersion");
 	static const char *const tag[] = { "A", "M", "D" };
 	size_t len = strlen(r->log);
 	uint64_t n = strtoull(rv, NULL, 10);
@@ -1480,9 +1469,9 @@ static void rec_replace(void *ud, json_t *items, bool initial)
 		r->resyncs++;
 	json_object_clear(r->view);
 	json_array_foreach(items, i, it)
-		json_object_set_new(r->view, jstr(it, "metadata.name"),
-				    json_string(jstr(it,
-					"metadata.resourceVersion")));
+		json_object_set_new(r->view, JX_STR(it, "metadata", "name"),
+				    json_string(JX_STR(it, "metadata",
+						       "resourceVersion")));
 	snprintf(n, sizeof(n), "%zu", json_array_size(items));
 	rec_log(r, "R:%s%s ", n, "");
 	r->last_rv = 0;

@@ -20,8 +20,9 @@ START_TEST(accessors)
 	ck_assert_ptr_null(jx_str(o, "missing"));
 	ck_assert_ptr_null(jx_str(NULL, "s"));
 	ck_assert_ptr_null(jx_str(arr, "s"));     /* not an object */
-	ck_assert_str_eq(jx_str_or(o, "n", "dflt"), "dflt");
-	ck_assert_str_eq(jx_str_or(o, "s", "dflt"), "x");
+	ck_assert_str_eq(jx_text(o, "n"), "");
+	ck_assert_str_eq(jx_text(o, "s"), "x");
+	ck_assert_str_eq(jx_text(NULL, "s"), "");
 	ck_assert_ptr_eq(jx_obj_peek(o, "o"), json_object_get(o, "o"));
 	ck_assert_ptr_null(jx_obj_peek(o, "a"));
 	ck_assert_ptr_null(jx_obj_peek(o, "s"));
@@ -31,6 +32,10 @@ START_TEST(accessors)
 	ck_assert_ptr_null(JX_DIG(o, "o", "x", "q"));
 	ck_assert_ptr_null(JX_DIG(o, "s", "p"));
 	ck_assert_ptr_null(JX_DIG(NULL, "o"));
+	ck_assert_str_eq(JX_STR(o, "o", "p", "q"), "deep");
+	ck_assert_str_eq(JX_STR(o, "s"), "x");
+	ck_assert_ptr_null(JX_STR(o, "o", "p"));   /* an object */
+	ck_assert_ptr_null(JX_STR(o, "n"));
 	ck_assert_str_eq(jx_name(o), "a");
 	ck_assert_str_eq(jx_namespace(o), "ns");
 	ck_assert_str_eq(jx_rv(o), "42");
