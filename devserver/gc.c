@@ -51,6 +51,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/hmap.h"
 #include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/builtin.h"
@@ -98,8 +99,7 @@ struct oref {
 /* One uid. Dependents point at their owners by uid (owners[]) and owners
  * list their dependents (deps[]); both sides change together. */
 struct gnode {
-	struct gnode *hnext;   /* hash chain */
-	char *uid;             /* owned; the key */
+	char *uid;             /* owned; the key in the graph's nodes */
 	const char *res;       /* interned store key; NULL: never seen */
 	char *ns;              /* owned; "" cluster-scoped; NULL with !res */
 	char *name;            /* owned; NULL with !res */
@@ -141,8 +141,7 @@ struct gc {
 	/* Everything below belongs to the collector's thread. */
 	uint64_t cursor;          /* last store RV applied */
 	uint64_t ready_rv;        /* work waits until cursor >= this */
-	struct gnode **buckets;   /* nbuckets chains; power of two */
-	size_t nbuckets, nnodes;
+	struct hmap nodes;        /* uid -> struct gnode (owned) */
 	char **keys;              /* interned store keys */
 	size_t nkeys, capkeys;
 	char **queue;             /* owned uids with queued bits */
@@ -214,64 +213,20 @@ static void log_failure(const char *what, const char *res, const char *ns,
 
 /* ---- the graph ---- */
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static struct gnode **slot(struct gc *g, const char *uid)
-{
-	struct gnode **p = &g->buckets[hash(uid) & (g->nbuckets - 1)];
-
-	while (*p && strcmp((*p)->uid, uid))
-		p = &(*p)->hnext;
-	return p;
-}
-
 static struct gnode *node_find(struct gc *g, const char *uid)
 {
-	return *slot(g, uid);
-}
-
-static void table_grow(struct gc *g)
-{
-	size_t nb = g->nbuckets * 2;
-	struct gnode **b = xcalloc(nb, sizeof(*b));
-
-	for (size_t i = 0; i < g->nbuckets; i++) {
-		struct gnode *n = g->buckets[i], *next;
-
-		for (; n; n = next) {
-			struct gnode **h = &b[hash(n->uid) & (nb - 1)];
-
-			next = n->hnext;
-			n->hnext = *h;
-			*h = n;
-		}
-	}
-	free(g->buckets);
-	g->buckets = b;
-	g->nbuckets = nb;
+	return hmap_get(&g->nodes, uid);
 }
 
 static struct gnode *node_get(struct gc *g, const char *uid)
 {
-	struct gnode **p = slot(g, uid), *n = *p;
+	struct gnode *n = node_find(g, uid);
 
 	if (n)
 		return n;
-	if (g->nnodes >= g->nbuckets) {
-		table_grow(g);
-		p = slot(g, uid);
-	}
 	n = xcalloc(1, sizeof(*n));
 	n->uid = xstrdup(uid);
-	*p = n;
-	g->nnodes++;
+	hmap_put(&g->nodes, n->uid, n);
 	return n;
 }
 
@@ -291,13 +246,9 @@ static void node_free(struct gnode *n)
  * uids of a freed node are skipped when they come up. */
 static void maybe_free(struct gc *g, struct gnode *n)
 {
-	struct gnode **p;
-
 	if ((n->flags & N_LIVE) || n->ndeps || n->nowners)
 		return;
-	p = slot(g, n->uid);
-	*p = n->hnext;
-	g->nnodes--;
+	hmap_del(&g->nodes, n->uid);
 	node_free(n);
 }
 
@@ -1067,16 +1018,12 @@ static void run_work(struct gc *g)
 
 static void graph_clear(struct gc *g)
 {
-	for (size_t i = 0; i < g->nbuckets; i++) {
-		struct gnode *n = g->buckets[i], *next;
+	struct gnode *n;
+	size_t pos = 0;
 
-		for (; n; n = next) {
-			next = n->hnext;
-			node_free(n);
-		}
-		g->buckets[i] = NULL;
-	}
-	g->nnodes = 0;
+	while ((n = hmap_next(&g->nodes, &pos, NULL)))
+		node_free(n); /* its key too: the map is emptied below */
+	hmap_release(&g->nodes);
 	for (size_t i = 0; i < g->nqueue; i++)
 		free(g->queue[i]);
 	g->nqueue = 0;
@@ -1215,8 +1162,7 @@ struct gc *gc_start(struct api *a, struct err *err)
 
 	g->api = a;
 	g->store = api_store(a);
-	g->nbuckets = 1024;
-	g->buckets = xcalloc(g->nbuckets, sizeof(*g->buckets));
+	hmap_init(&g->nodes);
 	atomic_init(&g->stop, false);
 	atomic_init(&g->exited, false);
 	/* The first list happens here, so every write after gc_start
@@ -1230,7 +1176,7 @@ struct gc *gc_start(struct api *a, struct err *err)
 		free(g->queue);
 		free(g->later);
 		free(g->terms);
-		free(g->buckets);
+		hmap_release(&g->nodes);
 		free(g);
 		err_set(err, "gc: cannot start its thread");
 		return NULL;
@@ -1253,7 +1199,7 @@ void gc_stop(struct gc *g)
 	}
 	pthread_join(g->thread, NULL);
 	graph_clear(g);
-	free(g->buckets);
+	hmap_release(&g->nodes);
 	free(g->queue);
 	free(g->later);
 	free(g->terms);

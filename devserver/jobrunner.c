@@ -30,6 +30,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/hmap.h"
 #include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/store.h"
@@ -49,8 +50,7 @@ static const char runner_user[] =
 
 /* One Job the runner follows: not finished, seen in an event or a list. */
 struct job {
-	struct job *hnext;  /* hash chain */
-	char *uid;          /* owned; the key */
+	char *uid;          /* owned; the key in r->jobs */
 	char *ns;           /* owned */
 	char *name;         /* owned */
 	int64_t start_ms;   /* exact start of the last plan; 0: none */
@@ -69,9 +69,7 @@ struct jobrunner {
 	atomic_bool exited;       /* set by the thread on its way out */
 	/* Everything below belongs to the runner's thread. */
 	uint64_t cursor;          /* last store RV looked at */
-	struct job **buckets;     /* nbuckets chains; power of two */
-	size_t nbuckets;
-	size_t njobs;
+	struct hmap jobs;         /* uid -> struct job (owned) */
 	struct job **heap;        /* min-heap on due_ms */
 	size_t nheap, capheap;
 	struct job **dirty;       /* Jobs to plan this turn; each once */
@@ -376,65 +374,21 @@ void jobrunner_plan_job(const json_t *job, int64_t now_ms, int64_t runtime_ms,
 
 /* ---- the Job table (uid -> struct job) ---- */
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static struct job **slot(struct jobrunner *r, const char *uid)
-{
-	struct job **p = &r->buckets[hash(uid) & (r->nbuckets - 1)];
-
-	while (*p && strcmp((*p)->uid, uid))
-		p = &(*p)->hnext;
-	return p;
-}
-
 static struct job *job_find(struct jobrunner *r, const char *uid)
 {
-	return *slot(r, uid);
-}
-
-static void table_grow(struct jobrunner *r)
-{
-	size_t nb = r->nbuckets * 2;
-	struct job **b = xcalloc(nb, sizeof(*b));
-
-	for (size_t i = 0; i < r->nbuckets; i++) {
-		struct job *j = r->buckets[i], *next;
-
-		for (; j; j = next) {
-			struct job **h = &b[hash(j->uid) & (nb - 1)];
-
-			next = j->hnext;
-			j->hnext = *h;
-			*h = j;
-		}
-	}
-	free(r->buckets);
-	r->buckets = b;
-	r->nbuckets = nb;
+	return hmap_get(&r->jobs, uid);
 }
 
 static struct job *job_add(struct jobrunner *r, const char *uid,
 			   const char *ns, const char *name)
 {
-	struct job *j = xcalloc(1, sizeof(*j)), **p;
+	struct job *j = xcalloc(1, sizeof(*j));
 
-	if (r->njobs >= r->nbuckets)
-		table_grow(r);
-	p = slot(r, uid);
 	j->uid = xstrdup(uid);
 	j->ns = xstrdup(ns);
 	j->name = xstrdup(name);
 	j->hidx = NO_HEAP;
-	j->hnext = *p;
-	*p = j;
-	r->njobs++;
+	hmap_put(&r->jobs, j->uid, j);
 	return j;
 }
 
@@ -521,11 +475,8 @@ static void schedule(struct jobrunner *r, struct job *j, int64_t due_ms)
 
 static void job_drop(struct jobrunner *r, struct job *j)
 {
-	struct job **p = slot(r, j->uid);
-
 	heap_remove(r, j);
-	*p = j->hnext;
-	r->njobs--;
+	hmap_del(&r->jobs, j->uid);
 	free(j->uid);
 	free(j->ns);
 	free(j->name);
@@ -575,18 +526,17 @@ static void resync(struct jobrunner *r)
 {
 	struct store_list_opts o = { 0 };
 	struct store_list_result lr;
-	size_t i;
+	size_t i, pos = 0;
 	json_t *obj;
+	struct job *j;
 
 	r->cursor = store_rv(r->store);
-	for (i = 0; i < r->nbuckets; i++)
-		for (struct job *j = r->buckets[i]; j; j = j->hnext)
-			j->seen = false;
+	while ((j = hmap_next(&r->jobs, &pos, NULL)))
+		j->seen = false;
 	store_list(r->store, JOBS_KEY, &o, &lr);
 	json_array_foreach(lr.items, i, obj) {
 		const char *uid = jx_meta_str(obj, "uid");
 		const char *ns = jx_meta_str(obj, "namespace");
-		struct job *j;
 
 		if (!uid || finished(obj))
 			continue;
@@ -598,10 +548,10 @@ static void resync(struct jobrunner *r)
 	}
 	store_list_result_release(&lr);
 	/* Jobs gone meanwhile are found missing when planned. */
-	for (i = 0; i < r->nbuckets; i++)
-		for (struct job *j = r->buckets[i]; j; j = j->hnext)
-			if (!j->seen)
-				mark_dirty(r, j);
+	pos = 0;
+	while ((j = hmap_next(&r->jobs, &pos, NULL)))
+		if (!j->seen)
+			mark_dirty(r, j);
 }
 
 /* Plans j against its stored state and writes what the plan asks for. */
@@ -743,18 +693,19 @@ struct jobrunner *jobrunner_start(struct api *a, struct err *err)
 	r->api = a;
 	r->store = api_store(a);
 	r->runtime_ms = rt > 0 ? rt : JOBRUNNER_DEFAULT_RUNTIME_MS;
-	r->nbuckets = 256;
-	r->buckets = xcalloc(r->nbuckets, sizeof(*r->buckets));
+	hmap_init(&r->jobs);
 	atomic_init(&r->stop, false);
 	atomic_init(&r->exited, false);
 	/* The first list happens here, so every Job written after
 	 * jobrunner_start returns is seen as an event. */
 	resync(r);
 	if (pthread_create(&r->thread, NULL, runner_main, r) != 0) {
-		for (size_t i = 0; i < r->nbuckets; i++)
-			while (r->buckets[i])
-				job_drop(r, r->buckets[i]);
-		free(r->buckets);
+		struct job *j;
+		size_t pos = 0;
+
+		while ((j = hmap_next(&r->jobs, &pos, NULL)))
+			job_drop(r, j); /* removing the current entry */
+		hmap_release(&r->jobs);
 		free(r->heap);
 		free(r->dirty);
 		free(r);
@@ -766,6 +717,9 @@ struct jobrunner *jobrunner_start(struct api *a, struct err *err)
 
 void jobrunner_stop(struct jobrunner *r)
 {
+	struct job *j;
+	size_t pos = 0;
+
 	if (!r)
 		return;
 	atomic_store(&r->stop, true);
@@ -778,18 +732,13 @@ void jobrunner_stop(struct jobrunner *r)
 		nanosleep(&d, NULL);
 	}
 	pthread_join(r->thread, NULL);
-	for (size_t i = 0; i < r->nbuckets; i++) {
-		struct job *j = r->buckets[i], *next;
-
-		for (; j; j = next) {
-			next = j->hnext;
-			free(j->uid);
-			free(j->ns);
-			free(j->name);
-			free(j);
-		}
+	while ((j = hmap_next(&r->jobs, &pos, NULL))) {
+		free(j->uid); /* the map is released below, unread */
+		free(j->ns);
+		free(j->name);
+		free(j);
 	}
-	free(r->buckets);
+	hmap_release(&r->jobs);
 	free(r->heap);
 	free(r->dirty);
 	free(r);

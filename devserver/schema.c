@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hmap.h"
 #include "base/jx.h"
 #include "base/sbuf.h"
 #include "model/alloc.h"
@@ -803,33 +804,23 @@ fail:
  * a few dozen patterns and its objects are validated on every write:
  * compiling them per validation was about a tenth of the devserver's CPU
  * under a stream of writes. Keyed by the pattern text (schemas are
- * replaced when a CRD changes, their texts repeat), in an open-addressed
- * table that only grows; entries live until exit. When it is half full a
- * new pattern is compiled for its validation alone, as before. regcomp
+ * replaced when a CRD changes, their texts repeat), in a hash map that
+ * only grows; entries live until exit. Past RX_MAX entries a new pattern
+ * is compiled for its validation alone, as before. regcomp
  * runs under rx_lock (once per distinct pattern); regexec on a shared
  * regex_t is thread-safe (POSIX; glibc locks inside).
  */
-#define RX_SLOTS 1024 /* power of two */
+#define RX_MAX 512 /* shared patterns at most */
 
 struct rx_shared {
-	char *pat;     /* owned; the ECMA pattern */
-	uint64_t hash;
+	char *pat;     /* owned; the ECMA pattern, its key in rx_map */
 	bool ok;       /* compiled; false: pattern ignored */
 	regex_t re;    /* valid when ok */
 };
 
 static pthread_mutex_t rx_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rx_shared *rx_slots[RX_SLOTS]; /* under rx_lock */
-static size_t rx_count;                       /* under rx_lock */
-
-static uint64_t rx_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
+static struct hmap rx_map = HMAP_INIT; /* pattern -> rx_shared; under
+					 rx_lock */
 
 static bool rx_compile(regex_t *re, const char *pat)
 {
@@ -841,28 +832,20 @@ static bool rx_compile(regex_t *re, const char *pat)
 	return ok;
 }
 
-/* The shared entry for pat, made if missing; NULL when the table is
- * half full and pat is not in it. */
+/* The shared entry for pat, made if missing; NULL when RX_MAX patterns
+ * are shared and pat is not one of them. */
 static const struct rx_shared *rx_lookup(const char *pat)
 {
-	uint64_t h = rx_hash(pat);
-	size_t i = (size_t)h & (RX_SLOTS - 1);
 	struct rx_shared *e;
 
 	pthread_mutex_lock(&rx_lock);
-	while ((e = rx_slots[i])) {
-		if (e->hash == h && !strcmp(e->pat, pat))
-			goto out;
-		i = (i + 1) & (RX_SLOTS - 1);
-	}
-	if (rx_count >= RX_SLOTS / 2)
-		goto out; /* e is NULL */
+	e = hmap_get(&rx_map, pat);
+	if (e || hmap_count(&rx_map) >= RX_MAX)
+		goto out; /* found; or full, and e is NULL */
 	e = xcalloc(1, sizeof(*e));
 	e->pat = xstrdup(pat);
-	e->hash = h;
 	e->ok = rx_compile(&e->re, pat);
-	rx_slots[i] = e;
-	rx_count++;
+	hmap_put(&rx_map, e->pat, e);
 out:
 	pthread_mutex_unlock(&rx_lock);
 	return e;
