@@ -30,6 +30,7 @@
 #include "base/sbuf.h"
 #include "model/alloc.h"
 #include "model/goparse.h"
+#include "model/svec.h"
 #include "model/timestamp.h"
 
 #define MAX_DEPTH 128
@@ -226,11 +227,6 @@ static void strvec_release(struct strvec *sv)
 	free(sv->v);
 	sv->v = NULL;
 	sv->n = sv->cap = 0;
-}
-
-static int strp_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 struct prune_ctx {
@@ -483,7 +479,7 @@ void schema_prune(json_t *obj, const json_t *schema, json_t *unknown)
 			  unknown ? &meta : NULL);
 	if (unknown && json_is_array(unknown)) {
 		if (c.pruned.n)
-			qsort(c.pruned.v, c.pruned.n, sizeof(char *), strp_cmp);
+			qsort(c.pruned.v, c.pruned.n, sizeof(char *), svec_cmp);
 		for (size_t i = 0; i < c.pruned.n; i++)
 			json_array_append_new(unknown, json_string(c.pruned.v[i]));
 		for (size_t i = 0; i < meta.n; i++)
@@ -1441,7 +1437,7 @@ static char *map_key_text(const json_t *item, const json_t *mapkeys,
 			break;
 	}
 	if (n > 1)
-		qsort(names, n, sizeof(*names), strp_cmp);
+		qsort(names, n, sizeof(*names), svec_cmp);
 	for (i = 0; i < n; i++) {
 		char *kq = go_quote(names[i]);
 		char *vq = go_sharp_v(json_object_get(item, names[i]));

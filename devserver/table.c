@@ -22,6 +22,7 @@
 #include "base/sbuf.h"
 #include "model/alloc.h"
 #include "model/goparse.h"
+#include "model/svec.h"
 #include "model/timestamp.h"
 
 /* ------------------------------------------------------------------ */
@@ -668,11 +669,6 @@ static void add_since(json_t *cells, const json_t *ts, int64_t now_ms)
 	add_str(cells, b);
 }
 
-static int strp_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* labels.FormatLabels: "k=v" sorted, comma-joined, "<none>" if empty. */
 static char *format_labels(const json_t *m)
 {
@@ -688,7 +684,7 @@ static char *format_labels(const json_t *m)
 	}
 	if (!n)
 		return xstrdup("<none>");
-	qsort(parts, n, sizeof(*parts), strp_cmp);
+	qsort(parts, n, sizeof(*parts), svec_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
 			sbuf_adds(&b, ",");
@@ -749,7 +745,7 @@ static char *format_label_selector(const json_t *sel)
 			sv = xcalloc(nv, sizeof(*sv));
 			json_array_foreach(vals, j, x)
 				sv[j] = (char *)jstr(x);
-			qsort(sv, nv, sizeof(*sv), strp_cmp);
+			qsort(sv, nv, sizeof(*sv), svec_cmp);
 			sbuf_adds(&t, key);
 			sbuf_adds(&t, in ? " in (" : " notin (");
 			for (j = 0; j < nv; j++) {
@@ -1373,7 +1369,7 @@ static char *lb_ingress(const json_t *svc)
 		if (*s)
 			v[n++] = s;
 	}
-	qsort(v, n, sizeof(*v), strp_cmp);
+	qsort(v, n, sizeof(*v), svec_cmp);
 	for (i = 0; i < n; i++) {
 		if (i && !strcmp(v[i], v[i - 1]))
 			continue;

@@ -570,11 +570,6 @@ out:
 
 /* ---- printing ------------------------------------------------------ */
 
-static int str_ptr_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void print_req(struct sbuf *b, const struct sel_req *r)
 {
 	const char **vals = NULL;
@@ -605,7 +600,7 @@ static void print_req(struct sbuf *b, const struct sel_req *r)
 	if (r->nvalues) {
 		vals = xcalloc(r->nvalues, sizeof(*vals));
 		memcpy(vals, r->values, r->nvalues * sizeof(*vals));
-		qsort(vals, r->nvalues, sizeof(*vals), str_ptr_cmp);
+		qsort(vals, r->nvalues, sizeof(*vals), svec_cmp);
 	}
 	for (size_t i = 0; i < r->nvalues; i++) {
 		if (i)

@@ -38,6 +38,7 @@
 #include "model/codec.h"
 #include "model/jobwl.h"
 #include "model/objects.h"
+#include "model/svec.h"
 #include "suites.h"
 #include "test/support/support.h"
 
@@ -861,18 +862,13 @@ static void walk(const char *rel)
 	closedir(d);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void find_files(void)
 {
 	if (files)
 		return;
 	walk("");
 	if (nfiles)
-		qsort(files, nfiles, sizeof(*files), cmp_str);
+		qsort(files, nfiles, sizeof(*files), svec_cmp);
 }
 
 /* A Job from the examples -> the Workload cueue would create for it
