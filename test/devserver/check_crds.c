@@ -24,7 +24,7 @@
  *  - status: statuses written by the codec's status encoders, at both
  *    versions, lose nothing to pruning and validate.
  *
- * Table JSON uses ' for " to stay readable; jq() swaps them back.
+ * Table JSON uses ' for " to stay readable; t_jq() swaps them back.
  */
 #include <dirent.h>
 #include <stdarg.h>
@@ -165,19 +165,6 @@ static const struct crd_case crds[] = {
 /* Helpers                                                             */
 
 /* Parses table JSON written with ' instead of "; new ref. */
-static json_t *jq(const char *text)
-{
-	char *s = xstrdup(text), *p;
-	json_t *j;
-
-	for (p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	j = t_json(s);
-	free(s);
-	return j;
-}
-
 static char *dump(const json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS |
@@ -783,11 +770,11 @@ START_TEST(pod_template_preserved)
 	const json_t *tmpl = json_object_get(json_object_get(json_object_get(
 		ps, "items"), "properties"), "template");
 	const json_t *tp = json_object_get(tmpl, "properties");
-	json_t *obj = jq("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload',"
-			 "'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'template':"
-			 "{'metadata':{'labels':{'a':'b'},'creationTimestamp':null},"
-			 "'spec':{'containers':[{'name':'c','image':'i','futureField':{'x':1},"
-			 "'resources':{'requests':{'cpu':'1'}}}],'restartPolicy':'Never'}}}]}}");
+	json_t *obj = t_jq("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload',"
+			   "'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'template':"
+			   "{'metadata':{'labels':{'a':'b'},'creationTimestamp':null},"
+			   "'spec':{'containers':[{'name':'c','image':'i','futureField':{'x':1},"
+			   "'resources':{'requests':{'cpu':'1'}}}],'restartPolicy':'Never'}}}]}}");
 	json_t *before = json_deep_copy(json_object_get(json_array_get(
 		json_object_get(json_object_get(obj, "spec"), "podSets"), 0),
 		"template"));
@@ -1164,7 +1151,7 @@ START_TEST(invalid)
 {
 	const struct invalid_case *c = &invalid_cases[_i];
 	struct crdset set;
-	json_t *obj = jq(c->obj);
+	json_t *obj = t_jq(c->obj);
 	const json_t *schema;
 	struct field_errors fe = FIELD_ERRORS_INIT;
 
@@ -1187,8 +1174,8 @@ END_TEST
 START_TEST(too_many)
 {
 	struct crdset set;
-	json_t *cq = jq(CQ_HEAD "'spec':{'resourceGroups':[]}}");
-	json_t *wl = jq(WL_HEAD "'spec':{'podSets':[]}}");
+	json_t *cq = t_jq(CQ_HEAD "'spec':{'resourceGroups':[]}}");
+	json_t *wl = t_jq(WL_HEAD "'spec':{'podSets':[]}}");
 	json_t *rgs = json_object_get(json_object_get(cq, "spec"),
 				      "resourceGroups");
 	json_t *pss = json_object_get(json_object_get(wl, "spec"), "podSets");
@@ -1200,13 +1187,13 @@ START_TEST(too_many)
 				    "'resources':[{'name':'r%d','nominalQuota':1}]}]}",
 				    i, i, i);
 
-		json_array_append_new(rgs, jq(s));
+		json_array_append_new(rgs, t_jq(s));
 		free(s);
 	}
 	for (int i = 0; i < 19; i++) {
 		char *s = xasprintf("{'name':'ps%d'," TMPL "}", i);
 
-		json_array_append_new(pss, jq(s));
+		json_array_append_new(pss, t_jq(s));
 		free(s);
 	}
 	schema_validate(cq, crdset_schema(&set, "ClusterQueue"), &fe);
@@ -1286,7 +1273,7 @@ START_TEST(defaults)
 {
 	const struct default_case *c = &default_cases[_i];
 	struct crdset set;
-	json_t *obj = jq(c->obj), *want = jq(c->want);
+	json_t *obj = t_jq(c->obj), *want = t_jq(c->want);
 	const json_t *schema;
 	struct field_errors fe = FIELD_ERRORS_INIT;
 
@@ -1383,12 +1370,12 @@ START_TEST(cluster_queue_status)
 	cq.pending = 4;
 	cq.reserving = 2;
 	cq.admitted = 1;
-	obj = wrap("ClusterQueue", jq("{'namespaceSelector':{}}"),
+	obj = wrap("ClusterQueue", t_jq("{'namespaceSelector':{}}"),
 		   codec_encode_cluster_queue_status(&cq, API_V1BETA2));
 	json_object_del(json_object_get(obj, "metadata"), "namespace");
 	assert_survives("cq status", obj, crdset_schema(&set, "ClusterQueue"));
 	json_decref(obj);
-	obj = wrap_v(V1BETA1, "ClusterQueue", jq("{'namespaceSelector':{}}"),
+	obj = wrap_v(V1BETA1, "ClusterQueue", t_jq("{'namespaceSelector':{}}"),
 		     codec_encode_cluster_queue_status(&cq, API_V1BETA1));
 	json_object_del(json_object_get(obj, "metadata"), "namespace");
 	assert_survives("cq status v1beta1", obj,
@@ -1424,11 +1411,11 @@ START_TEST(local_queue_status)
 	lq.pending = 1;
 	lq.reserving = 1;
 	lq.admitted = 1;
-	obj = wrap("LocalQueue", jq("{'clusterQueue':'cq'}"),
+	obj = wrap("LocalQueue", t_jq("{'clusterQueue':'cq'}"),
 		   codec_encode_local_queue_status(&lq, API_V1BETA2));
 	assert_survives("lq status", obj, crdset_schema(&set, "LocalQueue"));
 	json_decref(obj);
-	obj = wrap_v(V1BETA1, "LocalQueue", jq("{'clusterQueue':'cq'}"),
+	obj = wrap_v(V1BETA1, "LocalQueue", t_jq("{'clusterQueue':'cq'}"),
 		     codec_encode_local_queue_status(&lq, API_V1BETA1));
 	ck_assert(json_object_get(json_object_get(obj, "status"),
 				  "flavorUsage"));
@@ -1462,7 +1449,7 @@ START_TEST(workload_status)
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	struct workload w = { 0 };
 	struct pod_set_assignment *p;
-	json_t *in = jq(wl_spec), *obj, *st;
+	json_t *in = t_jq(wl_spec), *obj, *st;
 	const json_t *schema;
 
 	crdset_load(&set);

@@ -32,29 +32,6 @@ static struct {
 	struct gc *gc;
 } S;
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&d, NULL);
-}
-
-/* Polls expr every 10 ms until it holds or ms pass, then asserts it. */
-#define WAIT_FOR(expr, ms) do { \
-	int64_t dl_ = mono_ms() + (ms); \
-	while (!(expr) && mono_ms() < dl_) \
-		sleep_ms(10); \
-	ck_assert_msg((expr), "timed out waiting for: %s", #expr); \
-} while (0)
-
 static void start_api(size_t history)
 {
 	struct err err = { "" };
@@ -288,10 +265,10 @@ START_TEST(background_deletes_dependents)
 	json_decref(cm("default", "bystander", NULL, NULL));
 	del("batch", "jobs", "default", "owner-job", "Background");
 	ck_assert(!exists("batch", "jobs", "default", "owner-job"));
-	WAIT_FOR(!cm_exists("default", "dep-a") &&
-		 !cm_exists("default", "dep-b") &&
-		 !exists("example.com", "widgets", "default", "wl"),
-		 DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "dep-a") &&
+		     !cm_exists("default", "dep-b") &&
+		     !exists("example.com", "widgets", "default", "wl"),
+		     DEADLINE_MS);
 	ck_assert(cm_exists("default", "bystander"));
 	json_decref(w);
 	json_decref(j);
@@ -306,8 +283,8 @@ START_TEST(dependent_with_finalizer_two_phase)
 	json_decref(cm("default", "dep", owners1(oref("v1", "ConfigMap",
 		"owner", jx_meta_str(o, "uid"), true)), fins));
 	del("", "configmaps", "default", "owner", "Background");
-	WAIT_FOR(deleting("", "configmaps", "default", "dep"), DEADLINE_MS);
-	sleep_ms(100);
+	T_POLL_UNTIL(deleting("", "configmaps", "default", "dep"), DEADLINE_MS);
+	t_sleep_ms(100);
 	ck_assert(cm_exists("default", "dep"));
 	patch("", "configmaps", "default", "dep",
 	      "{\"metadata\":{\"finalizers\":null}}");
@@ -329,10 +306,10 @@ START_TEST(second_live_owner_keeps_dependent)
 	json_decref(cm("default", "dep", refs, NULL));
 	del("", "configmaps", "default", "owner-a", "Background");
 	/* The dangling reference goes, the dependent stays. */
-	WAIT_FOR(owner_count("default", "dep") == 1, DEADLINE_MS);
+	T_POLL_UNTIL(owner_count("default", "dep") == 1, DEADLINE_MS);
 	ck_assert(cm_exists("default", "dep"));
 	del("", "configmaps", "default", "owner-b", "Background");
-	WAIT_FOR(!cm_exists("default", "dep"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "dep"), DEADLINE_MS);
 	json_decref(a);
 	json_decref(b);
 }
@@ -355,15 +332,15 @@ START_TEST(foreground_waits_for_blocking_dependents)
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(got, "metadata"),
 					      "deletionTimestamp"));
 	json_decref(got);
-	WAIT_FOR(!cm_exists("default", "free") &&
-		 deleting("", "configmaps", "default", "blocker"),
-		 DEADLINE_MS);
-	sleep_ms(150);
+	T_POLL_UNTIL(!cm_exists("default", "free") &&
+		     deleting("", "configmaps", "default", "blocker"),
+		     DEADLINE_MS);
+	t_sleep_ms(150);
 	/* The blocking dependent still exists: the owner waits. */
 	ck_assert(deleting("", "configmaps", "default", "owner"));
 	patch("", "configmaps", "default", "blocker",
 	      "{\"metadata\":{\"finalizers\":null}}");
-	WAIT_FOR(!cm_exists("default", "owner"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "owner"), DEADLINE_MS);
 	json_decref(o);
 }
 END_TEST
@@ -373,7 +350,7 @@ START_TEST(foreground_without_dependents)
 	json_t *o = cm("default", "lonely", NULL, NULL);
 
 	del("", "configmaps", "default", "lonely", "Foreground");
-	WAIT_FOR(!cm_exists("default", "lonely"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "lonely"), DEADLINE_MS);
 	json_decref(o);
 }
 END_TEST
@@ -389,13 +366,13 @@ START_TEST(orphan_removes_references)
 	json_decref(cm("default", "dep-2", owners1(oref("v1", "ConfigMap",
 		"owner", jx_meta_str(o, "uid"), false)), NULL));
 	del("", "configmaps", "default", "owner", "Orphan");
-	WAIT_FOR(!cm_exists("default", "owner"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "owner"), DEADLINE_MS);
 	ck_assert(cm_exists("default", "dep-1"));
 	ck_assert(cm_exists("default", "dep-2"));
 	ck_assert_uint_eq(owner_count("default", "dep-1"), 0);
 	ck_assert_uint_eq(owner_count("default", "dep-2"), 0);
 	/* Still there once the collector has seen the owner go. */
-	sleep_ms(200);
+	t_sleep_ms(200);
 	ck_assert(cm_exists("default", "dep-1"));
 	json_decref(o);
 }
@@ -409,8 +386,8 @@ START_TEST(job_default_is_orphan)
 	w = widget("default", "wl", owners1(oref("batch/v1", "Job", "j",
 		jx_meta_str(j, "uid"), true)));
 	del("batch", "jobs", "default", "j", NULL);
-	WAIT_FOR(!exists("batch", "jobs", "default", "j"), DEADLINE_MS);
-	sleep_ms(200);
+	T_POLL_UNTIL(!exists("batch", "jobs", "default", "j"), DEADLINE_MS);
+	t_sleep_ms(200);
 	json_decref(w);
 	w = get("example.com", "widgets", "default", "wl");
 	ck_assert_ptr_nonnull(w);
@@ -425,15 +402,15 @@ END_TEST
 
 START_TEST(absent_owner_after_grace)
 {
-	int64_t t0 = mono_ms();
+	int64_t t0 = t_mono_ms();
 
 	json_decref(cm("default", "stray", owners1(oref("v1", "ConfigMap",
 		"never", "00000000-0000-4000-8000-00000000dead", true)), NULL));
-	sleep_ms(400);
+	t_sleep_ms(400);
 	ck_assert_msg(cm_exists("default", "stray"),
 		      "deleted before the grace period");
-	WAIT_FOR(!cm_exists("default", "stray"), DEADLINE_MS);
-	ck_assert_int_ge(mono_ms() - t0, 900);
+	T_POLL_UNTIL(!cm_exists("default", "stray"), DEADLINE_MS);
+	ck_assert_int_ge(t_mono_ms() - t0, 900);
 }
 END_TEST
 
@@ -446,7 +423,7 @@ START_TEST(owner_in_other_namespace_is_absent)
 
 	json_decref(cm("default", "dep", owners1(oref("v1", "ConfigMap",
 		"owner", jx_meta_str(o, "uid"), true)), NULL));
-	WAIT_FOR(!cm_exists("default", "dep"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "dep"), DEADLINE_MS);
 	ck_assert(cm_exists("other", "owner"));
 	json_decref(o);
 	json_decref(ns);
@@ -463,10 +440,10 @@ START_TEST(resync_finds_orphaned_dependents)
 		"owner", jx_meta_str(o, "uid"), true)), NULL));
 	json_decref(cm("default", "kept", NULL, NULL));
 	del("", "configmaps", "default", "owner", "Background");
-	sleep_ms(50);
+	t_sleep_ms(50);
 	ck_assert(cm_exists("default", "dep"));
 	start_gc();
-	WAIT_FOR(!cm_exists("default", "dep"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "dep"), DEADLINE_MS);
 	ck_assert(cm_exists("default", "kept"));
 	json_decref(o);
 }
@@ -487,7 +464,7 @@ START_TEST(tiny_history_still_collects)
 	del("", "configmaps", "default", "owner", "Background");
 	for (int i = 0; i < 20; i++) {
 		snprintf(name, sizeof(name), "dep-%d", i);
-		WAIT_FOR(!cm_exists("default", name), DEADLINE_MS);
+		T_POLL_UNTIL(!cm_exists("default", name), DEADLINE_MS);
 	}
 	json_decref(o);
 }
@@ -514,15 +491,15 @@ START_TEST(namespace_deletion)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
 		got, "status"), "phase")), "Terminating");
 	json_decref(got);
-	WAIT_FOR(!cm_exists("doomed", "plain") &&
-		 !exists("batch", "jobs", "doomed", "j") &&
-		 !exists("example.com", "widgets", "doomed", "w") &&
-		 deleting("", "configmaps", "doomed", "held"), DEADLINE_MS);
-	sleep_ms(100);
+	T_POLL_UNTIL(!cm_exists("doomed", "plain") &&
+		     !exists("batch", "jobs", "doomed", "j") &&
+		     !exists("example.com", "widgets", "doomed", "w") &&
+		     deleting("", "configmaps", "doomed", "held"), DEADLINE_MS);
+	t_sleep_ms(100);
 	ck_assert(exists("", "namespaces", NULL, "doomed"));
 	patch("", "configmaps", "doomed", "held",
 	      "{\"metadata\":{\"finalizers\":null}}");
-	WAIT_FOR(!exists("", "namespaces", NULL, "doomed"), DEADLINE_MS);
+	T_POLL_UNTIL(!exists("", "namespaces", NULL, "doomed"), DEADLINE_MS);
 	ck_assert(cm_exists("default", "elsewhere"));
 	json_decref(ns);
 }
@@ -534,7 +511,7 @@ START_TEST(empty_namespace_goes_at_once)
 		"{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
 		"\"metadata\":{\"name\":\"empty\"}}")));
 	del("", "namespaces", NULL, "empty", NULL);
-	WAIT_FOR(!exists("", "namespaces", NULL, "empty"), DEADLINE_MS);
+	T_POLL_UNTIL(!exists("", "namespaces", NULL, "empty"), DEADLINE_MS);
 }
 END_TEST
 
@@ -551,14 +528,14 @@ START_TEST(crd_deletion_removes_objects)
 	ck_assert_uint_eq(store_count(st, "example.com/widgets"), 2);
 	del("apiextensions.k8s.io", "customresourcedefinitions", NULL,
 	    "widgets.example.com", NULL);
-	WAIT_FOR(store_count(st, "example.com/widgets") == 0, DEADLINE_MS);
+	T_POLL_UNTIL(store_count(st, "example.com/widgets") == 0, DEADLINE_MS);
 	/* What a create racing with the deletion could leave behind. */
 	late = t_json("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
 		      "\"metadata\":{\"name\":\"late\",\"namespace\":"
 		      "\"default\",\"uid\":\"u-late\"}}");
 	ck_assert_int_eq(store_create(st, "example.com/widgets", "default",
 				      "late", late, NULL), STORE_OK);
-	WAIT_FOR(store_count(st, "example.com/widgets") == 0, DEADLINE_MS);
+	T_POLL_UNTIL(store_count(st, "example.com/widgets") == 0, DEADLINE_MS);
 }
 END_TEST
 
