@@ -118,7 +118,7 @@ static const struct {
 	{ "Zh", B64_NOPAD | B64_STRICT, 0 },
 };
 
-START_TEST(strict_rejections)
+START_TEST(refused_texts)
 {
 	const char *t = refused[_i].text;
 	size_t n = 0, bad = 999;
@@ -178,7 +178,7 @@ Suite *b64_suite(void)
 	tcase_add_loop_test(tc, rfc4648_vectors, 0,
 			    (int)(sizeof(rfc) / sizeof(rfc[0])));
 	tcase_add_test(tc, round_trips);
-	tcase_add_loop_test(tc, strict_rejections, 0,
+	tcase_add_loop_test(tc, refused_texts, 0,
 			    (int)(sizeof(refused) / sizeof(refused[0])));
 	tcase_add_test(tc, lenient_modes);
 	suite_add_tcase(s, tc);
