@@ -50,9 +50,18 @@ endif
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null || echo -lcheck)
 
-# The scheduling core: model/ + flavors/. Links with jansson (codec.c
-# only) and libcrypto (SHA-1 for workload names) and nothing else.
-CORE_SRC := $(wildcard model/*.c flavors/*.c)
+# base/: the small pure layer below everything (allocation policy, string
+# buffer, hash map, list, base64), built into libcore with the core. Its one
+# JSON module, base/jx.c (the accessors of the layers outside the core),
+# is kept out of libcore in its own libjx.a, linked only into programs of
+# the non-core libraries.
+BASE_SRC := $(filter-out base/jx.c,$(wildcard base/*.c))
+JX_OBJ := $(BUILD)/base/jx.o
+LIBJX := $(BUILD)/libjx.a
+
+# The scheduling core: base/ + model/ + flavors/. Links with jansson
+# (codec.c only) and libcrypto (SHA-1 for workload names) and nothing else.
+CORE_SRC := $(BASE_SRC) $(wildcard model/*.c flavors/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIBCORE := $(BUILD)/libcore.a
 CORE_LIBS := -ljansson -lcrypto
@@ -120,7 +129,7 @@ CORE_BENCH := $(BUILD)/core-bench
 CORE_BENCH_OBJ := $(BUILD)/test/bench/core_bench.o
 DSSUITES_H := $(BUILD)/gen/devserver/suites.h
 
-ALL_OBJ := $(CORE_OBJ) $(CONFIG_OBJ) $(CONTROLLER_OBJ) $(DEVSERVER_OBJ) \
+ALL_OBJ := $(CORE_OBJ) $(JX_OBJ) $(CONFIG_OBJ) $(CONTROLLER_OBJ) $(DEVSERVER_OBJ) \
 	$(SUPPORT_OBJ) $(UNIT_OBJ) $(DSTEST_OBJ) $(BUILD)/devserver/main.o \
 	$(BUILD)/controller/main.o $(TOOL_OBJ) $(CORE_BENCH_OBJ) $(WEBHOOK_OBJ)
 DEPS := $(ALL_OBJ:.o=.d)
@@ -129,7 +138,7 @@ DEPS := $(ALL_OBJ:.o=.d)
 	devserver-tests
 
 # Programs and suites join `all` as their sources appear.
-ALL_TARGETS := $(LIBCORE) $(LIBCONFIG) $(UNIT)
+ALL_TARGETS := $(LIBCORE) $(LIBJX) $(LIBCONFIG) $(UNIT)
 ifneq ($(wildcard devserver/main.c),)
 ALL_TARGETS += $(DEVSERVER_BIN)
 endif
@@ -143,10 +152,11 @@ endif
 
 all: $(ALL_TARGETS) $(TOOLS)
 
-$(BUILD)/tools/cueue-%: $(BUILD)/test/tools/%.o $(LIBCONFIG) $(LIBCORE)
+$(BUILD)/tools/cueue-%: $(BUILD)/test/tools/%.o $(LIBCONFIG) $(LIBJX) \
+		$(LIBCORE)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBCONFIG) $(LIBCORE) $(CONFIG_LIBS) \
-	  $(CORE_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBCONFIG) $(LIBJX) $(LIBCORE) \
+	  $(CONFIG_LIBS) $(CORE_LIBS)
 
 deps:
 	@missing=""; for p in $(PKGS); do \
@@ -182,6 +192,10 @@ $(LIBCORE): $(CORE_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(LIBJX): $(JX_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(LIBCONFIG): $(CONFIG_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
@@ -199,17 +213,17 @@ $(LIBWEBHOOK): $(WEBHOOK_OBJ)
 	$(if $^,ar rcs $@ $^,printf '!<arch>\n' > $@)
 
 $(DEVSERVER_BIN): $(BUILD)/devserver/main.o $(LIBDEVSERVER) $(LIBCONFIG) \
-		$(LIBCORE)
+		$(LIBJX) $(LIBCORE)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< $(LIBDEVSERVER) $(LIBCONFIG) $(LIBCORE) \
-	  $(DEVSERVER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
+	$(CC) $(LDFLAGS) -o $@ $< $(LIBDEVSERVER) $(LIBCONFIG) $(LIBJX) \
+	  $(LIBCORE) $(DEVSERVER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
 
 $(MANAGER_BIN): $(BUILD)/controller/main.o $(LIBCONTROLLER) $(LIBWEBHOOK) \
-		$(LIBCONFIG) $(LIBCORE)
+		$(LIBCONFIG) $(LIBJX) $(LIBCORE)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< $(LIBCONTROLLER) $(LIBWEBHOOK) $(LIBCONFIG) \
-	  $(LIBCORE) $(CONTROLLER_LIBS) $(WEBHOOK_LIBS) $(CONFIG_LIBS) \
-	  $(CORE_LIBS)
+	  $(LIBJX) $(LIBCORE) $(CONTROLLER_LIBS) $(WEBHOOK_LIBS) \
+	  $(CONFIG_LIBS) $(CORE_LIBS)
 
 # Suite lists are generated from the file names, so adding a module's
 # tests never means editing a shared file. $(call suites_h,NAMES)
@@ -230,18 +244,19 @@ $(DSSUITES_H): $(wildcard test/devserver/check_*.c) Makefile
 	$(call suites_h,$(DSTEST_SUITES))
 
 $(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) $(LIBCONTROLLER) \
-		$(LIBCONFIG) $(LIBCORE)
+		$(LIBCONFIG) $(LIBJX) $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) \
-	  $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE) $(CONFIG_LIBS) $(CORE_LIBS) \
+	  $(LIBCONTROLLER) $(LIBCONFIG) $(LIBJX) $(LIBCORE) $(CONFIG_LIBS) \
+	  $(CORE_LIBS) \
 	  $(CHECK_LIBS)
 
 # The devserver suites share test/unit/main.c's runner.
 $(DSTEST): $(DSTEST_OBJ) $(BUILD)/test/devserver/main.o $(SUPPORT_OBJ) \
 		$(LIBCONTROLLER) $(LIBWEBHOOK) $(LIBDEVSERVER) $(LIBCONFIG) \
-		$(LIBCORE)
+		$(LIBJX) $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $(DSTEST_OBJ) $(BUILD)/test/devserver/main.o \
 	  $(SUPPORT_OBJ) $(LIBCONTROLLER) $(LIBWEBHOOK) $(LIBDEVSERVER) \
-	  $(LIBCONFIG) $(LIBCORE) $(CONTROLLER_LIBS) $(WEBHOOK_LIBS) \
+	  $(LIBCONFIG) $(LIBJX) $(LIBCORE) $(CONTROLLER_LIBS) $(WEBHOOK_LIBS) \
 	  $(DEVSERVER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS) $(CHECK_LIBS)
 
 $(BUILD)/test/devserver/main.o: test/unit/main.c $(DSSUITES_H)
@@ -279,25 +294,33 @@ asan:
 	  $(MAKE) --no-print-directory CFG=asan unit $(DEVSERVER_TESTS)
 
 # Every header must compile on its own (STYLE P9).
-HEADERS := $(wildcard model/*.h flavors/*.h config/*.h controller/*.h \
-	webhook/*.h devserver/*.h)
+HEADERS := $(wildcard base/*.h model/*.h flavors/*.h config/*.h \
+	controller/*.h webhook/*.h devserver/*.h)
 check-headers:
 	@for h in $(HEADERS); do \
 	  echo "#include \"$$h\"" | $(CC) $(filter-out -MMD -MP,$(CFLAGS)) \
 	    -fsyntax-only -x c - || { echo "check-headers: $$h"; exit 1; }; \
 	done; echo "check-headers: $(words $(HEADERS)) headers compile alone"
 
-# The scheduling core does no I/O and sees no JSON outside the codec.
+# The scheduling core does no I/O and sees no JSON outside the codec; base/
+# sits below it: it includes only itself (and libc), and only base/jx.*
+# sees jansson.
 check-deps:
 	@bad=$$(grep -lE '#include <(curl/|microhttpd\.h|yaml\.h|pthread\.h)' \
-	  model/*.[ch] flavors/*.[ch] 2>/dev/null); \
+	  base/*.[ch] model/*.[ch] flavors/*.[ch] 2>/dev/null); \
+	bad="$$bad $$(grep -H '#include "' base/*.[ch] 2>/dev/null | \
+	  grep -v '#include "base/' | cut -d: -f1)"; \
+	bad="$$bad $$(grep -l '<jansson\.h>' base/*.[ch] 2>/dev/null | \
+	  grep -v '^base/jx\.')"; \
+	bad="$$bad $$(grep -l '"base/jx\.h"' model/*.[ch] flavors/*.[ch] \
+	  2>/dev/null)"; \
 	bad="$$bad $$(grep -lE '#include (<jansson\.h>|"model/codec\.h")' \
 	  flavors/*.[ch] 2>/dev/null)"; \
 	bad="$$bad $$(grep -l '<jansson\.h>' model/*.[ch] 2>/dev/null | \
 	  grep -v '^model/codec')"; \
 	if [ -n "$$(echo $$bad)" ]; then \
 	  echo "check-deps: forbidden include in:$$bad"; exit 1; fi; \
-	echo "check-deps: core is free of I/O libraries"
+	echo "check-deps: base and core are free of I/O libraries"
 
 clean:
 	rm -rf build bin

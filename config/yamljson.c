@@ -56,6 +56,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "base/b64.h"
+#include "base/hmap.h"
 #include "config/yamlplain.h"
 #include "model/alloc.h"
 
@@ -117,9 +119,8 @@ struct ctx {
 	size_t n, cap;         /* open (<= YAMLJSON_MAX_DEPTH), allocated */
 	struct anchor *an;     /* owned; anchors of the current document in */
 	size_t nan, capan;     /* the order their nodes started */
-	size_t *anidx;         /* owned hash index: 1 + index into an of the */
-	size_t capidx;         /* latest definition of a name, 0 = empty slot;
-				* capidx is 0 or a power of two > 2 * nan */
+	struct hmap anchors;   /* name -> the latest definition in an;
+				* rebuilt when an moves */
 	json_t *docs;          /* owned; the result array */
 	size_t *lines;         /* owned; start line of each entry of docs */
 	size_t caplines;       /* allocated entries of lines */
@@ -169,66 +170,6 @@ static void resolve_plain(const char *in, size_t n, struct scalar *out)
 	out->len = n;
 }
 
-static int b64_value(char ch)
-{
-	if (ch >= 'A' && ch <= 'Z')
-		return ch - 'A';
-	if (ch >= 'a' && ch <= 'z')
-		return ch - 'a' + 26;
-	if (ch >= '0' && ch <= '9')
-		return ch - '0' + 52;
-	if (ch == '+')
-		return 62;
-	if (ch == '/')
-		return 63;
-	return -1;
-}
-
-/* Go's base64.StdEncoding.DecodeString: padded, CR and LF ignored.
- * Returns a new buffer of *outlen bytes, or NULL when malformed. */
-static char *b64_decode(const char *s, size_t n, size_t *outlen)
-{
-	char *out = xmalloc(n / 4 * 3 + 3);
-	uint32_t acc = 0;
-	size_t o = 0, got = 0, pad = 0;
-
-	for (size_t k = 0; k < n; k++) {
-		int v;
-
-		if (s[k] == '\r' || s[k] == '\n')
-			continue;
-		if (s[k] == '=') {
-			pad++;
-			got++;
-			continue;
-		}
-		v = b64_value(s[k]);
-		if (v < 0 || pad)
-			goto bad;
-		acc = acc << 6 | (uint32_t)v;
-		got++;
-		if (got % 4 == 0) {
-			out[o++] = (char)(acc >> 16);
-			out[o++] = (char)(acc >> 8);
-			out[o++] = (char)acc;
-			acc = 0;
-		}
-	}
-	if (got % 4 != 0 || pad > 2)
-		goto bad;
-	if (pad == 1) {
-		out[o++] = (char)(acc >> 10);
-		out[o++] = (char)(acc >> 2);
-	} else if (pad == 2) {
-		out[o++] = (char)(acc >> 4);
-	}
-	*outlen = o;
-	return out;
-bad:
-	free(out);
-	return NULL;
-}
-
 static const char *type_tag(enum sc_type t)
 {
 	switch (t) {
@@ -268,7 +209,10 @@ static int resolve(struct ctx *c, yaml_mark_t m, const char *tag,
 	if (!strcmp(shrt, "!!str") || !strcmp(shrt, "!!timestamp"))
 		return 0;
 	if (!strcmp(shrt, "!!binary")) {
-		out->owned = b64_decode(in, n, &out->len);
+		/* Go's base64.StdEncoding.DecodeString: padded, CR and LF
+		 * ignored */
+		out->owned = (char *)b64_decode(in, n, B64_SKIP_NL, &out->len,
+						NULL);
 		if (!out->owned)
 			return fail_at(c, m, "!!binary value contains invalid "
 				       "base64 data");
@@ -445,66 +389,35 @@ static void anchors_clear(struct ctx *c)
 		free(c->an[k].text);
 	}
 	c->nan = 0;
-	FREE_AND_NULL(c->anidx);
-	c->capidx = 0;
-}
-
-/* FNV-1a; anchor names come from the input, but probing is bounded by the
- * load factor whatever they hash to. */
-static size_t anchor_hash(const char *name)
-{
-	size_t h = (size_t)14695981039346656037ULL;
-
-	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
-		h = (h ^ *p) * (size_t)1099511628211ULL;
-	return h;
-}
-
-/* The index slot holding name, or the empty slot where it would go. */
-static size_t *anchor_slot(struct ctx *c, const char *name)
-{
-	size_t mask = c->capidx - 1, i = anchor_hash(name) & mask;
-
-	while (c->anidx[i] && strcmp(c->an[c->anidx[i] - 1].name, name))
-		i = (i + 1) & mask;
-	return &c->anidx[i];
+	hmap_release(&c->anchors);
 }
 
 /*
  * Starts an anchor definition; returns its 1-based index. A name defined
- * again takes over its index slot, as a later anchor shadows an earlier
+ * again takes over its map entry, as a later anchor shadows an earlier
  * one. A hash index keeps anchor-heavy input linear: a linear scan made
  * 40k anchors and aliases take seconds, 64 MiB of them hours.
  */
 static size_t anchor_begin(struct ctx *c, const char *name)
 {
+	size_t cap = c->capan;
 	struct anchor *a;
 
 	XGROW(c->an, c->capan, c->nan + 1);
+	if (c->capan != cap) /* an may have moved: point the map at it */
+		for (size_t k = 0; k < c->nan; k++)
+			hmap_put(&c->anchors, c->an[k].name, &c->an[k]);
 	a = &c->an[c->nan++];
 	memset(a, 0, sizeof(*a));
 	a->name = xstrdup(name);
-	if (c->nan * 2 >= c->capidx) {
-		free(c->anidx);
-		c->capidx = c->capidx ? c->capidx * 2 : 16;
-		c->anidx = xcalloc(c->capidx, sizeof(*c->anidx));
-		for (size_t k = 0; k < c->nan; k++)
-			*anchor_slot(c, c->an[k].name) = k + 1;
-	} else {
-		*anchor_slot(c, name) = c->nan;
-	}
+	hmap_put(&c->anchors, a->name, a);
 	return c->nan;
 }
 
 /* The latest definition of name started so far, or NULL. */
 static struct anchor *anchor_find(struct ctx *c, const char *name)
 {
-	size_t k;
-
-	if (!c->capidx)
-		return NULL;
-	k = *anchor_slot(c, name);
-	return k ? &c->an[k - 1] : NULL;
+	return hmap_get(&c->anchors, name);
 }
 
 static struct frame *top(struct ctx *c)

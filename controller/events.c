@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dlist.h"
 #include "controller/kube.h"
 #include "controller/log.h"
 #include "controller/loop.h"
@@ -49,11 +50,11 @@ struct ev {
 	int64_t wall_ms;          /* when recorded */
 	uint64_t seq;             /* for the name */
 	struct kube_call *call;   /* the POST in flight, or NULL */
-	struct ev *prev, *next;   /* FIFO or in-flight list */
+	struct dlist link;        /* on the FIFO or the in-flight list */
 };
 
 struct ev_list {
-	struct ev *head, *tail;
+	struct dlist head;        /* of struct ev, oldest first */
 	size_t n;
 };
 
@@ -76,28 +77,22 @@ struct event_recorder {
 
 static void list_push(struct ev_list *l, struct ev *e)
 {
-	e->next = NULL;
-	e->prev = l->tail;
-	if (l->tail)
-		l->tail->next = e;
-	else
-		l->head = e;
-	l->tail = e;
+	dlist_insert_before(&l->head, &e->link);
 	l->n++;
 }
 
 static void list_unlink(struct ev_list *l, struct ev *e)
 {
-	if (e->prev)
-		e->prev->next = e->next;
-	else
-		l->head = e->next;
-	if (e->next)
-		e->next->prev = e->prev;
-	else
-		l->tail = e->prev;
-	e->prev = e->next = NULL;
+	dlist_remove(&e->link);
 	l->n--;
+}
+
+/* The oldest event of l, or NULL. */
+static struct ev *list_first(struct ev_list *l)
+{
+	struct dlist *n = dlist_first(&l->head);
+
+	return n ? DLIST_ENTRY(n, struct ev, link) : NULL;
 }
 
 static void ev_free(struct ev *e)
@@ -197,9 +192,10 @@ static void submit(struct event_recorder *r, struct ev *e)
 
 static void pump(struct event_recorder *r)
 {
-	while (r->queued.head && r->inflight.n < r->max_inflight) {
-		struct ev *e = r->queued.head;
+	struct ev *e;
 
+	while ((e = list_first(&r->queued)) &&
+	       r->inflight.n < r->max_inflight) {
 		if (kube_saturated(r->k)) {
 			if (!r->recheck_armed) {
 				r->recheck_armed = true;
@@ -230,6 +226,8 @@ struct event_recorder *event_recorder_new(struct kube *k,
 	if (!o || !o->component)
 		BUG("event recorder without a component");
 	r->k = k;
+	dlist_init(&r->queued.head);
+	dlist_init(&r->inflight.head);
 	r->l = kube_loop(k);
 	r->component = xstrdup(o->component);
 	r->instance = xstrdup(o->instance ? o->instance : "cueue-manager");
@@ -267,12 +265,12 @@ void event_recorder_free(struct event_recorder *r)
 		return;
 	if (r->recheck_armed)
 		loop_timer_cancel(r->l, &r->recheck);
-	while ((e = r->inflight.head)) {
+	while ((e = list_first(&r->inflight))) {
 		list_unlink(&r->inflight, e);
 		kube_cancel(r->k, e->call);
 		ev_free(e);
 	}
-	while ((e = r->queued.head)) {
+	while ((e = list_first(&r->queued))) {
 		list_unlink(&r->queued, e);
 		ev_free(e);
 	}

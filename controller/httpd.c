@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/sbuf.h"
 #include "controller/metrics.h"
 
 #define DEFAULT_MAX_CONNECTIONS 64u
@@ -212,27 +213,15 @@ static bool run_check(struct check *k, char *why, size_t n)
 	return true;
 }
 
-static void sb_append(char **p, size_t *len, size_t *cap, const char *s)
-{
-	size_t n = strlen(s);
-
-	if (*len + n + 1 > *cap) {
-		while (*len + n + 1 > *cap)
-			*cap = *cap ? *cap * 2 : 256;
-		*p = xrealloc(*p, *cap);
-	}
-	memcpy(*p + *len, s, n + 1);
-	*len += n;
-}
-
 /* The aggregated readiness answer, as controller-runtime writes it. */
 static enum MHD_Result readiness(struct httpd *h, struct MHD_Connection *c,
 				 const char *endpoint)
 {
 	struct query q = { 0 };
 	bool failed = false, used[16] = { false };
-	char *body = NULL, why[WHY_MAX], line[WHY_MAX + 64];
-	size_t len = 0, cap = 0;
+	char why[WHY_MAX], line[WHY_MAX + 64], *text;
+	struct sbuf body = SBUF_INIT;
+	size_t len;
 
 	MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, on_arg, &q);
 	for (size_t i = 0; i < h->nchecks; i++) {
@@ -255,10 +244,10 @@ static enum MHD_Result readiness(struct httpd *h, struct MHD_Connection *c,
 				 "[-]%s failed: reason withheld\n",
 				 h->checks[i].name);
 		}
-		sb_append(&body, &len, &cap, line);
+		sbuf_adds(&body, line);
 	}
 	if (!failed && !q.verbose) {
-		free(body);
+		sbuf_release(&body);
 		return answer_text(c, MHD_HTTP_OK, "ok");
 	}
 	for (size_t k = 0; k < q.nexclude; k++) {
@@ -267,13 +256,14 @@ static enum MHD_Result readiness(struct httpd *h, struct MHD_Connection *c,
 		snprintf(line, sizeof(line), "warn: some health checks cannot "
 			 "be excluded: no matches for \"%.*s\"\n", WHY_MAX,
 			 q.exclude[k]);
-		sb_append(&body, &len, &cap, line);
+		sbuf_adds(&body, line);
 	}
 	snprintf(line, sizeof(line), "%s check %s\n", endpoint,
 		 failed ? "failed" : "passed");
-	sb_append(&body, &len, &cap, line);
+	sbuf_adds(&body, line);
+	text = sbuf_detach(&body, &len);
 	return answer(c, failed ? MHD_HTTP_INTERNAL_SERVER_ERROR : MHD_HTTP_OK,
-		      "text/plain; charset=utf-8", body, len);
+		      "text/plain; charset=utf-8", text, len);
 }
 
 /* /readyz/<name>: one check, with its reason. */

@@ -29,6 +29,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/dlist.h"
+#include "base/sbuf.h"
 #include "controller/kube_int.h"
 #include "controller/kubeconfig.h"
 #include "controller/loop.h"
@@ -74,8 +76,8 @@ struct kube_call {
 	bool throttled;            /* waited for a token (for the stats) */
 	int64_t queued_ms;         /* loop time it entered the queue */
 	int64_t last_retry_after;  /* ms, from the last answer; -1: none */
-	struct kube_call *qprev, *qnext; /* rate-limit FIFO */
-	struct kube_call *prev, *next;   /* every live call */
+	struct dlist qlink;       /* on k->queue while CALL_THROTTLED */
+	struct dlist live_link;   /* on k->live until freed */
 };
 
 /* One send. Owned by the loop transfer from start to release. */
@@ -88,9 +90,8 @@ struct attempt {
 	struct loop_transfer *xfer;   /* the loop's handle; borrowed */
 	long code;                    /* HTTP status once known; 0 before */
 	int64_t retry_after_ms;       /* from Retry-After; -1: none */
-	char *resp;                   /* owned answer bytes (not streamed) */
-	size_t len, cap;
-	bool too_large;               /* the answer passed max_bytes */
+	struct sbuf resp;             /* the answer (not streamed), capped
+					 at the call's max_bytes (P5) */
 	bool sink_stopped;            /* the stream consumer said stop */
 };
 
@@ -110,8 +111,8 @@ struct kube {
 	double tokens;            /* <= burst */
 	int64_t bucket_ms;        /* loop time tokens was computed at */
 	struct timer throttle;    /* armed while the queue waits */
-	struct kube_call *qhead, *qtail;
-	struct kube_call *live;   /* every pending call */
+	struct dlist queue;       /* the rate-limit FIFO of kube_call */
+	struct dlist live;        /* every pending kube_call, newest first */
 	size_t nlive;
 	size_t max_object, max_list;
 	int max_retries;          /* < 0: none */
@@ -266,7 +267,7 @@ size_t kube_pending(const struct kube *k)
 
 bool kube_saturated(const struct kube *k)
 {
-	return k->qhead != NULL;
+	return !dlist_empty(&k->queue);
 }
 
 void kube_informer_attach(struct kube *k)
@@ -380,6 +381,8 @@ struct kube *kube_new(struct loop *l, const struct kubeconfig *cfg,
 
 	if (!o)
 		o = &defaults;
+	dlist_init(&k->queue);
+	dlist_init(&k->live);
 	k->loop = l;
 	if (parse_server(k, cfg, err) < 0) {
 		free(k);
@@ -440,35 +443,29 @@ static void call_free(struct kube_call *c)
 
 static void live_unlink(struct kube *k, struct kube_call *c)
 {
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		k->live = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	c->prev = c->next = NULL;
+	dlist_remove(&c->live_link);
 	k->nlive--;
 }
 
-static void queue_unlink(struct kube *k, struct kube_call *c)
+static void queue_unlink(struct kube_call *c)
 {
-	if (c->qprev)
-		c->qprev->qnext = c->qnext;
-	else
-		k->qhead = c->qnext;
-	if (c->qnext)
-		c->qnext->qprev = c->qprev;
-	else
-		k->qtail = c->qprev;
-	c->qprev = c->qnext = NULL;
+	dlist_remove(&c->qlink);
+}
+
+/* The oldest throttled call, or NULL. */
+static struct kube_call *queue_first(const struct kube *k)
+{
+	struct dlist *n = dlist_first(&k->queue);
+
+	return n ? DLIST_ENTRY(n, struct kube_call, qlink) : NULL;
 }
 
 void kube_cancel(struct kube *k, struct kube_call *c)
 {
 	switch (c->state) {
 	case CALL_THROTTLED:
-		queue_unlink(k, c);
-		if (!k->qhead)
+		queue_unlink(c);
+		if (dlist_empty(&k->queue))
 			loop_timer_cancel(k->loop, &k->throttle);
 		break;
 	case CALL_RUNNING:
@@ -491,8 +488,9 @@ void kube_free(struct kube *k)
 		return;
 	if (k->ninformers)
 		BUG("kube_free with %zu informers left", k->ninformers);
-	while (k->live)
-		kube_cancel(k, k->live);
+	while (!dlist_empty(&k->live))
+		kube_cancel(k, DLIST_ENTRY(k->live.next, struct kube_call,
+					   live_link));
 	loop_timer_cancel(k->loop, &k->throttle);
 	free(k->base);
 	free(k->connect_to);
@@ -563,6 +561,7 @@ static void start_attempt(struct kube_call *c)
 		BUG("curl_easy_init failed");
 	refresh_token(k);
 	a->c = c;
+	sbuf_init(&a->resp, c->max_bytes);
 	a->easy = e;
 	a->retry_after_ms = -1;
 	curl_easy_setopt(e, CURLOPT_URL, c->url);
@@ -643,10 +642,12 @@ static void pump(struct kube *k)
 
 	if (k->qps > 0)
 		refill(k);
-	while (k->qhead && (k->qps < 0 || k->tokens >= 1.0 - 1e-9)) {
-		struct kube_call *c = k->qhead;
+	struct kube_call *c;
+	struct dlist *pos;
 
-		queue_unlink(k, c);
+	while ((c = queue_first(k)) &&
+	       (k->qps < 0 || k->tokens >= 1.0 - 1e-9)) {
+		queue_unlink(c);
 		if (k->qps > 0)
 			k->tokens -= 1.0;
 		if (c->throttled) {
@@ -657,12 +658,13 @@ static void pump(struct kube *k)
 		}
 		start_attempt(c);
 	}
-	if (k->qhead) {
+	if (!dlist_empty(&k->queue)) {
 		double need = 1.0 - k->tokens;
 		int64_t ms = (int64_t)(need * 1000.0 / k->qps) + 1;
 
-		for (struct kube_call *c = k->qhead; c; c = c->qnext)
-			c->throttled = true;
+		DLIST_FOREACH(pos, &k->queue)
+			DLIST_ENTRY(pos, struct kube_call, qlink)->throttled =
+				true;
 		loop_timer_arm(k->loop, &k->throttle, ms);
 	}
 }
@@ -679,13 +681,7 @@ static void enqueue(struct kube_call *c)
 
 	c->state = CALL_THROTTLED;
 	c->queued_ms = loop_now_ms(k->loop);
-	c->qnext = NULL;
-	c->qprev = k->qtail;
-	if (k->qtail)
-		k->qtail->qnext = c;
-	else
-		k->qhead = c;
-	k->qtail = c;
+	dlist_insert_before(&k->queue, &c->qlink);
 	pump(k);
 }
 
@@ -742,17 +738,9 @@ static size_t on_body(void *ud, const char *data, size_t len)
 	}
 	if (c->discard && a->code >= 200 && a->code < 300)
 		return len; /* nobody reads it: neither kept nor parsed */
-	if (len > c->max_bytes - a->len) {
-		/* P5: drop what we have; never parse half an answer */
-		a->too_large = true;
-		FREE_AND_NULL(a->resp);
-		a->len = a->cap = 0;
-		return 0;
-	}
-	XGROW(a->resp, a->cap, a->len + len + 1);
-	memcpy(a->resp + a->len, data, len);
-	a->len += len;
-	return len;
+	/* P5: past the ceiling the buffer drops what it had; never parse
+	 * half an answer */
+	return sbuf_add(&a->resp, data, len) == 0 ? len : 0;
 }
 
 static bool is_retriable(CURLcode rc)
@@ -830,7 +818,8 @@ static char *snippet(const char *s, size_t len)
 
 static void answer_error(struct kube_call *c, struct attempt *a)
 {
-	json_t *body = a->len ? json_loadb(a->resp, a->len, 0, NULL) : NULL;
+	json_t *body = a->resp.len ? json_loadb(a->resp.buf, a->resp.len, 0,
+						NULL) : NULL;
 	const char *reason = NULL, *message = NULL;
 	char *msg = NULL;
 
@@ -841,7 +830,7 @@ static void answer_error(struct kube_call *c, struct attempt *a)
 	if (!reason || !*reason)
 		reason = reason_of(a->code);
 	if (!message || !*message) {
-		char *q = snippet(a->resp, a->len);
+		char *q = snippet(sbuf_cstr(&a->resp), a->resp.len);
 
 		msg = *q ? xasprintf("the server responded with status %ld: "
 				     "%s", a->code, q)
@@ -875,7 +864,7 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
 	c->att = NULL;
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &a->code);
 	c->last_retry_after = a->retry_after_ms;
-	if (rc == CURLE_WRITE_ERROR && a->too_large) {
+	if (rc == CURLE_WRITE_ERROR && a->resp.failed) {
 		char *m = xasprintf("%s %s: the answer is larger than %zu "
 				    "bytes", method_of(c->verb), c->url,
 				    c->max_bytes);
@@ -911,11 +900,11 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
 		answer_error(c, a);
 		return;
 	}
-	if (c->sink || !a->len) {
+	if (c->sink || !a->resp.len) {
 		finish(c, KUBE_OK, a->code, NULL, NULL, NULL);
 	} else {
 		json_error_t je;
-		json_t *body = json_loadb(a->resp, a->len, 0, &je);
+		json_t *body = json_loadb(a->resp.buf, a->resp.len, 0, &je);
 
 		if (!body) {
 			char *m = xasprintf("%s %s: the answer is not JSON: "
@@ -936,7 +925,7 @@ static void on_release(void *ud)
 
 	curl_slist_free_all(a->hdrs);
 	curl_slist_free_all(a->connect_to);
-	free(a->resp);
+	sbuf_release(&a->resp);
 	free(a);
 }
 
@@ -1005,10 +994,7 @@ static struct kube_call *submit(struct kube *k, const struct kube_req *r,
 	c->timeout_ms = timeout_ms;
 	c->last_retry_after = -1;
 	timers_setup(&c->retry, on_retry, c);
-	c->next = k->live;
-	if (k->live)
-		k->live->prev = c;
-	k->live = c;
+	dlist_insert_after(&k->live, &c->live_link);
 	k->nlive++;
 	enqueue(c);
 	return c;

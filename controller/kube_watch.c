@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
 #include "controller/kube.h"
 #include "controller/kube_int.h"
 #include "controller/linebuf.h"
@@ -101,12 +102,6 @@ static void set_rv(struct kube_watch *w, const char *rv)
 		free(w->rv);
 		w->rv = xstrdup(rv);
 	}
-}
-
-static const char *obj_rv(const json_t *obj)
-{
-	return json_string_value(json_object_get(
-		json_object_get(obj, "metadata"), "resourceVersion"));
 }
 
 static void report(struct kube_watch *w, const char *fmt, const char *a)
@@ -306,7 +301,7 @@ static bool on_line(void *ud, const char *line, size_t len)
 	} else if (!strcmp(type, "DELETED")) {
 		t = KUBE_DELETED;
 	} else if (!strcmp(type, "BOOKMARK")) {
-		set_rv(w, obj_rv(obj));
+		set_rv(w, jx_rv(obj));
 		w->stats.bookmarks++;
 		w->progress = true;
 		goto out;
@@ -321,7 +316,7 @@ static bool on_line(void *ud, const char *line, size_t len)
 	} else {
 		goto out; /* an event type from the future: skip it */
 	}
-	set_rv(w, obj_rv(obj));
+	set_rv(w, jx_rv(obj));
 	w->stats.events++;
 	w->progress = true;
 	w->delivering++;

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/b64.h"
+#include "base/jx.h"
 #include "config/yamljson.h"
 
 /* Largest certificate, key or token file read; real ones are a few KiB. */
@@ -106,64 +108,19 @@ static char *trim(char *s)
 	return s;
 }
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 /* Decodes standard base64 (whitespace ignored, padding optional) into a
- * new NUL-terminated string, or NULL when malformed. */
-static char *b64decode(const char *in)
+ * new NUL-terminated string, or NULL when malformed or not text. */
+static char *decode_text(const char *in)
 {
-	size_t n = strlen(in), o = 0;
-	char *out = xmalloc(n / 4 * 3 + 4);
-	unsigned acc = 0;
-	int bits = 0;
-	bool pad = false;
+	size_t n;
+	char *out = (char *)b64_decode(in, strlen(in), B64_SKIP_SPACE |
+				       B64_PAD_OPTIONAL, &n, NULL);
 
-	for (size_t i = 0; i < n; i++) {
-		int c = (unsigned char)in[i], v;
-
-		if (isspace(c))
-			continue;
-		if (c == '=') {
-			pad = true;
-			continue;
-		}
-		v = b64val(c);
-		if (v < 0 || pad)
-			goto bad;
-		acc = (acc << 6) | (unsigned)v;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)((acc >> bits) & 0xff);
-		}
+	if (out && strlen(out) != n) { /* PEM and tokens are text */
+		free(out);
+		return NULL;
 	}
-	if (bits >= 6)
-		goto bad;
-	out[o] = '\0';
-	if (strlen(out) != o) /* PEM and tokens are text */
-		goto bad;
 	return out;
-bad:
-	free(out);
-	return NULL;
-}
-
-static const char *sget(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
 }
 
 /* The "<what>" entry named name of the list at key (clusters, users,
@@ -175,7 +132,7 @@ static const json_t *named(const json_t *root, const char *key,
 	size_t i;
 
 	json_array_foreach(list, i, e) {
-		const char *n = sget(e, "name");
+		const char *n = jx_str(e, "name");
 
 		if (n && !strcmp(n, name))
 			return json_object_get(e, what);
@@ -199,10 +156,10 @@ static int load_blob(const json_t *o, const char *data_key,
 		     const char *file_key, const char *base_dir,
 		     const char *source, char **out, struct err *err)
 {
-	const char *data = sget(o, data_key), *file = sget(o, file_key);
+	const char *data = jx_str(o, data_key), *file = jx_str(o, file_key);
 
 	if (data && *data) {
-		*out = b64decode(data);
+		*out = decode_text(data);
 		if (!*out)
 			return err_set(err, "%s: %s: illegal base64 data",
 				       source, data_key);
@@ -250,29 +207,30 @@ static int from_tree(const json_t *root, const char *base_dir,
 		return err_set(err, "%s: not a kubeconfig (no mapping)",
 			       source);
 	if (!context || !*context)
-		context = sget(root, "current-context");
+		context = jx_str(root, "current-context");
 	if (!context || !*context)
 		return err_set(err, "%s: no current-context is set", source);
 	ctx = named(root, "contexts", "context", context);
 	if (!ctx)
 		return err_set(err, "%s: context \"%s\" does not exist",
 			       source, context);
-	cluster_name = sget(ctx, "cluster");
-	user_name = sget(ctx, "user");
+	cluster_name = jx_str(ctx, "cluster");
+	user_name = jx_str(ctx, "user");
 	cluster = cluster_name ? named(root, "clusters", "cluster",
 				       cluster_name) : NULL;
 	if (!cluster)
 		return err_set(err, "%s: context \"%s\": cluster \"%s\" does "
 			       "not exist", source, context,
 			       cluster_name ? cluster_name : "");
-	server = sget(cluster, "server");
+	server = jx_str(cluster, "server");
 	if (!server || !*server)
 		return err_set(err, "%s: cluster \"%s\" has no server",
 			       source, cluster_name);
 	c->server = normalize_server(server);
 	c->insecure = json_is_true(json_object_get(cluster,
 				   "insecure-skip-tls-verify"));
-	c->tls_server_name = xstrdup_or_null(sget(cluster, "tls-server-name"));
+	c->tls_server_name = xstrdup_or_null(jx_str(cluster,
+						    "tls-server-name"));
 	if (load_blob(cluster, "certificate-authority-data",
 		      "certificate-authority", base_dir, source, &c->ca_pem,
 		      err) < 0)
@@ -296,8 +254,8 @@ static int from_tree(const json_t *root, const char *base_dir,
 			return err_set(err, "%s: user \"%s\": a client "
 				       "certificate needs its key (and a key "
 				       "its certificate)", source, user_name);
-		token = sget(user, "token");
-		tfile = sget(user, "tokenFile");
+		token = jx_str(user, "token");
+		tfile = jx_str(user, "tokenFile");
 		if (token && *token) {
 			c->token = trim(xstrdup(token));
 		} else if (tfile && *tfile) {
@@ -318,7 +276,7 @@ static int from_tree(const json_t *root, const char *base_dir,
 				       "supported; use a token or a client "
 				       "certificate", source, user_name);
 	}
-	ns = sget(ctx, "namespace");
+	ns = jx_str(ctx, "namespace");
 	c->ns = xstrdup(ns && *ns ? ns : "default");
 	c->source = xstrdup(source);
 	return 0;

@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/dlist.h"
 #include "model/alloc.h"
 
 #define DEFAULT_MAX_WAIT_MS 10000
@@ -69,7 +70,7 @@ struct loop_transfer {
 	bool added;     /* in the multi handle */
 	bool stopped;   /* stopped inside a callback; freed by sync_pending */
 	bool finishing; /* its done callback is running */
-	struct loop_transfer *prev, *next;  /* every transfer of the loop */
+	struct dlist link;                  /* on the loop's transfers */
 };
 
 struct loop {
@@ -91,7 +92,7 @@ struct loop {
 	void *hook_ud;
 	int in_callback;          /* nesting of curl byte callbacks */
 	bool pending;             /* a transfer waits for add or removal */
-	struct loop_transfer *head; /* every transfer, newest first */
+	struct dlist transfers;     /* every loop_transfer, newest first */
 	size_t ntransfers;        /* started, not ended or stopped */
 	CURL *easy_pool[LOOP_EASY_POOL]; /* owned; reset handles of ended
 					    transfers (loop_easy_new) */
@@ -201,6 +202,7 @@ struct loop *loop_new(const struct loop_opts *o, struct err *err)
 	struct loop *l = xcalloc(1, sizeof(*l));
 	int fds[2];
 
+	dlist_init(&l->transfers);
 	l->pipe_rd = l->pipe_wr = -1;
 	l->epfd = -1;
 	l->curl_due_ms = -1;
@@ -274,16 +276,6 @@ fail:
 	return NULL;
 }
 
-static void transfer_unlink(struct loop *l, struct loop_transfer *t)
-{
-	if (t->prev)
-		t->prev->next = t->next;
-	else
-		l->head = t->next;
-	if (t->next)
-		t->next->prev = t->prev;
-}
-
 /* Takes t out of the multi handle and frees it and its easy handle. */
 /* reuse: the transfer ran to its end, so its handle may serve another
  * (loop_easy_new) once reset; a stopped one is cleaned up. */
@@ -298,7 +290,7 @@ static void transfer_destroy(struct loop *l, struct loop_transfer *t,
 	} else {
 		curl_easy_cleanup(t->easy);
 	}
-	transfer_unlink(l, t);
+	dlist_remove(&t->link);
 	if (t->ops->release)
 		t->ops->release(t->ud);
 	free(t);
@@ -308,8 +300,10 @@ void loop_free(struct loop *l)
 {
 	if (!l)
 		return;
-	while (l->head)
-		transfer_destroy(l, l->head, false);
+	while (!dlist_empty(&l->transfers))
+		transfer_destroy(l, DLIST_ENTRY(l->transfers.next,
+						struct loop_transfer, link),
+				 false);
 	while (l->neasy)
 		curl_easy_cleanup(l->easy_pool[--l->neasy]);
 	if (l->signals) {
@@ -451,10 +445,7 @@ struct loop_transfer *loop_transfer_start(struct loop *l, CURL *easy,
 	curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, header_cb);
 	curl_easy_setopt(easy, CURLOPT_HEADERDATA, t);
 	curl_easy_setopt(easy, CURLOPT_PRIVATE, t);
-	t->next = l->head;
-	if (l->head)
-		l->head->prev = t;
-	l->head = t;
+	dlist_insert_after(&l->transfers, &t->link);
 	l->ntransfers++;
 	if (l->in_callback)
 		l->pending = true;
@@ -481,13 +472,15 @@ void loop_transfer_stop(struct loop *l, struct loop_transfer *t)
 /* Applies the starts and stops recorded inside curl callbacks. */
 static void sync_pending(struct loop *l)
 {
-	struct loop_transfer *t = l->head, *next;
+	struct dlist *pos, *tmp;
 
 	if (!l->pending)
 		return;
 	l->pending = false;
-	for (; t; t = next) {
-		next = t->next;
+	DLIST_FOREACH_SAFE(pos, tmp, &l->transfers) {
+		struct loop_transfer *t =
+			DLIST_ENTRY(pos, struct loop_transfer, link);
+
 		if (t->stopped)
 			transfer_destroy(l, t, false);
 		else if (!t->added)

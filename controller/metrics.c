@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sbuf.h"
 #include "model/alloc.h"
 #include "model/goparse.h"
 
@@ -97,44 +98,6 @@ static void atomic_add_double(_Atomic uint64_t *a, double v)
 		;
 }
 
-/* ---- a growable text buffer (render only) ---- */
-
-struct sb {
-	char *p;    /* owned; NUL-terminated when cap > 0 */
-	size_t len;
-	size_t cap;
-};
-
-static void sb_reserve(struct sb *b, size_t more)
-{
-	if (b->len + more + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-
-		while (b->len + more + 1 > cap)
-			cap *= 2;
-		b->p = xrealloc(b->p, cap);
-		b->cap = cap;
-	}
-}
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-	sb_reserve(b, n);
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_str(struct sb *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-static void sb_ch(struct sb *b, char c)
-{
-	sb_add(b, &c, 1);
-}
-
 /* ---- names, escaping, numbers ---- */
 
 static bool is_alpha_(int c)
@@ -198,7 +161,7 @@ static size_t utf8_len(const unsigned char *s)
 /* Appends s escaped: backslash and newline always, the double quote in
  * label values; invalid UTF-8 becomes U+FFFD (the format is UTF-8 and
  * Prometheus refuses anything else). */
-static void escape_into(struct sb *b, const char *s, bool quote)
+static void escape_into(struct sbuf *b, const char *s, bool quote)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
@@ -206,34 +169,33 @@ static void escape_into(struct sb *b, const char *s, bool quote)
 		size_t n = utf8_len(p);
 
 		if (*p == '\\')
-			sb_add(b, "\\\\", 2);
+			sbuf_add(b, "\\\\", 2);
 		else if (*p == '\n')
-			sb_add(b, "\\n", 2);
+			sbuf_add(b, "\\n", 2);
 		else if (*p == '"' && quote)
-			sb_add(b, "\\\"", 2);
+			sbuf_add(b, "\\\"", 2);
 		else if (n == 0)
-			sb_add(b, "\xef\xbf\xbd", 3);
+			sbuf_add(b, "\xef\xbf\xbd", 3);
 		else
-			sb_add(b, (const char *)p, n);
+			sbuf_add(b, (const char *)p, n);
 		p += n ? n : 1;
 	}
 }
 
 static size_t escape_out(const char *s, bool quote, char *out, size_t cap)
 {
-	struct sb b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	size_t len;
 
-	sb_reserve(&b, 0);
 	escape_into(&b, s, quote);
 	len = b.len;
 	if (cap) {
 		size_t k = len < cap - 1 ? len : cap - 1;
 
-		memcpy(out, b.p, k);
+		memcpy(out, sbuf_cstr(&b), k);
 		out[k] = '\0';
 	}
-	free(b.p);
+	sbuf_release(&b);
 	return len;
 }
 
@@ -273,27 +235,12 @@ void metrics_format_float(double v, char *buf)
 	}
 }
 
-static void sb_float(struct sb *b, double v)
+static void add_float(struct sbuf *b, double v)
 {
 	char buf[METRICS_FLOAT_BUF];
 
 	metrics_format_float(v, buf);
-	sb_str(b, buf);
-}
-
-static void sb_u64(struct sb *b, uint64_t u)
-{
-	char tmp[24];
-	size_t n = 0;
-
-	do {
-		tmp[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u);
-	sb_reserve(b, n);
-	while (n)
-		b->p[b->len++] = tmp[--n];
-	b->p[b->len] = '\0';
+	sbuf_adds(b, buf);
 }
 
 /* ---- registry ---- */
@@ -401,25 +348,23 @@ static struct metric *child_new(const struct metric_family *f,
 				const char *const *values)
 {
 	struct metric *c = xcalloc(1, sizeof(*c));
-	struct sb b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 
 	c->f = f;
 	c->values = xcalloc(f->nlabels ? f->nlabels : 1, sizeof(char *));
 	for (size_t i = 0; i < f->nlabels; i++)
 		c->values[i] = xstrdup(values[i]);
-	sb_reserve(&b, 0);
 	for (size_t k = 0; k < f->nlabels; k++) {
 		size_t i = f->order[k];
 
 		if (k)
-			sb_ch(&b, ',');
-		sb_str(&b, f->labels[i]);
-		sb_add(&b, "=\"", 2);
+			sbuf_addch(&b, ',');
+		sbuf_adds(&b, f->labels[i]);
+		sbuf_add(&b, "=\"", 2);
 		escape_into(&b, values[i], true);
-		sb_ch(&b, '"');
+		sbuf_addch(&b, '"');
 	}
-	c->pairs = xrealloc(b.p, b.len + 1); /* sb starts at 4 KiB */
-	c->npairs = b.len;
+	c->pairs = sbuf_detach(&b, &c->npairs);
 	atomic_init(&c->bits, d2u(0));
 	atomic_init(&c->sum_bits, d2u(0));
 	if (f->type == METRIC_HISTOGRAM) {
@@ -823,26 +768,26 @@ static const char *type_name(enum metric_type t)
 }
 
 /* name{pairs[,extra]} with the braces left out when empty. */
-static void series(struct sb *b, const char *name, const char *suffix,
+static void series(struct sbuf *b, const char *name, const char *suffix,
 		   const struct metric *c, const char *extra)
 {
-	sb_str(b, name);
+	sbuf_adds(b, name);
 	if (suffix)
-		sb_str(b, suffix);
+		sbuf_adds(b, suffix);
 	if (c->npairs || extra) {
-		sb_ch(b, '{');
-		sb_add(b, c->pairs, c->npairs);
+		sbuf_addch(b, '{');
+		sbuf_add(b, c->pairs, c->npairs);
 		if (extra) {
 			if (c->npairs)
-				sb_ch(b, ',');
-			sb_str(b, extra);
+				sbuf_addch(b, ',');
+			sbuf_adds(b, extra);
 		}
-		sb_ch(b, '}');
+		sbuf_addch(b, '}');
 	}
-	sb_ch(b, ' ');
+	sbuf_addch(b, ' ');
 }
 
-static void render_histogram(struct sb *b, const struct metric_family *f,
+static void render_histogram(struct sbuf *b, const struct metric_family *f,
 			     const struct metric *c)
 {
 	uint64_t cum = 0;
@@ -859,31 +804,31 @@ static void render_histogram(struct sb *b, const struct metric_family *f,
 			strcpy(num, "+Inf");
 		snprintf(le, sizeof(le), "le=\"%s\"", num);
 		series(b, f->name, "_bucket", c, le);
-		sb_u64(b, cum);
-		sb_ch(b, '\n');
+		sbuf_addu64(b, cum);
+		sbuf_addch(b, '\n');
 	}
 	series(b, f->name, "_sum", c, NULL);
-	sb_float(b, metric_hist_sum(c));
-	sb_ch(b, '\n');
+	add_float(b, metric_hist_sum(c));
+	sbuf_addch(b, '\n');
 	series(b, f->name, "_count", c, NULL);
-	sb_u64(b, cum);
-	sb_ch(b, '\n');
+	sbuf_addu64(b, cum);
+	sbuf_addch(b, '\n');
 }
 
-static void render_family(struct sb *b, struct metric_family *f)
+static void render_family(struct sbuf *b, struct metric_family *f)
 {
 	pthread_mutex_lock(&f->lock);
 	if (f->n == 0)
 		goto out;
-	sb_str(b, "# HELP ");
-	sb_str(b, f->name);
-	sb_ch(b, ' ');
+	sbuf_adds(b, "# HELP ");
+	sbuf_adds(b, f->name);
+	sbuf_addch(b, ' ');
 	escape_into(b, f->help, false);
-	sb_str(b, "\n# TYPE ");
-	sb_str(b, f->name);
-	sb_ch(b, ' ');
-	sb_str(b, type_name(f->type));
-	sb_ch(b, '\n');
+	sbuf_adds(b, "\n# TYPE ");
+	sbuf_adds(b, f->name);
+	sbuf_addch(b, ' ');
+	sbuf_adds(b, type_name(f->type));
+	sbuf_addch(b, '\n');
 	for (size_t i = 0; i < f->n; i++) {
 		const struct metric *c = f->children[i];
 
@@ -891,8 +836,8 @@ static void render_family(struct sb *b, struct metric_family *f)
 			render_histogram(b, f, c);
 		} else {
 			series(b, f->name, NULL, c, NULL);
-			sb_float(b, metric_value(c));
-			sb_ch(b, '\n');
+			add_float(b, metric_value(c));
+			sbuf_addch(b, '\n');
 		}
 	}
 out:
@@ -901,7 +846,7 @@ out:
 
 char *metrics_render(struct metrics *m, size_t *len)
 {
-	struct sb b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	struct collector *colls;
 	struct metric_family **fams;
 	size_t ncolls, nfams;
@@ -923,15 +868,14 @@ char *metrics_render(struct metrics *m, size_t *len)
 	for (size_t i = 0; i < ncolls; i++)
 		colls[i].fn(colls[i].ud);
 
-	/* 3. One family at a time under its own lock. */
-	sb_reserve(&b, 0);
+	/* 3. One family at a time under its own lock, into a buffer that
+	 *    starts at 4 KiB (an exposition is rarely smaller). */
+	sbuf_grow(&b, 4096);
 	for (size_t i = 0; i < nfams; i++)
 		render_family(&b, fams[i]);
 	free(colls);
 	free(fams);
-	if (len)
-		*len = b.len;
-	return b.p;
+	return sbuf_detach(&b, len);
 }
 
 bool metrics_check(struct metrics *m)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/dlist.h"
 #include "controller/hmap.h"
 #include "controller/kube.h"
 #include "controller/loop.h"
@@ -26,9 +27,9 @@ struct record {
 	json_t *last;            /* last body written successfully; owned */
 	int64_t last_ms;         /* monotonic time of the last send */
 	struct timer timer;      /* interval or retry wait */
-	bool waiting;            /* in the writer's FIFO: due, but
-				    max_inflight writes are running */
-	struct record *wprev, *wnext;
+	struct dlist wlink;      /* on the writer's FIFO while due but
+				    max_inflight writes are running; on
+				    no list otherwise */
 };
 
 struct status_writer {
@@ -37,7 +38,8 @@ struct status_writer {
 	struct status_writer_opts o;
 	struct hmap recs; /* key -> struct record */
 	size_t inflight;
-	struct record *whead, *wtail; /* due records waiting for a slot */
+	struct dlist waiting; /* due records waiting for a slot, oldest
+				 first */
 	struct status_writer_stats stats;
 };
 
@@ -45,41 +47,18 @@ static void try_send(struct record *r);
 
 static void wait_push(struct status_writer *w, struct record *r)
 {
-	if (r->waiting)
-		return;
-	r->waiting = true;
-	r->wnext = NULL;
-	r->wprev = w->wtail;
-	if (w->wtail)
-		w->wtail->wnext = r;
-	else
-		w->whead = r;
-	w->wtail = r;
-}
-
-static void wait_unlink(struct status_writer *w, struct record *r)
-{
-	if (!r->waiting)
-		return;
-	if (r->wprev)
-		r->wprev->wnext = r->wnext;
-	else
-		w->whead = r->wnext;
-	if (r->wnext)
-		r->wnext->wprev = r->wprev;
-	else
-		w->wtail = r->wprev;
-	r->wprev = r->wnext = NULL;
-	r->waiting = false;
+	if (dlist_empty(&r->wlink))
+		dlist_insert_before(&w->waiting, &r->wlink);
 }
 
 /* Slots freed: the records that waited for one go, oldest first. */
 static void wait_drain(struct status_writer *w)
 {
-	while (w->whead && w->inflight < w->o.max_inflight) {
-		struct record *r = w->whead;
+	while (!dlist_empty(&w->waiting) && w->inflight < w->o.max_inflight) {
+		struct record *r = DLIST_ENTRY(w->waiting.next, struct record,
+					       wlink);
 
-		wait_unlink(w, r);
+		dlist_remove(&r->wlink);
 		try_send(r);
 	}
 }
@@ -175,6 +154,7 @@ struct status_writer *status_writer_new(struct kube *k,
 	if (!o->build)
 		BUG("status_writer_new: no build callback");
 	w->k = k;
+	dlist_init(&w->waiting);
 	w->l = kube_loop(k);
 	w->o = *o;
 	if (!w->o.min_interval_ms)
@@ -194,7 +174,7 @@ static void record_free(struct status_writer *w, struct record *r)
 		w->inflight--;
 	}
 	loop_timer_cancel(w->l, &r->timer);
-	wait_unlink(w, r);
+	dlist_remove(&r->wlink);
 	json_decref(r->sent);
 	json_decref(r->last);
 	free(r->key);
@@ -222,6 +202,7 @@ void status_writer_mark(struct status_writer *w, const char *key)
 		r = xcalloc(1, sizeof(*r));
 		r->key = xstrdup(key);
 		r->w = w;
+		dlist_init(&r->wlink);
 		timers_setup(&r->timer, on_timer, r);
 		hmap_put(&w->recs, r->key, r);
 	}

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
 #include "demo/stream.h"
 #include "model/alloc.h"
 #include "model/quantity.h"
@@ -122,13 +123,6 @@ void dash_start(struct dash *d, int64_t now_ms)
 
 /* ---- small JSON readers ---- */
 
-static const char *str_at(const json_t *o, const char *key)
-{
-	const char *v = json_string_value(json_object_get(o, key));
-
-	return v ? v : "";
-}
-
 /* A quantity (string or number) in whole units; 0 when absent or bad. */
 static int64_t units(const json_t *v)
 {
@@ -151,8 +145,8 @@ static bool has_condition(const json_t *obj, const char *type)
 	const json_t *c;
 
 	json_array_foreach(conds, i, c)
-		if (!strcmp(str_at(c, "type"), type) &&
-		    !strcmp(str_at(c, "status"), "True"))
+		if (!strcmp(jx_text(c, "type"), type) &&
+		    !strcmp(jx_text(c, "status"), "True"))
 			return true;
 	return false;
 }
@@ -245,7 +239,7 @@ void dash_job(struct dash *d, const json_t *job, bool deleted,
 	      int64_t now_ms)
 {
 	const json_t *meta = json_object_get(job, "metadata");
-	long i = job_index(d, str_at(meta, "name"));
+	long i = job_index(d, jx_text(meta, "name"));
 	struct djob *j;
 	bool unsuspended, ended, running;
 	int64_t gpus;
@@ -324,7 +318,7 @@ static struct dqueue *queue_get(struct dash *d, const char *name, bool add)
 void dash_cluster_queue(struct dash *d, const json_t *cq, bool deleted,
 			int64_t now_ms)
 {
-	const char *name = str_at(json_object_get(cq, "metadata"), "name");
+	const char *name = jx_text(json_object_get(cq, "metadata"), "name");
 	const json_t *spec = json_object_get(cq, "spec");
 	const json_t *st = json_object_get(cq, "status");
 	const json_t *rg, *fq, *rq, *fu;
@@ -354,7 +348,7 @@ void dash_cluster_queue(struct dash *d, const json_t *cq, bool deleted,
 	}
 	json_array_foreach(json_object_get(spec, "resourceGroups"), a, rg)
 		json_array_foreach(json_object_get(rg, "flavors"), b, fq) {
-			int f = flavor_index(d, str_at(fq, "name"), true);
+			int f = flavor_index(d, jx_text(fq, "name"), true);
 
 			if (f < 0)
 				continue;
@@ -365,7 +359,7 @@ void dash_cluster_queue(struct dash *d, const json_t *cq, bool deleted,
 					   c, rq) {
 				const json_t *ll;
 
-				if (strcmp(str_at(rq, "name"), GPU))
+				if (strcmp(jx_text(rq, "name"), GPU))
 					continue;
 				q->nominal[f] = units(
 					json_object_get(rq, "nominalQuota"));
@@ -374,12 +368,12 @@ void dash_cluster_queue(struct dash *d, const json_t *cq, bool deleted,
 			}
 		}
 	json_array_foreach(json_object_get(st, "flavorsUsage"), a, fu) {
-		int f = flavor_index(d, str_at(fu, "name"), true);
+		int f = flavor_index(d, jx_text(fu, "name"), true);
 
 		if (f < 0)
 			continue;
 		json_array_foreach(json_object_get(fu, "resources"), b, rq) {
-			if (strcmp(str_at(rq, "name"), GPU))
+			if (strcmp(jx_text(rq, "name"), GPU))
 				continue;
 			q->used[f] = units(json_object_get(rq, "total"));
 			q->borrowed[f] = units(json_object_get(rq, "borrowed"));
@@ -394,7 +388,7 @@ void dash_cluster_queue(struct dash *d, const json_t *cq, bool deleted,
 
 void dash_flavor(struct dash *d, const json_t *rf, bool deleted)
 {
-	const char *name = str_at(json_object_get(rf, "metadata"), "name");
+	const char *name = jx_text(json_object_get(rf, "metadata"), "name");
 	int f = flavor_index(d, name, !deleted);
 	json_t *labels;
 

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/convert.h"
 #include "devserver/patch.h"
@@ -52,14 +53,9 @@ struct hooks {
 	size_t n;
 };
 
-static const char *jstr(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 static const char *name_of(const json_t *obj)
 {
-	const char *n = jstr(json_object_get(obj, "metadata"), "name");
+	const char *n = jx_str(json_object_get(obj, "metadata"), "name");
 
 	return n ? n : "";
 }
@@ -269,7 +265,7 @@ static bool rule_matches(const json_t *rule, const struct attrs *a,
 			 const char *version)
 {
 	const struct rtype *t = a->req->type;
-	const char *scope = jstr(rule, "scope");
+	const char *scope = jx_str(rule, "scope");
 	const char *sub = a->req->subresource ? a->req->subresource : "";
 	const json_t *res = json_object_get(rule, "resources"), *r;
 	size_t i;
@@ -328,7 +324,8 @@ static int selector_from_json(const json_t *j, struct label_selector *out,
 		label_selector_add(out, k, SEL_IN, &s, 1);
 	}
 	json_array_foreach(json_object_get(j, "matchExpressions"), i, e) {
-		const char *key = jstr(e, "key"), *opn = jstr(e, "operator");
+		const char *key = jx_str(e, "key");
+		const char *opn = jx_str(e, "operator");
 		const json_t *vals = json_object_get(e, "values");
 		const char **vs;
 		enum sel_op op;
@@ -455,7 +452,7 @@ static int should_call(const struct attrs *a, const json_t *hook,
 {
 	const struct rtype *t = a->req->type;
 	const json_t *rules = json_object_get(hook, "rules"), *r;
-	const char *mp = jstr(hook, "matchPolicy");
+	const char *mp = jx_str(hook, "matchPolicy");
 	struct api_status ns_err = API_STATUS_INIT, obj_err = API_STATUS_INIT;
 	enum sel_result nm, om;
 	size_t i;
@@ -683,7 +680,7 @@ static enum verdict verify(const json_t *rev, bool v1, const char *uid,
 	memset(ans, 0, sizeof(*ans));
 	if (decode_types(rev, err) < 0)
 		return V_CALL_FAILED;
-	p = jstr(resp, "patch");
+	p = jx_str(resp, "patch");
 	if (p) {
 		ans->patch = webhook_client_base64_decode(p, &ans->npatch, err);
 		if (!ans->patch)
@@ -709,9 +706,9 @@ static enum verdict verify(const json_t *rev, bool v1, const char *uid,
 		return V_OK;
 	}
 	{
-		const char *got = jstr(resp, "uid");
-		const char *av = jstr(rev, "apiVersion");
-		const char *kind = jstr(rev, "kind");
+		const char *got = jx_str(resp, "uid");
+		const char *av = jx_str(rev, "apiVersion");
+		const char *kind = jx_str(rev, "kind");
 		const char *slash;
 
 		if (strcmp(got ? got : "", uid)) {
@@ -791,7 +788,7 @@ static int set_status(struct api_status *st, int code, const char *reason,
 /* webhookerrors.ToStatusErr: the webhook's own Status, code >= 400. */
 static int denied(const char *hook, const json_t *s, struct api_status *st)
 {
-	const char *msg = jstr(s, "message"), *reason = jstr(s, "reason");
+	const char *msg = jx_str(s, "message"), *reason = jx_str(s, "reason");
 	json_int_t code = json_integer_value(json_object_get(s, "code"));
 	const json_t *det = json_object_get(s, "details");
 	char *m;
@@ -881,9 +878,9 @@ static int call_hook(const struct attrs *a, const json_t *hook,
 		     const char *version, const json_t *obj, const json_t *old,
 		     bool mutating, json_t **patched, struct api_status *st)
 {
-	const char *name = jstr(hook, "name") ? jstr(hook, "name") : "";
-	const char *fp = jstr(hook, "failurePolicy");
-	const char *se = jstr(hook, "sideEffects");
+	const char *name = jx_str(hook, "name") ? jx_str(hook, "name") : "";
+	const char *fp = jx_str(hook, "failurePolicy");
+	const char *se = jx_str(hook, "sideEffects");
 	const char *rv = review_version(hook);
 	const json_t *to = json_object_get(hook, "timeoutSeconds");
 	bool ignore = fp && !strcmp(fp, "Ignore");

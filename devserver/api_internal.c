@@ -19,6 +19,7 @@
 #include "devserver/api_int.h"
 #include "devserver/convert.h"
 #include "devserver/store.h"
+#include "model/svec.h"
 
 static const char default_user[] = "cueue-devserver";
 
@@ -315,11 +316,6 @@ static int load_file(const char *file, struct plist *l, struct err *err)
 	return 0;
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static bool manifest_name(const char *n)
 {
 	size_t l = strlen(n);
@@ -351,7 +347,7 @@ static int load_path(const char *path, struct plist *l, struct err *err)
 			names[n++] = xasprintf("%s/%s", path, e->d_name);
 		}
 	closedir(d);
-	qsort(names, n, sizeof(*names), name_cmp);
+	qsort(names, n, sizeof(*names), svec_cmp);
 	for (size_t i = 0; i < n && rc == 0; i++)
 		rc = load_file(names[i], l, err);
 	for (size_t i = 0; i < n; i++)

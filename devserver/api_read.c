@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/b64.h"
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
 #include "devserver/convert.h"
@@ -361,61 +362,8 @@ fail:
 	respond_status(op, resp, &st);
 }
 
-/* ---- continue tokens: base64url(JSON {"v","rv","start"}) ---- */
-
-static const char b64[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-static char *b64_encode(const char *s)
-{
-	size_t n = strlen(s), o = 0;
-	char *out = xmalloc(n * 4 / 3 + 5);
-	const unsigned char *p = (const unsigned char *)s;
-
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		out[o++] = b64[(v >> 18) & 63];
-		out[o++] = b64[(v >> 12) & 63];
-		if (i + 1 < n)
-			out[o++] = b64[(v >> 6) & 63];
-		if (i + 2 < n)
-			out[o++] = b64[v & 63];
-	}
-	out[o] = '\0';
-	return out;
-}
-
-static char *b64_decode(const char *s)
-{
-	size_t n = strlen(s), o = 0;
-	char *out = xmalloc(n + 1);
-	unsigned v = 0;
-	int bits = 0;
-
-	for (size_t i = 0; i < n; i++) {
-		const char *c = strchr(b64, s[i]);
-
-		if (!c || !s[i]) {
-			if (s[i] == '=')
-				break;
-			free(out);
-			return NULL;
-		}
-		v = (v << 6) | (unsigned)(c - b64);
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			out[o++] = (char)((v >> bits) & 0xff);
-		}
-	}
-	out[o] = '\0';
-	return out;
-}
+/* ---- continue tokens: unpadded base64url(JSON {"v","rv","start"}), as
+ * Kubernetes' RawURLEncoding ---- */
 
 static char *token_make(uint64_t rv, const char *start, uint64_t snap,
 			size_t off)
@@ -427,7 +375,7 @@ static char *token_make(uint64_t rv, const char *start, uint64_t snap,
 	char *s = json_dumps(j, JSON_COMPACT), *t;
 
 	json_decref(j);
-	t = b64_encode(s);
+	t = b64_encode(s, strlen(s), B64_URL | B64_NOPAD);
 	free(s);
 	return t;
 }
@@ -438,7 +386,9 @@ static char *token_make(uint64_t rv, const char *start, uint64_t snap,
 static char *token_parse(const char *tok, uint64_t *snap_rv, uint64_t *snap,
 			 size_t *off, struct api_status *st)
 {
-	char *raw = b64_decode(tok);
+	size_t n;
+	char *raw = (char *)b64_decode(tok, strlen(tok), B64_URL | B64_NOPAD,
+				       &n, NULL);
 	json_t *j = raw ? json_loads(raw, 0, NULL) : NULL;
 	const char *start = json_string_value(json_object_get(j, "start"));
 	char *out = NULL;

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/sbuf.h"
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
 #include "devserver/jsonw.h"
@@ -83,10 +84,8 @@ struct watch {
 	unsigned lines;             /* event lines in the chunk being made */
 	json_t *initial;            /* stored objects for synthetic ADDED */
 	size_t next_initial;
-	char *buf;                  /* pending bytes [off, len) of cap */
-	size_t len;
+	struct sbuf out;            /* pending bytes [off, out.len) */
 	size_t off;
-	size_t cap;
 	struct MHD_Connection *conn;
 };
 
@@ -103,26 +102,16 @@ static int64_t mono_ms(void)
 	return mono_us() / 1000;
 }
 
-/* Appends n bytes to the pending buffer (a json_dump_callback_t). */
-static int append(const char *p, size_t n, void *data)
+/* Appends n bytes to the pending buffer. */
+static void append(const char *p, size_t n, struct watch *w)
 {
-	struct watch *w = data;
-
-	if (w->len + n > w->cap) {
-		w->cap = w->cap ? w->cap : 4096;
-		while (w->len + n > w->cap)
-			w->cap *= 2;
-		w->buf = xrealloc(w->buf, w->cap);
-	}
-	memcpy(w->buf + w->len, p, n);
-	w->len += n;
-	return 0;
+	(void)sbuf_add(&w->out, p, n);
 }
 
 /* Appends ev (taken) as one line to the pending bytes. */
 static void push_line(struct watch *w, json_t *ev)
 {
-	if (jsonw_append(ev, &w->buf, &w->len, &w->cap) < 0)
+	if (jsonw_append(ev, &w->out) < 0)
 		BUG("json_dump_callback failed");
 	json_decref(ev);
 	append("\n", 1, w);
@@ -171,7 +160,7 @@ static bool emit_memo(struct watch *w, const char *type,
 	const char *av = json_string_value(json_object_get(ev->obj,
 							   "apiVersion"));
 	const char *line;
-	size_t start = w->len, n;
+	size_t start = w->out.len, n;
 	int slot;
 
 	if (w->media.kind != MEDIA_JSON || !av || strcmp(av, w->api_version))
@@ -187,12 +176,12 @@ static bool emit_memo(struct watch *w, const char *type,
 	append("{\"type\":\"", 9, w);
 	append(type, strlen(type), w);
 	append("\",\"object\":", 11, w);
-	if (jsonw_append(ev->obj, &w->buf, &w->len, &w->cap) < 0)
+	if (jsonw_append(ev->obj, &w->out) < 0)
 		BUG("json_dump_callback failed");
 	append("}\n", 2, w);
-	/* publish a copy; the bytes in w->buf stay as they are */
-	(void)store_event_memo_set(ev, (unsigned)slot, w->buf + start,
-				   w->len - start, &n);
+	/* publish a copy; the bytes in w->out stay as they are */
+	(void)store_event_memo_set(ev, (unsigned)slot, w->out.buf + start,
+				   w->out.len - start, &n);
 	return true;
 }
 
@@ -301,16 +290,17 @@ static bool produce(struct watch *w)
 {
 	struct store *s = w->op.api->store;
 
-	if (w->off < w->len)
+	if (w->off < w->out.len)
 		return true;
-	w->off = w->len = 0;
+	w->off = 0;
+	sbuf_reset(&w->out);
 	w->lines = 0;
-	while (w->len < FILL_MAX) {
+	while (w->out.len < FILL_MAX) {
 		struct store_event evs[EVENT_BATCH];
 		size_t nev = 0;
 		enum store_rc rc;
 		int64_t now, wait;
-		bool idle = w->len == 0;
+		bool idle = w->out.len == 0;
 
 		if (w->ended || atomic_load(&w->op.api->stopping))
 			break;
@@ -405,12 +395,12 @@ static bool produce(struct watch *w)
 			store_event_release(&evs[i]);
 		}
 	}
-	if (w->len > 0) {
+	if (w->out.len > 0) {
 		w->last_flush_us = mono_us();
-		w->last_full = w->len >= FILL_MAX;
+		w->last_full = w->out.len >= FILL_MAX;
 		w->last_busy = w->lines > 1;
 	}
-	return w->len > 0;
+	return w->out.len > 0;
 }
 
 static long watch_read(void *cls, char *out, size_t max)
@@ -420,10 +410,10 @@ static long watch_read(void *cls, char *out, size_t max)
 
 	if (!produce(w))
 		return HTTP_STREAM_END;
-	n = w->len - w->off;
+	n = w->out.len - w->off;
 	if (n > max)
 		n = max;
-	memcpy(out, w->buf + w->off, n);
+	memcpy(out, w->out.buf + w->off, n);
 	w->off += n;
 	return (long)n;
 }
@@ -434,7 +424,7 @@ static void watch_free(void *cls)
 
 	selectors_release(&w->sel);
 	json_decref(w->initial);
-	free(w->buf);
+	sbuf_release(&w->out);
 	op_release(&w->op);
 	registry_put(w->snap);
 	free(w);

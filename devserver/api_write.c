@@ -34,6 +34,7 @@
 #include <strings.h>
 
 #include "devserver/admission.h"
+#include "base/jx.h"
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
 #include "devserver/convert.h"
@@ -59,19 +60,6 @@ static json_t *meta(json_t *obj)
 		json_object_set_new(obj, "metadata", m);
 	}
 	return m;
-}
-
-static const char *mstr(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(obj,
-		"metadata"), key));
-}
-
-static uint64_t obj_rv(const json_t *obj)
-{
-	const char *s = mstr(obj, "resourceVersion");
-
-	return s ? strtoull(s, NULL, 10) : 0;
 }
 
 static bool has_generation(const struct rtype *t)
@@ -307,7 +295,7 @@ static void validate_finalizers(const json_t *m, const json_t *old,
 	const json_t *fins = json_object_get(m, "finalizers"), *f;
 	const json_t *ofins = json_object_get(json_object_get(old, "metadata"),
 					      "finalizers");
-	bool deleting = old && mstr(old, "deletionTimestamp");
+	bool deleting = old && jx_meta_str(old, "deletionTimestamp");
 	char added[512] = "";
 	size_t i, o = 0;
 
@@ -345,7 +333,7 @@ static int validate_all(struct op *op, const json_t *obj, const json_t *old,
 {
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	const json_t *m = json_object_get(obj, "metadata");
-	const char *name = mstr(obj, "name");
+	const char *name = jx_meta_str(obj, "name");
 
 	if (!old) {
 		if (!name || !*name)
@@ -394,10 +382,10 @@ static void crd_cleanup(struct op *op, const json_t *crd)
 	key = xasprintf("%s/%s", g, p);
 	store_list(op->api->store, key, &o, &r);
 	json_array_foreach(r.items, i, obj) {
-		const char *ns = mstr(obj, "namespace");
+		const char *ns = jx_meta_str(obj, "namespace");
 
 		store_delete(op->api->store, key, ns ? ns : "",
-			     mstr(obj, "name"), 0, NULL);
+			     jx_meta_str(obj, "name"), 0, NULL);
 	}
 	store_list_result_release(&r);
 	free(key);
@@ -445,7 +433,7 @@ static int check_namespace(struct op *op, const char *name,
 	ns = store_get(op->api->store, "/namespaces", "", op->ns);
 	if (!ns)
 		return status_not_found(st, "", "namespaces", op->ns);
-	terminating = mstr(ns, "deletionTimestamp") != NULL;
+	terminating = jx_meta_str(ns, "deletionTimestamp") != NULL;
 	json_decref(ns);
 	if (terminating) {
 		char *d = xasprintf("unable to create new content in namespace "
@@ -531,7 +519,7 @@ int write_create(struct op *op, json_t *obj, json_t **out,
 	/* 1. decode */
 	if (check_type_meta(op, obj, st) < 0)
 		goto fail;
-	name = mstr(obj, "name");
+	name = jx_meta_str(obj, "name");
 	if (check_namespace(op, name, st) < 0)
 		goto fail;
 	/* 2-3. defaults, pruning */
@@ -549,7 +537,7 @@ int write_create(struct op *op, json_t *obj, json_t **out,
 	/* 5. prepare */
 	if (prepare_create(op, obj, st) < 0)
 		goto fail;
-	name = mstr(obj, "name");
+	name = jx_meta_str(obj, "name");
 	/* 6. validate */
 	if (validate_all(op, obj, NULL, st) < 0)
 		goto fail;
@@ -680,7 +668,7 @@ static bool ready_to_go(const json_t *obj)
 	const json_t *sf = json_object_get(json_object_get(obj, "spec"),
 					   "finalizers");
 
-	return mstr(obj, "deletionTimestamp") && !json_array_size(f) &&
+	return jx_meta_str(obj, "deletionTimestamp") && !json_array_size(f) &&
 	       !json_array_size(sf);
 }
 
@@ -700,7 +688,7 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 	json_t *opts = op_options(op, "UpdateOptions");
 	const char *bname, *bns, *brv;
 	bool pinned; /* the client asked for this resourceVersion */
-	uint64_t rv = obj_rv(old);
+	uint64_t rv = jx_rv_u64(old);
 	enum store_rc rc;
 
 	*retry = false;
@@ -1023,8 +1011,8 @@ static int delete_one(struct op *op, const struct delete_opts *d,
 	for (int i = 0; i < RETRIES; i++) {
 		json_t *old = store_get(op->api->store, t->key, op->ns,
 					op->name), *fins, *n, *stored = NULL;
-		const char *uid = old ? mstr(old, "uid") : NULL;
-		uint64_t rv = old ? obj_rv(old) : 0;
+		const char *uid = old ? jx_meta_str(old, "uid") : NULL;
+		uint64_t rv = old ? jx_rv_u64(old) : 0;
 		struct admission_req ar;
 		json_t *old_v, *opts;
 		enum store_rc rc;
@@ -1071,7 +1059,7 @@ static int delete_one(struct op *op, const struct delete_opts *d,
 			json_decref(old_v);
 			return -1;
 		}
-		if (mstr(old, "deletionTimestamp")) {
+		if (jx_meta_str(old, "deletionTimestamp")) {
 			json_decref(old);
 			*obj_out = old_v;
 			return 0;
@@ -1165,8 +1153,8 @@ int write_delete(struct op *op, const struct delete_opts *d, json_t **out,
 	*out = status_success(json_pack("{s:s, s:s, s:s, s:s}", "name",
 					op->name, "group", op->type->group,
 					"kind", op->type->plural, "uid",
-					mstr(obj, "uid") ? mstr(obj, "uid")
-							 : ""));
+					jx_text(jx_obj_peek(obj, "metadata"),
+						"uid")));
 	if (!*op->type->group)
 		json_object_del(json_object_get(*out, "details"), "group");
 	json_decref(obj);
@@ -1185,12 +1173,12 @@ int write_delete_collection(struct op *op, const struct selectors *sel,
 	items = read_matching(op, sel, &rv);
 	json_array_foreach(items, i, it) {
 		struct op one;
-		const char *ns = mstr(it, "namespace");
+		const char *ns = jx_meta_str(it, "namespace");
 		json_t *obj;
 		bool removed;
 
 		op_init(&one, op->api, op->snap, op->type, op->ver,
-			ns ? ns : "", mstr(it, "name"), "");
+			ns ? ns : "", jx_meta_str(it, "name"), "");
 		one.req = op->req;
 		one.dry_run = op->dry_run;
 		one.user = op->user;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
 #include "devserver/jobval.h"
 #include "model/names.h"
 #include "model/timestamp.h"
@@ -38,11 +39,6 @@ static void set_default(json_t *o, const char *key, json_t *val)
 		json_object_set_new(o, key, val);
 	else
 		json_decref(val);
-}
-
-static const char *str_at(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
 }
 
 char *builtin_field_value(const json_t *obj, const char *path)
@@ -148,7 +144,7 @@ static void container_defaults(json_t *c)
 		    json_string("/dev/termination-log"));
 	set_default(c, "terminationMessagePolicy", json_string("File"));
 	set_default(c, "imagePullPolicy",
-		    json_string(default_pull_policy(str_at(c, "image"))));
+		    json_string(default_pull_policy(jx_str(c, "image"))));
 	set_default(c, "resources", json_object());
 	json_array_foreach(ports, i, p)
 		if (json_is_object(p))
@@ -199,7 +195,7 @@ static void validate_pod_spec(const json_t *spec, const char *path,
 {
 	static const char *const job_rp[] = { "OnFailure", "Never", NULL };
 	json_t *cs = json_object_get(spec, "containers");
-	const char *rp = str_at(spec, "restartPolicy");
+	const char *rp = jx_str(spec, "restartPolicy");
 	char p[256];
 	size_t i;
 	json_t *c;
@@ -209,7 +205,7 @@ static void validate_pod_spec(const json_t *spec, const char *path,
 		fe_required(fe, p, NULL);
 	json_array_foreach(cs, i, c) {
 		char cp[300];
-		const char *name = str_at(c, "name");
+		const char *name = jx_str(c, "name");
 
 		snprintf(cp, sizeof(cp), "%s[%zu].name", p, i);
 		if (!name || !*name)
@@ -217,7 +213,7 @@ static void validate_pod_spec(const json_t *spec, const char *path,
 		else
 			check_dns1123_label(fe, cp, name);
 		snprintf(cp, sizeof(cp), "%s[%zu].image", p, i);
-		if (!str_at(c, "image") || !*str_at(c, "image"))
+		if (!jx_str(c, "image") || !*jx_str(c, "image"))
 			fe_required(fe, cp, NULL);
 	}
 	snprintf(p, sizeof(p), "%s.restartPolicy", path);
@@ -279,8 +275,8 @@ static void job_prepare(json_t *obj, const json_t *old, int64_t now_ms)
 	json_t *tmpl = json_is_object(spec) ? json_object_get(spec, "template")
 					    : NULL;
 	json_t *tl, *labels;
-	const char *uid = str_at(meta, "uid");
-	const char *name = str_at(meta, "name");
+	const char *uid = jx_str(meta, "uid");
+	const char *name = jx_str(meta, "name");
 
 	(void)now_ms;
 	if (!json_is_object(tmpl) || !uid || !name)
@@ -366,7 +362,7 @@ static void job_validate(const json_t *obj, const json_t *old,
 static void namespace_prepare(json_t *obj, const json_t *old, int64_t now_ms)
 {
 	json_t *meta = obj_child(obj, "metadata");
-	const char *name = str_at(meta, "name");
+	const char *name = jx_str(meta, "name");
 
 	(void)now_ms;
 	if (name)
@@ -502,7 +498,7 @@ static void crd_defaults(json_t *obj)
 	if (!json_is_object(spec))
 		return;
 	names = json_object_get(spec, "names");
-	kind = json_is_object(names) ? str_at(names, "kind") : NULL;
+	kind = json_is_object(names) ? jx_str(names, "kind") : NULL;
 	if (kind) {
 		char *lower = xstrdup(kind);
 
@@ -530,10 +526,10 @@ static json_t *condition(const char *type, const char *reason,
 	json_t *c;
 
 	json_array_foreach(old_conds, i, c) {
-		if (!strcmp(str_at(c, "type") ? str_at(c, "type") : "", type) &&
-		    !strcmp(str_at(c, "status") ? str_at(c, "status") : "",
-			    "True") && str_at(c, "lastTransitionTime"))
-			ltt = str_at(c, "lastTransitionTime");
+		if (!strcmp(jx_str(c, "type") ? jx_str(c, "type") : "", type) &&
+		    !strcmp(jx_str(c, "status") ? jx_str(c, "status") : "",
+			    "True") && jx_str(c, "lastTransitionTime"))
+			ltt = jx_str(c, "lastTransitionTime");
 	}
 	return json_pack("{s:s, s:s, s:s, s:s, s:s}", "type", type, "status",
 			 "True", "lastTransitionTime", ltt, "reason", reason,
@@ -556,7 +552,7 @@ static void crd_prepare(json_t *obj, const json_t *old, int64_t now_ms)
 	json_array_foreach(ostored, i, v)
 		json_array_append(stored, v);
 	json_array_foreach(json_object_get(spec, "versions"), i, v) {
-		const char *name = str_at(v, "name");
+		const char *name = jx_str(v, "name");
 		bool have = false;
 		size_t j;
 		json_t *s;
@@ -591,11 +587,11 @@ static void crd_validate(const json_t *obj, const json_t *old,
 	const json_t *spec = json_object_get(obj, "spec");
 	const json_t *names = json_object_get(spec, "names");
 	const json_t *versions = json_object_get(spec, "versions"), *v;
-	const char *group = str_at(spec, "group");
-	const char *plural = str_at(names, "plural");
-	const char *kind = str_at(names, "kind");
-	const char *scope = str_at(spec, "scope");
-	const char *name = str_at(json_object_get(obj, "metadata"), "name");
+	const char *group = jx_str(spec, "group");
+	const char *plural = jx_str(names, "plural");
+	const char *kind = jx_str(names, "kind");
+	const char *scope = jx_str(spec, "scope");
+	const char *name = jx_str(json_object_get(obj, "metadata"), "name");
 	size_t i, nstorage = 0;
 
 	(void)old;
@@ -629,7 +625,7 @@ static void crd_validate(const json_t *obj, const json_t *old,
 	}
 	json_array_foreach(versions, i, v) {
 		char p[96];
-		const char *vn = str_at(v, "name");
+		const char *vn = jx_str(v, "name");
 
 		snprintf(p, sizeof(p), "spec.versions[%zu].name", i);
 		if (!vn || !*vn)

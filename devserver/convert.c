@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
 #include "devserver/registry.h"
 #include "devserver/status.h"
 #include "devserver/webhook_client.h"
@@ -25,14 +26,9 @@
 
 #define CONVERSION_TIMEOUT_S 30 /* apiextensions' webhook client */
 
-static const char *jstr(const json_t *o, const char *key)
-{
-	return json_string_value(json_object_get(o, key));
-}
-
 static bool needs_conversion(const json_t *obj, const char *want)
 {
-	const char *have = jstr(obj, "apiVersion");
+	const char *have = jx_str(obj, "apiVersion");
 
 	return !have || strcmp(have, want) != 0;
 }
@@ -84,7 +80,8 @@ static const json_t *converted_objects(const json_t *resp, const char *rv,
 {
 	const json_t *r = json_object_get(resp, "response");
 	const json_t *result, *objs;
-	const char *av = jstr(resp, "apiVersion"), *kind = jstr(resp, "kind");
+	const char *av = jx_str(resp, "apiVersion");
+	const char *kind = jx_str(resp, "kind");
 	const char *got_uid, *status, *slash;
 
 	av = av ? av : "";
@@ -100,16 +97,16 @@ static const json_t *converted_objects(const json_t *resp, const char *rv,
 		err_set(err, "no response provided");
 		return NULL;
 	}
-	got_uid = jstr(r, "uid");
+	got_uid = jx_str(r, "uid");
 	if (strcmp(got_uid ? got_uid : "", uid)) {
 		err_set(err, "expected response.uid=\"%s\", got \"%s\"", uid,
 			got_uid ? got_uid : "");
 		return NULL;
 	}
 	result = json_object_get(r, "result");
-	status = jstr(result, "status");
+	status = jx_str(result, "status");
 	if (strcmp(status ? status : "", "Success")) {
-		const char *m = jstr(result, "message");
+		const char *m = jx_str(result, "message");
 
 		if (m && *m)
 			err_set(err, "%s", m);
@@ -139,11 +136,11 @@ static int same_identity(const json_t *in, const json_t *out,
 		const char *a, *b;
 
 		if (!f[i].key) {
-			a = jstr(in, "kind");
-			b = jstr(out, "kind");
+			a = jx_str(in, "kind");
+			b = jx_str(out, "kind");
 		} else {
-			a = jstr(json_object_get(in, "metadata"), f[i].key);
-			b = jstr(json_object_get(out, "metadata"), f[i].key);
+			a = jx_str(json_object_get(in, "metadata"), f[i].key);
+			b = jx_str(json_object_get(out, "metadata"), f[i].key);
 		}
 		if (strcmp(a ? a : "", b ? b : ""))
 			return err_set(err, "must have the same %s: %s != %s",
@@ -269,7 +266,7 @@ static json_t *convert_webhook(struct api *api, const struct rtype *t,
 	json_array_foreach(objs, i, o)
 		if (needs_conversion(o, want)) {
 			if (!from)
-				from = jstr(o, "apiVersion");
+				from = jx_str(o, "apiVersion");
 			json_array_append(send, o);
 		}
 	from = from ? from : "";
@@ -327,7 +324,7 @@ static json_t *convert_webhook(struct api *api, const struct rtype *t,
 		}
 		if (is_list)
 			snprintf(at, sizeof(at), " at index %zu", ci);
-		if (!json_is_object(src) || !jstr(src, "kind")) {
+		if (!json_is_object(src) || !jx_str(src, "kind")) {
 			char *txt = json_dumps(src, JSON_COMPACT |
 					       JSON_ENCODE_ANY);
 
@@ -342,8 +339,8 @@ static json_t *convert_webhook(struct api *api, const struct rtype *t,
 		ci++;
 		if (is_list)
 			snprintf(at, sizeof(at), " at index %zu", ci);
-		cav = gv_string(jstr(src, "apiVersion"));
-		ck = jstr(src, "kind");
+		cav = gv_string(jx_str(src, "apiVersion"));
+		ck = jx_str(src, "kind");
 		if (strcmp(cav, want)) {
 			failed(st, "conversion webhook for %s returned invalid "
 			       "%sobject%s: invalid groupVersion (expected %s, "
@@ -351,12 +348,13 @@ static json_t *convert_webhook(struct api *api, const struct rtype *t,
 			       at, want, cav);
 			goto fail;
 		}
-		if (strcmp(ck, t->kind) || strcmp(jstr(o, "kind") ? jstr(o,
+		if (strcmp(ck, t->kind) || strcmp(jx_str(o, "kind") ? jx_str(o,
 			"kind") : t->kind, ck)) {
 			failed(st, "conversion webhook for %s returned invalid "
 			       "%sobject%s: invalid kind (expected %s, "
 			       "received %s)", gvk, is_list ? "converted " : "",
-			       at, jstr(o, "kind") ? jstr(o, "kind") : t->kind,
+			       at,
+			       jx_str(o, "kind") ? jx_str(o, "kind") : t->kind,
 			       ck);
 			goto fail;
 		}

@@ -51,6 +51,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/hmap.h"
+#include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/builtin.h"
 #include "devserver/store.h"
@@ -97,8 +99,7 @@ struct oref {
 /* One uid. Dependents point at their owners by uid (owners[]) and owners
  * list their dependents (deps[]); both sides change together. */
 struct gnode {
-	struct gnode *hnext;   /* hash chain */
-	char *uid;             /* owned; the key */
+	char *uid;             /* owned; the key in the graph's nodes */
 	const char *res;       /* interned store key; NULL: never seen */
 	char *ns;              /* owned; "" cluster-scoped; NULL with !res */
 	char *name;            /* owned; NULL with !res */
@@ -140,8 +141,7 @@ struct gc {
 	/* Everything below belongs to the collector's thread. */
 	uint64_t cursor;          /* last store RV applied */
 	uint64_t ready_rv;        /* work waits until cursor >= this */
-	struct gnode **buckets;   /* nbuckets chains; power of two */
-	size_t nbuckets, nnodes;
+	struct hmap nodes;        /* uid -> struct gnode (owned) */
 	char **keys;              /* interned store keys */
 	size_t nkeys, capkeys;
 	char **queue;             /* owned uids with queued bits */
@@ -163,19 +163,6 @@ static int64_t now_ms(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static const char *mstr(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(obj,
-		"metadata"), key));
-}
-
-static uint64_t obj_rv(const json_t *obj)
-{
-	const char *s = mstr(obj, "resourceVersion");
-
-	return s ? strtoull(s, NULL, 10) : 0;
 }
 
 static bool has_string(const json_t *arr, const char *s)
@@ -226,64 +213,20 @@ static void log_failure(const char *what, const char *res, const char *ns,
 
 /* ---- the graph ---- */
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static struct gnode **slot(struct gc *g, const char *uid)
-{
-	struct gnode **p = &g->buckets[hash(uid) & (g->nbuckets - 1)];
-
-	while (*p && strcmp((*p)->uid, uid))
-		p = &(*p)->hnext;
-	return p;
-}
-
 static struct gnode *node_find(struct gc *g, const char *uid)
 {
-	return *slot(g, uid);
-}
-
-static void table_grow(struct gc *g)
-{
-	size_t nb = g->nbuckets * 2;
-	struct gnode **b = xcalloc(nb, sizeof(*b));
-
-	for (size_t i = 0; i < g->nbuckets; i++) {
-		struct gnode *n = g->buckets[i], *next;
-
-		for (; n; n = next) {
-			struct gnode **h = &b[hash(n->uid) & (nb - 1)];
-
-			next = n->hnext;
-			n->hnext = *h;
-			*h = n;
-		}
-	}
-	free(g->buckets);
-	g->buckets = b;
-	g->nbuckets = nb;
+	return hmap_get(&g->nodes, uid);
 }
 
 static struct gnode *node_get(struct gc *g, const char *uid)
 {
-	struct gnode **p = slot(g, uid), *n = *p;
+	struct gnode *n = node_find(g, uid);
 
 	if (n)
 		return n;
-	if (g->nnodes >= g->nbuckets) {
-		table_grow(g);
-		p = slot(g, uid);
-	}
 	n = xcalloc(1, sizeof(*n));
 	n->uid = xstrdup(uid);
-	*p = n;
-	g->nnodes++;
+	hmap_put(&g->nodes, n->uid, n);
 	return n;
 }
 
@@ -303,13 +246,9 @@ static void node_free(struct gnode *n)
  * uids of a freed node are skipped when they come up. */
 static void maybe_free(struct gc *g, struct gnode *n)
 {
-	struct gnode **p;
-
 	if ((n->flags & N_LIVE) || n->ndeps || n->nowners)
 		return;
-	p = slot(g, n->uid);
-	*p = n->hnext;
-	g->nnodes--;
+	hmap_del(&g->nodes, n->uid);
 	node_free(n);
 }
 
@@ -528,7 +467,7 @@ static void set_owners(struct gc *g, struct gnode *n, const json_t *obj)
 static void node_update(struct gc *g, const char *res, const char *ns,
 			const char *name, const json_t *obj, uint64_t rv)
 {
-	const char *uid = mstr(obj, "uid");
+	const char *uid = jx_meta_str(obj, "uid");
 	const json_t *fins = json_object_get(json_object_get(obj, "metadata"),
 					     "finalizers");
 	struct gnode *n;
@@ -546,7 +485,7 @@ static void node_update(struct gc *g, const char *res, const char *ns,
 	}
 	n->rv = rv;
 	n->flags = N_LIVE;
-	if (mstr(obj, "deletionTimestamp"))
+	if (jx_meta_str(obj, "deletionTimestamp"))
 		n->flags |= N_DELETING;
 	if (has_string(fins, "orphan"))
 		n->flags |= N_FIN_ORPHAN;
@@ -590,7 +529,7 @@ static void crd_gone_add(struct gc *g, const char *name, const json_t *crd)
 /* An object's DELETED event. */
 static void node_deleted(struct gc *g, const struct store_event *ev)
 {
-	const char *uid = mstr(ev->obj, "uid");
+	const char *uid = jx_meta_str(ev->obj, "uid");
 	struct gnode *n = uid ? node_find(g, uid) : NULL;
 
 	/* Content of a Terminating namespace went away: look again soon. */
@@ -645,7 +584,7 @@ static void node_ref(const struct gnode *n, char *group, size_t gn,
 static json_t *node_current(struct gc *g, const struct gnode *n)
 {
 	json_t *cur = store_get(g->store, n->res, n->ns, n->name);
-	const char *uid = cur ? mstr(cur, "uid") : NULL;
+	const char *uid = cur ? jx_meta_str(cur, "uid") : NULL;
 
 	if (!uid || strcmp(uid, n->uid)) {
 		json_decref(cur);
@@ -715,8 +654,8 @@ static int edit_meta(struct gc *g, const struct gnode *n, enum edit what,
 		}
 		patch = json_pack("{s:{s:s, s:o}}", "metadata",
 				  "resourceVersion",
-				  mstr(cur, "resourceVersion") ?
-				  mstr(cur, "resourceVersion") : "",
+				  jx_meta_str(cur, "resourceVersion") ?
+				  jx_meta_str(cur, "resourceVersion") : "",
 				  field, val);
 		json_decref(cur);
 		rc = api_internal_patch(g->api, &ref, "", API_PATCH_MERGE,
@@ -748,7 +687,7 @@ static int delete_node(struct gc *g, const struct gnode *n,
 	struct api_status st = API_STATUS_INIT;
 	struct api_ref ref;
 	char group[256];
-	bool current = cur && obj_rv(cur) == n->rv;
+	bool current = cur && jx_rv_u64(cur) == n->rv;
 	int rc;
 
 	json_decref(cur);
@@ -928,11 +867,11 @@ static void sweep_type(struct gc *g, const char *group, const char *plural,
 	store_list(g->store, key, &o, &lr);
 	json_array_foreach(lr.items, i, obj) {
 		struct api_ref ref = { .group = group, .resource = plural,
-				       .ns = sw->ns, .name = mstr(obj, "name"),
+				       .ns = sw->ns, .name = jx_name(obj),
 				       .user = ns_user };
 		struct api_status st = API_STATUS_INIT;
 
-		if (mstr(obj, "deletionTimestamp") || !ref.name)
+		if (jx_meta_str(obj, "deletionTimestamp") || !ref.name)
 			continue;
 		if (api_internal_delete(g->api, &ref, "Background", NULL,
 					&st) < 0 && st.code != 404)
@@ -957,7 +896,7 @@ static void namespace_work(struct gc *g, struct gnode *n)
 	struct api_status st = API_STATUS_INIT;
 	bool listed = false;
 
-	if (!cur || !mstr(cur, "deletionTimestamp"))
+	if (!cur || !jx_meta_str(cur, "deletionTimestamp"))
 		goto out;
 	fins = json_object_get(json_object_get(cur, "spec"), "finalizers");
 	if (!has_string(fins, "kubernetes")) {
@@ -1028,10 +967,10 @@ static void crd_leftovers(struct gc *g, int64_t now)
 
 			store_list(g->store, c->key, &lo, &lr);
 			json_array_foreach(lr.items, k, obj) {
-				const char *ns = mstr(obj, "namespace");
+				const char *ns = jx_meta_str(obj, "namespace");
 
 				store_delete(g->store, c->key, ns ? ns : "",
-					     mstr(obj, "name"), 0, NULL);
+					     jx_meta_str(obj, "name"), 0, NULL);
 			}
 			store_list_result_release(&lr);
 		}
@@ -1079,16 +1018,12 @@ static void run_work(struct gc *g)
 
 static void graph_clear(struct gc *g)
 {
-	for (size_t i = 0; i < g->nbuckets; i++) {
-		struct gnode *n = g->buckets[i], *next;
+	struct gnode *n;
+	size_t pos = 0;
 
-		for (; n; n = next) {
-			next = n->hnext;
-			node_free(n);
-		}
-		g->buckets[i] = NULL;
-	}
-	g->nnodes = 0;
+	while ((n = hmap_next(&g->nodes, &pos, NULL)))
+		node_free(n); /* its key too: the map is emptied below */
+	hmap_release(&g->nodes);
 	for (size_t i = 0; i < g->nqueue; i++)
 		free(g->queue[i]);
 	g->nqueue = 0;
@@ -1112,11 +1047,11 @@ static void load_key(struct gc *g, const char *key)
 
 	store_list(g->store, key, &o, &lr);
 	json_array_foreach(lr.items, i, obj) {
-		const char *name = mstr(obj, "name");
+		const char *name = jx_meta_str(obj, "name");
 
 		if (name)
-			node_update(g, key, mstr(obj, "namespace"), name, obj,
-				    obj_rv(obj));
+			node_update(g, key, jx_namespace(obj), name, obj,
+				    jx_rv_u64(obj));
 	}
 	store_list_result_release(&lr);
 }
@@ -1227,8 +1162,7 @@ struct gc *gc_start(struct api *a, struct err *err)
 
 	g->api = a;
 	g->store = api_store(a);
-	g->nbuckets = 1024;
-	g->buckets = xcalloc(g->nbuckets, sizeof(*g->buckets));
+	hmap_init(&g->nodes);
 	atomic_init(&g->stop, false);
 	atomic_init(&g->exited, false);
 	/* The first list happens here, so every write after gc_start
@@ -1242,7 +1176,7 @@ struct gc *gc_start(struct api *a, struct err *err)
 		free(g->queue);
 		free(g->later);
 		free(g->terms);
-		free(g->buckets);
+		hmap_release(&g->nodes);
 		free(g);
 		err_set(err, "gc: cannot start its thread");
 		return NULL;
@@ -1265,7 +1199,7 @@ void gc_stop(struct gc *g)
 	}
 	pthread_join(g->thread, NULL);
 	graph_clear(g);
-	free(g->buckets);
+	hmap_release(&g->nodes);
 	free(g->queue);
 	free(g->later);
 	free(g->terms);

@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/dlist.h"
+#include "base/sbuf.h"
 #include "devserver/jsonw.h"
 #include "devserver/status.h"
 
@@ -52,13 +54,13 @@
 #define CONN_POOL_BYTES (32 * 1024)
 
 /* One open connection (libmicrohttpd's socket_context); in the table
- * from NOTIFY_STARTED to NOTIFY_CLOSED. prev, next and reaped are under
+ * from NOTIFY_STARTED to NOTIFY_CLOSED. link and reaped are under
  * conns_lock; since and serving are atomics its own thread stores
  * without the lock (since first, then serving, with release order) and
  * the reaper loads under it (serving first, with acquire order), so a
  * connection seen as READING always shows the since of that state. */
 struct conn {
-	struct conn *prev, *next;
+	struct dlist link;  /* on the server's conns */
 	int fd;             /* the client socket; open while listed */
 	_Atomic int64_t since; /* monotonic ms: accepted or last answer
 				* ended */
@@ -82,7 +84,7 @@ struct http_server {
 	char url[96];
 	pthread_mutex_t conns_lock; /* leaf lock: conns, nconns, stopping */
 	pthread_cond_t reaper_cv;   /* wakes the reaper to stop */
-	struct conn *conns;         /* open connections, newest first */
+	struct dlist conns;         /* open connections, newest first */
 	atomic_size_t nconns;       /* changed under conns_lock, read
 				     * without it */
 	bool stopping;
@@ -92,11 +94,8 @@ struct http_server {
 
 /* Per-request state between the access-handler calls. */
 struct reqstate {
-	char *buf;          /* body so far (NUL-terminated) */
-	size_t len;
-	size_t cap;
-	size_t dropped;     /* bytes discarded after crossing max_body */
-	bool too_large;     /* over max_body: dropping the rest */
+	struct sbuf body;   /* the body so far, capped at max_body (P5) */
+	size_t seen;        /* body bytes received, kept or not */
 };
 
 /* The stream adapter MHD's reader callback gets. */
@@ -214,10 +213,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 		atomic_init(&k->since, mono_ms());
 		atomic_init(&k->serving, false);
 		pthread_mutex_lock(&s->conns_lock);
-		k->next = s->conns;
-		if (s->conns)
-			s->conns->prev = k;
-		s->conns = k;
+		dlist_insert_after(&s->conns, &k->link);
 		s->nconns++;
 		pthread_mutex_unlock(&s->conns_lock);
 		*socket_context = k;
@@ -226,12 +222,7 @@ static void on_connection(void *cls, struct MHD_Connection *c,
 	if (!k)
 		return;
 	pthread_mutex_lock(&s->conns_lock);
-	if (k->prev)
-		k->prev->next = k->next;
-	else
-		s->conns = k->next;
-	if (k->next)
-		k->next->prev = k->prev;
+	dlist_remove(&k->link);
 	s->nconns--;
 	pthread_mutex_unlock(&s->conns_lock);
 	free(k);
@@ -266,8 +257,11 @@ static void *reaper_main(void *arg)
 	while (!s->stopping) {
 		int64_t now = mono_ms();
 		struct timespec until;
+		struct dlist *pos;
 
-		for (struct conn *k = s->conns; k; k = k->next)
+		DLIST_FOREACH(pos, &s->conns) {
+			struct conn *k = DLIST_ENTRY(pos, struct conn, link);
+
 			if (!atomic_load_explicit(&k->serving,
 						  memory_order_acquire) &&
 			    !k->reaped && k->fd >= 0 &&
@@ -277,6 +271,7 @@ static void *reaper_main(void *arg)
 				shutdown(k->fd, SHUT_RDWR);
 				k->reaped = true;
 			}
+		}
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += REAPER_TICK_MS * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
@@ -531,21 +526,12 @@ static bool early_answer(struct http_server *s, struct MHD_Connection *c,
 static bool take_body(struct http_server *s, struct reqstate *rs,
 		      const char *upload, size_t n)
 {
-	if (!rs->too_large && n > s->max_body - rs->len) {
-		rs->too_large = true;
-		FREE_AND_NULL(rs->buf);
-		rs->dropped = rs->len;
-		rs->len = rs->cap = 0;
-	}
-	if (rs->too_large) {
-		rs->dropped += n;
-		return rs->dropped <= 2 * s->max_body;
-	}
-	XGROW(rs->buf, rs->cap, rs->len + n + 1);
-	memcpy(rs->buf + rs->len, upload, n);
-	rs->len += n;
-	rs->buf[rs->len] = '\0';
-	return true;
+	rs->seen += n;
+	if (sbuf_add(&rs->body, upload, n) == 0)
+		return true;
+	/* Past the ceiling the body is already released; read on (bounded)
+	 * so the client gets its 413. */
+	return rs->seen <= 2 * s->max_body;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -563,6 +549,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	if (!rs) {
 		/* 1. the headers are in */
 		rs = xcalloc(1, sizeof(*rs));
+		sbuf_init(&rs->body, s->max_body);
 		*con_cls = rs;
 		http_resp_init(&resp);
 		if (!early_answer(s, c, url, &resp))
@@ -584,13 +571,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	/* 3. the request is complete: answer it */
 	conn_set_serving(c, true);
 	http_resp_init(&resp);
-	if (rs->too_large) {
+	if (rs->body.failed) {
 		status_too_large_body(&st, (unsigned long)s->max_body);
 		status_resp(&resp, &st);
 	} else {
 		struct http_req req = {
 			.method = method, .path = url,
-			.body = rs->buf ? rs->buf : "", .body_len = rs->len,
+			.body = sbuf_cstr(&rs->body), .body_len = rs->body.len,
 			.conn = c,
 		};
 
@@ -617,7 +604,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	/* keep-alive: the next request has read_timeout_ms to arrive */
 	conn_set_serving(c, false);
 	if (rs) {
-		free(rs->buf);
+		sbuf_release(&rs->body);
 		free(rs);
 		*con_cls = NULL;
 	}
@@ -726,6 +713,7 @@ struct http_server *http_server_start(const struct http_opts *o,
 	s->idle_timeout_s = o->idle_timeout_s ? o->idle_timeout_s
 					      : DEFAULT_IDLE_TIMEOUT_S;
 	pthread_mutex_init(&s->conns_lock, NULL);
+	dlist_init(&s->conns);
 	pthread_cond_init(&s->reaper_cv, NULL);
 	fd = listen_on(addr, o->port, &s->port, err);
 	if (fd < 0)

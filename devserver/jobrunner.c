@@ -30,6 +30,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/hmap.h"
+#include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/store.h"
 #include "model/alloc.h"
@@ -48,8 +50,7 @@ static const char runner_user[] =
 
 /* One Job the runner follows: not finished, seen in an event or a list. */
 struct job {
-	struct job *hnext;  /* hash chain */
-	char *uid;          /* owned; the key */
+	char *uid;          /* owned; the key in r->jobs */
 	char *ns;           /* owned */
 	char *name;         /* owned */
 	int64_t start_ms;   /* exact start of the last plan; 0: none */
@@ -68,9 +69,7 @@ struct jobrunner {
 	atomic_bool exited;       /* set by the thread on its way out */
 	/* Everything below belongs to the runner's thread. */
 	uint64_t cursor;          /* last store RV looked at */
-	struct job **buckets;     /* nbuckets chains; power of two */
-	size_t nbuckets;
-	size_t njobs;
+	struct hmap jobs;         /* uid -> struct job (owned) */
 	struct job **heap;        /* min-heap on due_ms */
 	size_t nheap, capheap;
 	struct job **dirty;       /* Jobs to plan this turn; each once */
@@ -78,12 +77,6 @@ struct jobrunner {
 };
 
 /* ---- JSON helpers ---- */
-
-static const char *mstr(const json_t *obj, const char *key)
-{
-	return json_string_value(json_object_get(json_object_get(obj,
-		"metadata"), key));
-}
 
 static const char *annotation(const json_t *obj, const char *key)
 {
@@ -323,7 +316,7 @@ void jobrunner_plan_job(const json_t *job, int64_t now_ms, int64_t runtime_ms,
 	bool cchanged;
 
 	memset(out, 0, sizeof(*out));
-	if (mstr(job, "deletionTimestamp") || finished(job)) {
+	if (jx_meta_str(job, "deletionTimestamp") || finished(job)) {
 		out->done = true;
 		return;
 	}
@@ -381,65 +374,21 @@ void jobrunner_plan_job(const json_t *job, int64_t now_ms, int64_t runtime_ms,
 
 /* ---- the Job table (uid -> struct job) ---- */
 
-static uint64_t hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static struct job **slot(struct jobrunner *r, const char *uid)
-{
-	struct job **p = &r->buckets[hash(uid) & (r->nbuckets - 1)];
-
-	while (*p && strcmp((*p)->uid, uid))
-		p = &(*p)->hnext;
-	return p;
-}
-
 static struct job *job_find(struct jobrunner *r, const char *uid)
 {
-	return *slot(r, uid);
-}
-
-static void table_grow(struct jobrunner *r)
-{
-	size_t nb = r->nbuckets * 2;
-	struct job **b = xcalloc(nb, sizeof(*b));
-
-	for (size_t i = 0; i < r->nbuckets; i++) {
-		struct job *j = r->buckets[i], *next;
-
-		for (; j; j = next) {
-			struct job **h = &b[hash(j->uid) & (nb - 1)];
-
-			next = j->hnext;
-			j->hnext = *h;
-			*h = j;
-		}
-	}
-	free(r->buckets);
-	r->buckets = b;
-	r->nbuckets = nb;
+	return hmap_get(&r->jobs, uid);
 }
 
 static struct job *job_add(struct jobrunner *r, const char *uid,
 			   const char *ns, const char *name)
 {
-	struct job *j = xcalloc(1, sizeof(*j)), **p;
+	struct job *j = xcalloc(1, sizeof(*j));
 
-	if (r->njobs >= r->nbuckets)
-		table_grow(r);
-	p = slot(r, uid);
 	j->uid = xstrdup(uid);
 	j->ns = xstrdup(ns);
 	j->name = xstrdup(name);
 	j->hidx = NO_HEAP;
-	j->hnext = *p;
-	*p = j;
-	r->njobs++;
+	hmap_put(&r->jobs, j->uid, j);
 	return j;
 }
 
@@ -526,11 +475,8 @@ static void schedule(struct jobrunner *r, struct job *j, int64_t due_ms)
 
 static void job_drop(struct jobrunner *r, struct job *j)
 {
-	struct job **p = slot(r, j->uid);
-
 	heap_remove(r, j);
-	*p = j->hnext;
-	r->njobs--;
+	hmap_del(&r->jobs, j->uid);
 	free(j->uid);
 	free(j->ns);
 	free(j->name);
@@ -560,7 +506,7 @@ static int64_t now_ms(void)
  * when they are planned. */
 static void on_event(struct jobrunner *r, const struct store_event *ev)
 {
-	const char *uid = mstr(ev->obj, "uid");
+	const char *uid = jx_meta_str(ev->obj, "uid");
 	struct job *j;
 
 	if (!uid)
@@ -568,7 +514,7 @@ static void on_event(struct jobrunner *r, const struct store_event *ev)
 	j = job_find(r, uid);
 	if (!j) {
 		if (ev->type == STORE_DELETED || finished(ev->obj) ||
-		    mstr(ev->obj, "deletionTimestamp"))
+		    jx_meta_str(ev->obj, "deletionTimestamp"))
 			return;
 		j = job_add(r, uid, ev->ns, ev->name);
 	}
@@ -580,33 +526,32 @@ static void resync(struct jobrunner *r)
 {
 	struct store_list_opts o = { 0 };
 	struct store_list_result lr;
-	size_t i;
+	size_t i, pos = 0;
 	json_t *obj;
+	struct job *j;
 
 	r->cursor = store_rv(r->store);
-	for (i = 0; i < r->nbuckets; i++)
-		for (struct job *j = r->buckets[i]; j; j = j->hnext)
-			j->seen = false;
+	while ((j = hmap_next(&r->jobs, &pos, NULL)))
+		j->seen = false;
 	store_list(r->store, JOBS_KEY, &o, &lr);
 	json_array_foreach(lr.items, i, obj) {
-		const char *uid = mstr(obj, "uid");
-		const char *ns = mstr(obj, "namespace");
-		struct job *j;
+		const char *uid = jx_meta_str(obj, "uid");
+		const char *ns = jx_meta_str(obj, "namespace");
 
 		if (!uid || finished(obj))
 			continue;
 		j = job_find(r, uid);
 		if (!j)
-			j = job_add(r, uid, ns ? ns : "", mstr(obj, "name"));
+			j = job_add(r, uid, ns ? ns : "", jx_name(obj));
 		j->seen = true;
 		mark_dirty(r, j);
 	}
 	store_list_result_release(&lr);
 	/* Jobs gone meanwhile are found missing when planned. */
-	for (i = 0; i < r->nbuckets; i++)
-		for (struct job *j = r->buckets[i]; j; j = j->hnext)
-			if (!j->seen)
-				mark_dirty(r, j);
+	pos = 0;
+	while ((j = hmap_next(&r->jobs, &pos, NULL)))
+		if (!j->seen)
+			mark_dirty(r, j);
 }
 
 /* Plans j against its stored state and writes what the plan asks for. */
@@ -618,7 +563,7 @@ static void reconcile(struct jobrunner *r, struct job *j)
 
 	for (int attempt = 0; attempt <= CONFLICT_RETRIES; attempt++) {
 		json_t *obj = store_get(r->store, JOBS_KEY, j->ns, j->name);
-		const char *uid = obj ? mstr(obj, "uid") : NULL;
+		const char *uid = obj ? jx_meta_str(obj, "uid") : NULL;
 		struct api_status st = API_STATUS_INIT;
 		struct jobrunner_plan p;
 		json_t *patch;
@@ -644,8 +589,8 @@ static void reconcile(struct jobrunner *r, struct job *j)
 		}
 		patch = json_pack("{s:{s:s}, s:o}", "metadata",
 				  "resourceVersion",
-				  mstr(obj, "resourceVersion") ?
-				  mstr(obj, "resourceVersion") : "",
+				  jx_meta_str(obj, "resourceVersion") ?
+				  jx_meta_str(obj, "resourceVersion") : "",
 				  "status", p.status);
 		json_decref(obj);
 		rc = api_internal_patch(r->api, &ref, "status",
@@ -748,18 +693,19 @@ struct jobrunner *jobrunner_start(struct api *a, struct err *err)
 	r->api = a;
 	r->store = api_store(a);
 	r->runtime_ms = rt > 0 ? rt : JOBRUNNER_DEFAULT_RUNTIME_MS;
-	r->nbuckets = 256;
-	r->buckets = xcalloc(r->nbuckets, sizeof(*r->buckets));
+	hmap_init(&r->jobs);
 	atomic_init(&r->stop, false);
 	atomic_init(&r->exited, false);
 	/* The first list happens here, so every Job written after
 	 * jobrunner_start returns is seen as an event. */
 	resync(r);
 	if (pthread_create(&r->thread, NULL, runner_main, r) != 0) {
-		for (size_t i = 0; i < r->nbuckets; i++)
-			while (r->buckets[i])
-				job_drop(r, r->buckets[i]);
-		free(r->buckets);
+		struct job *j;
+		size_t pos = 0;
+
+		while ((j = hmap_next(&r->jobs, &pos, NULL)))
+			job_drop(r, j); /* removing the current entry */
+		hmap_release(&r->jobs);
 		free(r->heap);
 		free(r->dirty);
 		free(r);
@@ -771,6 +717,9 @@ struct jobrunner *jobrunner_start(struct api *a, struct err *err)
 
 void jobrunner_stop(struct jobrunner *r)
 {
+	struct job *j;
+	size_t pos = 0;
+
 	if (!r)
 		return;
 	atomic_store(&r->stop, true);
@@ -783,18 +732,13 @@ void jobrunner_stop(struct jobrunner *r)
 		nanosleep(&d, NULL);
 	}
 	pthread_join(r->thread, NULL);
-	for (size_t i = 0; i < r->nbuckets; i++) {
-		struct job *j = r->buckets[i], *next;
-
-		for (; j; j = next) {
-			next = j->hnext;
-			free(j->uid);
-			free(j->ns);
-			free(j->name);
-			free(j);
-		}
+	while ((j = hmap_next(&r->jobs, &pos, NULL))) {
+		free(j->uid); /* the map is released below, unread */
+		free(j->ns);
+		free(j->name);
+		free(j);
 	}
-	free(r->buckets);
+	hmap_release(&r->jobs);
 	free(r->heap);
 	free(r->dirty);
 	free(r);

@@ -16,32 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sbuf.h"
 #include "model/alloc.h"
 
-struct out {
-	char *p;
-	size_t len;
-	size_t cap;
-};
-
-static inline void put(struct out *o, const char *s, size_t n)
+/* The sbuf appends, under short names for the encoder's many calls;
+ * the buffer has no ceiling, so they cannot fail. */
+static inline void put(struct sbuf *o, const char *s, size_t n)
 {
-	if (o->cap - o->len < n) {
-		size_t need = o->len + n;
-
-		if (need < o->len)
-			BUG("jsonw: size overflow");
-		XGROW(o->p, o->cap, need);
-	}
-	memcpy(o->p + o->len, s, n);
-	o->len += n;
+	(void)sbuf_add(o, s, n);
 }
 
-static inline void put1(struct out *o, char c)
+static inline void put1(struct sbuf *o, char c)
 {
-	if (o->cap == o->len)
-		XGROW(o->p, o->cap, o->len + 1);
-	o->p[o->len++] = c;
+	(void)sbuf_addch(o, c);
 }
 
 static int put_cb(const char *s, size_t n, void *data)
@@ -51,7 +38,7 @@ static int put_cb(const char *s, size_t n, void *data)
 }
 
 /* jansson's own encoding of one scalar (JSON_ENCODE_ANY). */
-static int by_jansson(struct out *o, const json_t *v)
+static int by_jansson(struct sbuf *o, const json_t *v)
 {
 	return json_dump_callback(v, put_cb, o, JSON_COMPACT |
 				  JSON_ENCODE_ANY) == 0 ? 0 : -1;
@@ -79,7 +66,7 @@ static const unsigned char cls[256] = {
 
 /* A string of n bytes in one pass; one with a byte >= 0x80 is redone by
  * jansson (its UTF-8 check and its escapes). */
-static int put_string(struct out *o, const char *s, size_t n)
+static int put_string(struct sbuf *o, const char *s, size_t n)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	const unsigned char *u = (const unsigned char *)s;
@@ -97,7 +84,7 @@ static int put_string(struct out *o, const char *s, size_t n)
 			json_t *tmp = json_stringn_nocheck(s, n);
 			int rc;
 
-			o->len = start;
+			sbuf_setlen(o, start);
 			if (!tmp)
 				return -1;
 			rc = by_jansson(o, tmp);
@@ -145,7 +132,7 @@ static int put_string(struct out *o, const char *s, size_t n)
 	return 0;
 }
 
-static void put_integer(struct out *o, json_int_t v)
+static void put_integer(struct sbuf *o, json_int_t v)
 {
 	char buf[24];
 	size_t i = sizeof(buf);
@@ -161,7 +148,7 @@ static void put_integer(struct out *o, json_int_t v)
 	put(o, buf + i, sizeof(buf) - i);
 }
 
-static int put_value(struct out *o, const json_t *j, int depth)
+static int put_value(struct sbuf *o, const json_t *j, int depth)
 {
 	if (!j || depth > JSONW_MAX_DEPTH)
 		return -1;
@@ -220,32 +207,27 @@ static int put_value(struct out *o, const json_t *j, int depth)
 	return -1;
 }
 
-int jsonw_append(const json_t *j, char **p, size_t *len, size_t *cap)
+int jsonw_append(const json_t *j, struct sbuf *b)
 {
-	struct out o = { *p, *len, *cap };
+	size_t start = b->len;
 	int rc = -1;
 
+	if (b->max)
+		BUG("jsonw_append: a capped buffer (%zu)", b->max);
 	if (json_is_object(j) || json_is_array(j))
-		rc = put_value(&o, j, 0);
-	*p = o.p;
-	*cap = o.cap;
-	if (rc == 0)
-		*len = o.len;
+		rc = put_value(b, j, 0);
+	if (rc != 0)
+		sbuf_setlen(b, start);
 	return rc;
 }
 
 char *jsonw_dumps(const json_t *j, size_t *len)
 {
-	char *p = NULL;
-	size_t n = 0, cap = 0;
+	struct sbuf b = SBUF_INIT;
 
-	if (jsonw_append(j, &p, &n, &cap) != 0) {
-		free(p);
+	if (jsonw_append(j, &b) != 0) {
+		sbuf_release(&b);
 		return NULL;
 	}
-	XGROW(p, cap, n + 1);
-	p[n] = '\0';
-	if (len)
-		*len = n;
-	return p;
+	return sbuf_detach(&b, len);
 }

@@ -6,8 +6,9 @@
  * the same tree (keys in insertion order, the same string escapes, the
  * same integer form), and fails where jansson fails (a top-level value
  * that is neither an object nor an array, a string that is not valid
- * UTF-8). It is faster because it appends to one growable buffer instead
- * of calling back per token, copies runs of plain string bytes at once,
+ * UTF-8). It is faster because it appends to one growable buffer (an
+ * sbuf) instead of calling back per token, copies runs of plain string
+ * bytes at once,
  * and skips jansson's cycle check (a hash table insert and delete, keyed
  * by a printf'd pointer, per object and array). The devserver never builds
  * a cyclic tree; nesting deeper than JSONW_MAX_DEPTH fails instead of
@@ -25,12 +26,14 @@
 
 #define JSONW_MAX_DEPTH 4096
 
+struct sbuf;
+
 /*
- * Appends the encoding of j to the buffer *p (xrealloc'd as needed) of
- * *cap bytes, *len used. Returns 0, or -1 where json_dump_callback(j, ...,
- * JSON_COMPACT) fails; on -1, *len is back where it was.
+ * Appends the encoding of j to b (which must have no ceiling). Returns 0,
+ * or -1 where json_dump_callback(j, ..., JSON_COMPACT) fails; on -1, b is
+ * back at its old length.
  */
-int jsonw_append(const json_t *j, char **p, size_t *len, size_t *cap);
+int jsonw_append(const json_t *j, struct sbuf *b);
 
 /* json_dumps(j, JSON_COMPACT) with the length: a new NUL-terminated string
  * (free it), or NULL where jansson returns NULL. */

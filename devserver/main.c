@@ -17,13 +17,13 @@
  * connections drain, the controller threads stop, everything is freed.
  */
 #include <errno.h>
-#include <openssl/evp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/b64.h"
 #include "devserver/api.h"
 #include "devserver/gc.h"
 #include "devserver/http.h"
@@ -266,18 +266,6 @@ bad:
 	return 0;
 }
 
-static char *base64(const char *s)
-{
-	size_t n = strlen(s);
-	char *out = malloc(4 * ((n + 2) / 3) + 1);
-
-	if (!out)
-		abort();
-	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s,
-			(int)n);
-	return out;
-}
-
 /* Writes the kubeconfig atomically (temp file + rename). */
 static int write_kubeconfig(const char *path, const char *url,
 			    const char *ca_pem, const char *token)
@@ -297,7 +285,7 @@ static int write_kubeconfig(const char *path, const char *url,
 	fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n"
 		"- name: cueue-devserver\n  cluster:\n    server: %s\n", url);
 	if (ca_pem) {
-		char *b = base64(ca_pem);
+		char *b = b64_encode(ca_pem, strlen(ca_pem), B64_STD);
 
 		fprintf(f, "    certificate-authority-data: %s\n", b);
 		free(b);

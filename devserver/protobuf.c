@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/b64.h"
 #include "model/timestamp.h"
 
 enum pk {
@@ -389,28 +390,6 @@ static int next_field(struct rd *r, unsigned *num, unsigned *wt,
 	}
 }
 
-static char *base64(const uint8_t *p, size_t n)
-{
-	static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmn"
-				  "opqrstuvwxyz0123456789+/";
-	char *out = xmalloc(4 * ((n + 2) / 3) + 1), *w = out;
-
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16;
-
-		if (i + 1 < n)
-			v |= (unsigned)p[i + 1] << 8;
-		if (i + 2 < n)
-			v |= p[i + 2];
-		*w++ = tbl[(v >> 18) & 63];
-		*w++ = tbl[(v >> 12) & 63];
-		*w++ = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
-		*w++ = i + 2 < n ? tbl[v & 63] : '=';
-	}
-	*w = '\0';
-	return out;
-}
-
 static json_t *str_of(const struct rd *s)
 {
 	return json_stringn((const char *)s->p, (size_t)(s->end - s->p));
@@ -515,8 +494,8 @@ static int decode_entry(struct rd r, enum pk kind, json_t *obj)
 			else if (kind == PK_MAP_QTY)
 				val = decode_qty(sub);
 			else {
-				char *b = base64(sub.p, (size_t)(sub.end -
-								  sub.p));
+				char *b = b64_encode(sub.p, (size_t)(sub.end -
+								  sub.p), B64_STD);
 
 				val = json_string(b);
 				free(b);
@@ -562,7 +541,8 @@ static json_t *decode_value(const struct pfield *f, unsigned wt, uint64_t v,
 		if (wt != 2)
 			break;
 		{
-			char *b = base64(sub.p, (size_t)(sub.end - sub.p));
+			char *b = b64_encode(sub.p, (size_t)(sub.end - sub.p),
+					     B64_STD);
 
 			j = json_string(b);
 			free(b);

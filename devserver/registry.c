@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
 #include "devserver/builtin.h"
 #include "devserver/store.h"
 #include "model/alloc.h"
@@ -135,11 +136,6 @@ static int version_sort(const void *a, const void *b)
 	return builtin_version_cmp(x->name, y->name);
 }
 
-static const char *jstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
 /* Fills t from a CRD object (referenced, not copied). Returns -1 when the
  * CRD cannot be served. */
 static int type_from_crd(struct rtype *t, json_t *crd)
@@ -147,8 +143,9 @@ static int type_from_crd(struct rtype *t, json_t *crd)
 	const json_t *spec = json_object_get(crd, "spec");
 	const json_t *names = json_object_get(spec, "names");
 	const json_t *versions = json_object_get(spec, "versions"), *v;
-	const char *group = jstr(spec, "group"), *plural = jstr(names, "plural");
-	const char *kind = jstr(names, "kind"), *conv;
+	const char *group = jx_str(spec, "group");
+	const char *plural = jx_str(names, "plural");
+	const char *kind = jx_str(names, "kind"), *conv;
 	size_t i, nserved = 0;
 
 	if (!group || !plural || !kind || !json_array_size(versions))
@@ -157,21 +154,22 @@ static int type_from_crd(struct rtype *t, json_t *crd)
 	t->group = xstrdup(group);
 	t->plural = xstrdup(plural);
 	t->kind = xstrdup(kind);
-	t->singular = xstrdup(jstr(names, "singular") ? jstr(names, "singular")
-						      : plural);
-	t->list_kind = jstr(names, "listKind") ? xstrdup(jstr(names, "listKind"))
-					       : xasprintf("%sList", kind);
+	t->singular = xstrdup(jx_str(names, "singular") ?
+			      jx_str(names, "singular") : plural);
+	t->list_kind = jx_str(names, "listKind") ?
+		       xstrdup(jx_str(names, "listKind")) :
+		       xasprintf("%sList", kind);
 	t->short_names = json_str_list(json_object_get(names, "shortNames"),
 				       &t->nshort);
 	t->categories = json_str_list(json_object_get(names, "categories"),
 				      &t->ncat);
-	t->namespaced = !jstr(spec, "scope") ||
-			strcmp(jstr(spec, "scope"), "Cluster") != 0;
+	t->namespaced = !jx_str(spec, "scope") ||
+			strcmp(jx_str(spec, "scope"), "Cluster") != 0;
 	t->versions = xcalloc(json_array_size(versions), sizeof(*t->versions));
 	json_array_foreach(versions, i, v) {
 		struct rversion *rv = &t->versions[t->nversions];
 		const json_t *sub = json_object_get(v, "subresources");
-		const char *name = jstr(v, "name");
+		const char *name = jx_str(v, "name");
 
 		if (!name)
 			continue;
@@ -181,8 +179,8 @@ static int type_from_crd(struct rtype *t, json_t *crd)
 		rv->storage = json_is_true(json_object_get(v, "storage"));
 		rv->deprecated = json_is_true(json_object_get(v, "deprecated"));
 		if (rv->deprecated)
-			rv->warning = jstr(v, "deprecationWarning")
-				? xstrdup(jstr(v, "deprecationWarning"))
+			rv->warning = jx_str(v, "deprecationWarning")
+				? xstrdup(jx_str(v, "deprecationWarning"))
 				: xasprintf("%s/%s %s is deprecated", group,
 					    name, kind);
 		rv->schema = json_object_get(json_object_get(v, "schema"),
@@ -197,7 +195,7 @@ static int type_from_crd(struct rtype *t, json_t *crd)
 	for (i = 0; i < t->nversions; i++)
 		if (t->versions[i].storage)
 			t->storage = i;
-	conv = jstr(json_object_get(spec, "conversion"), "strategy");
+	conv = jx_str(json_object_get(spec, "conversion"), "strategy");
 	t->conversion = conv && !strcmp(conv, "Webhook") ? CONV_WEBHOOK
 							 : CONV_NONE;
 	t->key = xasprintf("%s/%s", group, plural);
@@ -712,8 +710,8 @@ static struct registry_snap *snap_build(const json_t *crds)
 	json_array_foreach(crds, i, crd) {
 		struct rtype *t = &s->types[s->ntypes];
 		const json_t *spec = json_object_get(crd, "spec");
-		const char *g = jstr(spec, "group");
-		const char *p = jstr(json_object_get(spec, "names"), "plural");
+		const char *g = jx_str(spec, "group");
+		const char *p = JX_STR(spec, "names", "plural");
 
 		if (!g || !p || registry_find(s, g, p))
 			continue;

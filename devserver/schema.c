@@ -25,8 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hmap.h"
+#include "base/jx.h"
+#include "base/sbuf.h"
 #include "model/alloc.h"
 #include "model/goparse.h"
+#include "model/svec.h"
 #include "model/timestamp.h"
 
 #define MAX_DEPTH 128
@@ -34,108 +38,71 @@
 /* ------------------------------------------------------------------ */
 /* Paths: one growing buffer, pushed and popped as the walks descend.  */
 
-struct path {
-	char *s;    /* owned; NUL-terminated */
-	size_t len; /* strlen(s) */
-	size_t cap; /* bytes allocated */
-};
-
-static void path_init(struct path *p)
+/* A path is an sbuf (never NULL once path_init ran), pushed and popped
+ * as the walks descend. */
+static void path_init(struct sbuf *p)
 {
-	p->cap = 64;
-	p->s = xmalloc(p->cap);
-	p->s[0] = '\0';
-	p->len = 0;
-}
-
-static void path_release(struct path *p)
-{
-	FREE_AND_NULL(p->s);
-	p->len = p->cap = 0;
-}
-
-static void path_append(struct path *p, const char *a, size_t n)
-{
-	if (p->len + n + 1 > p->cap) {
-		while (p->len + n + 1 > p->cap)
-			p->cap *= 2;
-		p->s = xrealloc(p->s, p->cap);
-	}
-	memcpy(p->s + p->len, a, n);
-	p->len += n;
-	p->s[p->len] = '\0';
+	sbuf_init(p, 0);
+	sbuf_grow(p, 64);
 }
 
 /* Appends ".key" (or "key" at the root); returns the length to pop to. */
-static size_t path_key(struct path *p, const char *key)
+static size_t path_key(struct sbuf *p, const char *key)
 {
 	size_t old = p->len;
 
 	if (p->len)
-		path_append(p, ".", 1);
-	path_append(p, key, strlen(key));
+		sbuf_add(p, ".", 1);
+	sbuf_adds(p, key);
 	return old;
 }
 
 /* Appends "[i]". */
-static size_t path_index(struct path *p, size_t i)
+static size_t path_index(struct sbuf *p, size_t i)
 {
 	char b[32];
 	size_t old = p->len;
 	int n = snprintf(b, sizeof(b), "[%zu]", i);
 
-	path_append(p, b, (size_t)n);
+	sbuf_add(p, b, (size_t)n);
 	return old;
 }
 
 /* Appends "[key]" (field.Path.Key, used by the list-type checks). */
-static size_t path_bracket(struct path *p, const char *key)
+static size_t path_bracket(struct sbuf *p, const char *key)
 {
 	size_t old = p->len;
 
-	path_append(p, "[", 1);
-	path_append(p, key, strlen(key));
-	path_append(p, "]", 1);
+	sbuf_add(p, "[", 1);
+	sbuf_adds(p, key);
+	sbuf_add(p, "]", 1);
 	return old;
 }
 
-static void path_pop(struct path *p, size_t len)
+static void path_pop(struct sbuf *p, size_t len)
 {
-	p->len = len;
-	p->s[len] = '\0';
+	sbuf_setlen(p, len);
 }
 
 /* ------------------------------------------------------------------ */
 /* Schema accessors. A schema node is a JSON object; anything else is   */
 /* treated as "no schema".                                            */
 
-static const json_t *sget(const json_t *s, const char *k)
-{
-	return json_is_object(s) ? json_object_get(s, k) : NULL;
-}
-
 static bool sflag(const json_t *s, const char *k)
 {
-	return json_is_true(sget(s, k));
-}
-
-static const char *sstr(const json_t *s, const char *k)
-{
-	const json_t *v = sget(s, k);
-
-	return json_is_string(v) ? json_string_value(v) : NULL;
+	return json_is_true(json_object_get(s, k));
 }
 
 static const json_t *sprop(const json_t *s, const char *k)
 {
-	const json_t *v = sget(sget(s, "properties"), k);
+	const json_t *v = json_object_get(json_object_get(s, "properties"), k);
 
 	return json_is_object(v) ? v : NULL;
 }
 
 static const json_t *sitems(const json_t *s)
 {
-	const json_t *v = sget(s, "items");
+	const json_t *v = json_object_get(s, "items");
 
 	return json_is_object(v) ? v : NULL;
 }
@@ -144,7 +111,7 @@ static const json_t *sitems(const json_t *s)
  * whether unknown keys are allowed at all. `false` counts as absent. */
 static const json_t *sadditional(const json_t *s, bool *present)
 {
-	const json_t *v = sget(s, "additionalProperties");
+	const json_t *v = json_object_get(s, "additionalProperties");
 
 	*present = json_is_object(v) || json_is_true(v);
 	return json_is_object(v) ? v : NULL;
@@ -158,7 +125,7 @@ static bool snullable(const json_t *s)
 /* A number keyword (maxLength, minimum, ...); false when absent. */
 static bool snum(const json_t *s, const char *k, double *out)
 {
-	const json_t *v = sget(s, k);
+	const json_t *v = json_object_get(s, k);
 
 	if (!json_is_number(v))
 		return false;
@@ -262,13 +229,8 @@ static void strvec_release(struct strvec *sv)
 	sv->n = sv->cap = 0;
 }
 
-static int strp_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 struct prune_ctx {
-	struct path path;
+	struct sbuf path;          /* the field path, never NULL */
 	struct strvec pruned; /* paths of removed fields */
 	bool record;          /* collect pruned paths at all */
 };
@@ -280,7 +242,7 @@ static void prune_record(struct prune_ctx *c, const char *key)
 	if (!c->record)
 		return;
 	old = path_key(&c->path, key);
-	strvec_push(&c->pruned, xstrdup(c->path.s));
+	strvec_push(&c->pruned, xstrdup(c->path.buf));
 	path_pop(&c->path, old);
 }
 
@@ -483,7 +445,7 @@ static void drop_nulls(json_t *x, const json_t *s, int depth)
 			const json_t *fs = field_schema(s, k);
 
 			if (json_is_null(v) && fs && !snullable(fs) &&
-			    !sget(fs, "default"))
+			    !json_object_get(fs, "default"))
 				json_object_del(x, k);
 			else
 				drop_nulls(v, fs, depth + 1);
@@ -517,7 +479,7 @@ void schema_prune(json_t *obj, const json_t *schema, json_t *unknown)
 			  unknown ? &meta : NULL);
 	if (unknown && json_is_array(unknown)) {
 		if (c.pruned.n)
-			qsort(c.pruned.v, c.pruned.n, sizeof(char *), strp_cmp);
+			qsort(c.pruned.v, c.pruned.n, sizeof(char *), svec_cmp);
 		for (size_t i = 0; i < c.pruned.n; i++)
 			json_array_append_new(unknown, json_string(c.pruned.v[i]));
 		for (size_t i = 0; i < meta.n; i++)
@@ -525,7 +487,7 @@ void schema_prune(json_t *obj, const json_t *schema, json_t *unknown)
 	}
 	strvec_release(&meta);
 	strvec_release(&c.pruned);
-	path_release(&c.path);
+	sbuf_release(&c.path);
 }
 
 /* ------------------------------------------------------------------ */
@@ -546,7 +508,7 @@ static void default_value(json_t *x, const json_t *s, int depth)
 	if (!s || depth > MAX_DEPTH)
 		return;
 	if (json_is_object(x)) {
-		const json_t *props = sget(s, "properties");
+		const json_t *props = json_object_get(s, "properties");
 		const json_t *as;
 		const json_t *ps;
 		bool ap;
@@ -555,7 +517,7 @@ static void default_value(json_t *x, const json_t *s, int depth)
 		 *    default get a copy of it */
 		if (json_is_object(props)) {
 			json_object_foreach((json_t *)props, k, v) {
-				const json_t *d = sget(v, "default");
+				const json_t *d = json_object_get(v, "default");
 				json_t *have;
 
 				if (!d)
@@ -569,6 +531,8 @@ static void default_value(json_t *x, const json_t *s, int depth)
 		 *    defaults inside defaulted objects apply too */
 		as = sadditional(s, &ap);
 		json_object_foreach_safe(x, tmp, k, v) {
+			const json_t *dflt = json_object_get(as, "default");
+
 			ps = sprop(s, k);
 			if (ps) {
 				default_value(v, ps, depth + 1);
@@ -576,9 +540,8 @@ static void default_value(json_t *x, const json_t *s, int depth)
 			}
 			if (!as)
 				continue;
-			if (is_nonnullable_null(v, as) && sget(as, "default")) {
-				json_object_set_new(x, k,
-						    json_deep_copy(sget(as, "default")));
+			if (is_nonnullable_null(v, as) && dflt) {
+				json_object_set_new(x, k, json_deep_copy(dflt));
 				v = json_object_get(x, k);
 			}
 			default_value(v, as, depth + 1);
@@ -587,9 +550,10 @@ static void default_value(json_t *x, const json_t *s, int depth)
 		const json_t *is = sitems(s);
 
 		json_array_foreach(x, i, v) {
-			if (is_nonnullable_null(v, is) && sget(is, "default")) {
-				json_array_set_new(x, i,
-						   json_deep_copy(sget(is, "default")));
+			const json_t *dflt = json_object_get(is, "default");
+
+			if (is_nonnullable_null(v, is) && dflt) {
+				json_array_set_new(x, i, json_deep_copy(dflt));
 				v = json_array_get(x, i);
 			}
 			default_value(v, is, depth + 1);
@@ -606,30 +570,6 @@ void schema_default(json_t *obj, const json_t *schema)
 
 /* ------------------------------------------------------------------ */
 /* ECMA-262 pattern -> POSIX ERE.                                      */
-
-struct sbuf {
-	char *s;
-	size_t n;
-	size_t cap;
-};
-
-static void sb_putn(struct sbuf *b, const char *s, size_t n)
-{
-	XGROW(b->s, b->cap, b->n + n + 1);
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-	sb_putn(b, s, strlen(s));
-}
-
-static void sb_putc(struct sbuf *b, char c)
-{
-	sb_putn(b, &c, 1);
-}
 
 /* Encodes code point cp as UTF-8 into out (>= 4 bytes); returns length. */
 static size_t utf8_put(unsigned cp, char *out)
@@ -681,8 +621,8 @@ static size_t read_hex_escape(const char *p, unsigned *cp)
 static void put_literal(struct sbuf *b, const char *lit, size_t n)
 {
 	if (n == 1 && strchr(".[]()*+?{}|^$\\", lit[0]))
-		sb_putc(b, '\\');
-	sb_putn(b, lit, n);
+		sbuf_addch(b, '\\');
+	sbuf_add(b, lit, n);
 }
 
 /*
@@ -695,10 +635,9 @@ static void put_literal(struct sbuf *b, const char *lit, size_t n)
  */
 static char *ecma_to_posix(const char *pat)
 {
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	const char *p = pat;
 
-	sb_puts(&b, "");
 	while (*p) {
 		if (*p == '\\') {
 			char c = p[1];
@@ -707,15 +646,15 @@ static char *ecma_to_posix(const char *pat)
 			size_t used;
 
 			switch (c) {
-			case 'd': sb_puts(&b, "[0-9]"); p += 2; continue;
-			case 'D': sb_puts(&b, "[^0-9]"); p += 2; continue;
-			case 'w': sb_puts(&b, "[A-Za-z0-9_]"); p += 2; continue;
-			case 'W': sb_puts(&b, "[^A-Za-z0-9_]"); p += 2; continue;
-			case 's': sb_puts(&b, "[[:space:]]"); p += 2; continue;
-			case 'S': sb_puts(&b, "[^[:space:]]"); p += 2; continue;
-			case 'n': sb_putc(&b, '\n'); p += 2; continue;
-			case 't': sb_putc(&b, '\t'); p += 2; continue;
-			case 'r': sb_putc(&b, '\r'); p += 2; continue;
+			case 'd': sbuf_adds(&b, "[0-9]"); p += 2; continue;
+			case 'D': sbuf_adds(&b, "[^0-9]"); p += 2; continue;
+			case 'w': sbuf_adds(&b, "[A-Za-z0-9_]"); p += 2; continue;
+			case 'W': sbuf_adds(&b, "[^A-Za-z0-9_]"); p += 2; continue;
+			case 's': sbuf_adds(&b, "[[:space:]]"); p += 2; continue;
+			case 'S': sbuf_adds(&b, "[^[:space:]]"); p += 2; continue;
+			case 'n': sbuf_addch(&b, '\n'); p += 2; continue;
+			case 't': sbuf_addch(&b, '\t'); p += 2; continue;
+			case 'r': sbuf_addch(&b, '\r'); p += 2; continue;
 			case 'u':
 			case 'x':
 				used = read_hex_escape(p + 1, &cp);
@@ -738,23 +677,22 @@ static char *ecma_to_posix(const char *pat)
 		if (*p == '(' && p[1] == '?') {
 			if (p[2] != ':')
 				goto fail; /* look-around, named groups, flags */
-			sb_putc(&b, '(');
+			sbuf_addch(&b, '(');
 			p += 3;
 			continue;
 		}
 		if ((*p == '*' || *p == '+' || *p == '?' || *p == '}') &&
 		    p[1] == '?') {
-			sb_putc(&b, *p); /* lazy: same strings match */
+			sbuf_addch(&b, *p); /* lazy: same strings match */
 			p += 2;
 			continue;
 		}
 		if (*p == '[') {
 			/* Collect members, then emit them in an order POSIX
 			 * reads literally: ']' first, '-' last, '^' not first. */
-			struct sbuf m = { NULL, 0, 0 };
+			struct sbuf m = SBUF_INIT;
 			bool neg = false, rbr = false, hyph = false, caret = false;
 
-			sb_puts(&m, "");
 			p++;
 			if (*p == '^') {
 				neg = true;
@@ -769,12 +707,12 @@ static char *ecma_to_posix(const char *pat)
 
 					p += 2;
 					switch (c) {
-					case 'd': sb_puts(&m, "0-9"); continue;
-					case 'w': sb_puts(&m, "A-Za-z0-9_"); continue;
-					case 's': sb_puts(&m, "[:space:]"); continue;
-					case 'n': sb_putc(&m, '\n'); continue;
-					case 't': sb_putc(&m, '\t'); continue;
-					case 'r': sb_putc(&m, '\r'); continue;
+					case 'd': sbuf_adds(&m, "0-9"); continue;
+					case 'w': sbuf_adds(&m, "A-Za-z0-9_"); continue;
+					case 's': sbuf_adds(&m, "[:space:]"); continue;
+					case 'n': sbuf_addch(&m, '\n'); continue;
+					case 't': sbuf_addch(&m, '\t'); continue;
+					case 'r': sbuf_addch(&m, '\r'); continue;
 					case ']': rbr = true; continue;
 					case '-': hyph = true; continue;
 					case '^': caret = true; continue;
@@ -782,10 +720,10 @@ static char *ecma_to_posix(const char *pat)
 					case 'x':
 						used = read_hex_escape(p - 1, &cp);
 						if (!used || cp > 0xFFFF) {
-							free(m.s);
+							sbuf_release(&m);
 							goto fail;
 						}
-						sb_putn(&m, u, utf8_put(cp, u));
+						sbuf_add(&m, u, utf8_put(cp, u));
 						p += used - 1;
 						continue;
 					case '\0':
@@ -793,64 +731,64 @@ static char *ecma_to_posix(const char *pat)
 					case 'W':
 					case 'S':
 					case 'b':
-						free(m.s);
+						sbuf_release(&m);
 						goto fail;
 					default:
-						sb_putc(&m, c);
+						sbuf_addch(&m, c);
 						continue;
 					}
 				}
 				if (*p == '[' && p[1] == ':') {
-					sb_puts(&m, "[:"); /* keep POSIX classes */
+					sbuf_adds(&m, "[:"); /* keep POSIX classes */
 					p += 2;
 					continue;
 				}
-				sb_putc(&m, *p++);
+				sbuf_addch(&m, *p++);
 			}
 			if (*p != ']') {
-				free(m.s);
+				sbuf_release(&m);
 				goto fail;
 			}
 			p++;
-			if (!m.n && !rbr && !hyph && caret && !neg) {
-				sb_puts(&b, "\\^");
-			} else if (!m.n && !rbr && !hyph && !caret) {
+			if (!m.len && !rbr && !hyph && caret && !neg) {
+				sbuf_adds(&b, "\\^");
+			} else if (!m.len && !rbr && !hyph && !caret) {
 				/* ECMA [^] matches anything; [] nothing, which
 				 * ERE cannot say */
-				free(m.s);
+				sbuf_release(&m);
 				if (!neg)
 					goto fail;
-				sb_puts(&b, "(.|\n)");
+				sbuf_adds(&b, "(.|\n)");
 				continue;
 			} else {
-				sb_putc(&b, '[');
+				sbuf_addch(&b, '[');
 				if (neg)
-					sb_putc(&b, '^');
+					sbuf_addch(&b, '^');
 				if (rbr)
-					sb_putc(&b, ']');
-				if (caret && !m.n && !rbr) {
+					sbuf_addch(&b, ']');
+				if (caret && !m.len && !rbr) {
 					/* "^" alone must not come first */
 					if (hyph) {
-						sb_puts(&b, "-^");
+						sbuf_adds(&b, "-^");
 						hyph = false;
 						caret = false;
 					}
 				}
-				sb_puts(&b, m.s);
+				sbuf_adds(&b, sbuf_cstr(&m));
 				if (caret)
-					sb_putc(&b, '^');
+					sbuf_addch(&b, '^');
 				if (hyph)
-					sb_putc(&b, '-');
-				sb_putc(&b, ']');
+					sbuf_addch(&b, '-');
+				sbuf_addch(&b, ']');
 			}
-			free(m.s);
+			sbuf_release(&m);
 			continue;
 		}
-		sb_putc(&b, *p++);
+		sbuf_addch(&b, *p++);
 	}
-	return b.s;
+	return sbuf_detach(&b, NULL);
 fail:
-	free(b.s);
+	sbuf_release(&b);
 	return NULL;
 }
 
@@ -862,33 +800,23 @@ fail:
  * a few dozen patterns and its objects are validated on every write:
  * compiling them per validation was about a tenth of the devserver's CPU
  * under a stream of writes. Keyed by the pattern text (schemas are
- * replaced when a CRD changes, their texts repeat), in an open-addressed
- * table that only grows; entries live until exit. When it is half full a
- * new pattern is compiled for its validation alone, as before. regcomp
+ * replaced when a CRD changes, their texts repeat), in a hash map that
+ * only grows; entries live until exit. Past RX_MAX entries a new pattern
+ * is compiled for its validation alone, as before. regcomp
  * runs under rx_lock (once per distinct pattern); regexec on a shared
  * regex_t is thread-safe (POSIX; glibc locks inside).
  */
-#define RX_SLOTS 1024 /* power of two */
+#define RX_MAX 512 /* shared patterns at most */
 
 struct rx_shared {
-	char *pat;     /* owned; the ECMA pattern */
-	uint64_t hash;
+	char *pat;     /* owned; the ECMA pattern, its key in rx_map */
 	bool ok;       /* compiled; false: pattern ignored */
 	regex_t re;    /* valid when ok */
 };
 
 static pthread_mutex_t rx_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct rx_shared *rx_slots[RX_SLOTS]; /* under rx_lock */
-static size_t rx_count;                       /* under rx_lock */
-
-static uint64_t rx_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
+static struct hmap rx_map = HMAP_INIT; /* pattern -> rx_shared; under
+					 rx_lock */
 
 static bool rx_compile(regex_t *re, const char *pat)
 {
@@ -900,28 +828,20 @@ static bool rx_compile(regex_t *re, const char *pat)
 	return ok;
 }
 
-/* The shared entry for pat, made if missing; NULL when the table is
- * half full and pat is not in it. */
+/* The shared entry for pat, made if missing; NULL when RX_MAX patterns
+ * are shared and pat is not one of them. */
 static const struct rx_shared *rx_lookup(const char *pat)
 {
-	uint64_t h = rx_hash(pat);
-	size_t i = (size_t)h & (RX_SLOTS - 1);
 	struct rx_shared *e;
 
 	pthread_mutex_lock(&rx_lock);
-	while ((e = rx_slots[i])) {
-		if (e->hash == h && !strcmp(e->pat, pat))
-			goto out;
-		i = (i + 1) & (RX_SLOTS - 1);
-	}
-	if (rx_count >= RX_SLOTS / 2)
-		goto out; /* e is NULL */
+	e = hmap_get(&rx_map, pat);
+	if (e || hmap_count(&rx_map) >= RX_MAX)
+		goto out; /* found; or full, and e is NULL */
 	e = xcalloc(1, sizeof(*e));
 	e->pat = xstrdup(pat);
-	e->hash = h;
 	e->ok = rx_compile(&e->re, pat);
-	rx_slots[i] = e;
-	rx_count++;
+	hmap_put(&rx_map, e->pat, e);
 out:
 	pthread_mutex_unlock(&rx_lock);
 	return e;
@@ -936,7 +856,7 @@ struct rx_entry {
 
 struct vctx {
 	struct field_errors *fe;
-	struct path path;
+	struct sbuf path;          /* the field path, never NULL */
 	struct rx_entry *rx; /* the patterns this call met */
 	size_t nrx;
 	size_t caprx;
@@ -948,7 +868,7 @@ static void vctx_release(struct vctx *c)
 		if (c->rx[i].own)
 			regfree(&c->rx[i].mine);
 	free(c->rx);
-	path_release(&c->path);
+	sbuf_release(&c->path);
 }
 
 /* The compiled pattern of schema node s, or NULL if it cannot be used. */
@@ -989,7 +909,7 @@ static void add_invalid(struct vctx *c, const json_t *v, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof(detail), fmt, ap);
 	va_end(ap);
-	fe_add(c->fe, FE_INVALID, c->path.s, val, quote, "%s", detail);
+	fe_add(c->fe, FE_INVALID, c->path.buf, val, quote, "%s", detail);
 	free(val);
 }
 
@@ -999,7 +919,7 @@ static void add_type(struct vctx *c, const char *want, const char *got)
 {
 	char *q = go_quote(got);
 
-	fe_add(c->fe, FE_TYPE, c->path.s, got, true, "%s: %s", want, q);
+	fe_add(c->fe, FE_TYPE, c->path.buf, got, true, "%s: %s", want, q);
 	free(q);
 }
 
@@ -1028,7 +948,7 @@ static bool is_json_integer(double f)
 /* The schema's type list: x-kubernetes-int-or-string is integer,string. */
 static size_t schema_types(const json_t *s, const char *types[2])
 {
-	const char *t = sstr(s, "type");
+	const char *t = jx_str(s, "type");
 
 	if (sflag(s, "x-kubernetes-int-or-string")) {
 		types[0] = "integer";
@@ -1055,7 +975,7 @@ static bool check_type(struct vctx *c, const json_t *v, const json_t *s)
 {
 	const char *types[2];
 	size_t nt = schema_types(s, types);
-	const char *format = sstr(s, "format");
+	const char *format = jx_str(s, "format");
 	const char *got = json_type_name(v);
 	const char *gotfmt = json_is_integer(v) ? "int64" :
 			     json_is_real(v) ? "float64" : "";
@@ -1092,7 +1012,7 @@ static bool check_type(struct vctx *c, const json_t *v, const json_t *s)
  * the words of its IsValueValidAgainstRange. */
 static void check_int32(struct vctx *c, const json_t *v, const json_t *s)
 {
-	const char *format = sstr(s, "format");
+	const char *format = jx_str(s, "format");
 	double d;
 
 	if (!format || strcmp(format, "int32") || !json_is_number(v))
@@ -1105,7 +1025,7 @@ static void check_int32(struct vctx *c, const json_t *v, const json_t *s)
 			       : (d >= INT32_MIN && d <= INT32_MAX))
 		return;
 	add_invalid(c, v, "Checked value must be of type integer with format int32 in %s",
-		    c->path.s);
+		    c->path.buf);
 }
 
 static size_t rune_count(const char *s)
@@ -1122,17 +1042,17 @@ static size_t rune_count(const char *s)
 static void check_string(struct vctx *c, const json_t *v, const json_t *s)
 {
 	const char *str = json_string_value(v);
-	const char *pat = sstr(s, "pattern");
+	const char *pat = jx_str(s, "pattern");
 	size_t runes = rune_count(str);
 	double lim;
 
 	if (snum(s, "maxLength", &lim) && (double)runes > lim) {
-		fe_too_long(c->fe, c->path.s, (size_t)to_int64(lim));
+		fe_too_long(c->fe, c->path.buf, (size_t)to_int64(lim));
 		return;
 	}
 	if (snum(s, "minLength", &lim) && (double)runes < lim) {
 		add_invalid(c, v, "%s in body should be at least %lld chars long",
-			    c->path.s, (long long)to_int64(lim));
+			    c->path.buf, (long long)to_int64(lim));
 		return;
 	}
 	if (pat && *pat) {
@@ -1140,14 +1060,14 @@ static void check_string(struct vctx *c, const json_t *v, const json_t *s)
 
 		if (re && regexec(re, str, 0, NULL, 0) != 0)
 			add_invalid(c, v, "%s in body should match '%s'",
-				    c->path.s, pat);
+				    c->path.buf, pat);
 	}
 }
 
 /* formatValidator for the formats we check: date-time. */
 static void check_format(struct vctx *c, const json_t *v, const json_t *s)
 {
-	const char *format = sstr(s, "format");
+	const char *format = jx_str(s, "format");
 	const char *str = json_string_value(v);
 	int64_t ms;
 
@@ -1158,7 +1078,7 @@ static void check_format(struct vctx *c, const json_t *v, const json_t *s)
 	{
 		char *q = go_quote(str);
 
-		fe_add(c->fe, FE_TYPE, c->path.s, str, true, "%s: %s", format, q);
+		fe_add(c->fe, FE_TYPE, c->path.buf, str, true, "%s: %s", format, q);
 		free(q);
 	}
 }
@@ -1186,7 +1106,7 @@ static void check_number(struct vctx *c, const json_t *v, const json_t *s)
 		}
 		if (bad)
 			add_invalid(c, v, "%s in body should be a multiple of %s",
-				    c->path.s, bs);
+				    c->path.buf, bs);
 	}
 	if (snum(s, "minimum", &b)) {
 		bool excl = sflag(s, "exclusiveMinimum");
@@ -1203,7 +1123,7 @@ static void check_number(struct vctx *c, const json_t *v, const json_t *s)
 		}
 		if (bad)
 			add_invalid(c, v, "%s in body should be greater than %s%s",
-				    c->path.s, excl ? "" : "or equal to ", bs);
+				    c->path.buf, excl ? "" : "or equal to ", bs);
 	}
 	if (snum(s, "maximum", &b)) {
 		bool excl = sflag(s, "exclusiveMaximum");
@@ -1220,7 +1140,7 @@ static void check_number(struct vctx *c, const json_t *v, const json_t *s)
 		}
 		if (bad)
 			add_invalid(c, v, "%s in body should be less than %s%s",
-				    c->path.s, excl ? "" : "or equal to ", bs);
+				    c->path.buf, excl ? "" : "or equal to ", bs);
 	}
 }
 
@@ -1239,9 +1159,9 @@ static bool enum_match(const json_t *v, const json_t *e)
  * are, other values as JSON, each quoted like strconv.Quote. */
 static void check_enum(struct vctx *c, const json_t *v, const json_t *s)
 {
-	const json_t *en = sget(s, "enum");
+	const json_t *en = json_object_get(s, "enum");
 	const json_t *e;
-	struct sbuf list = { NULL, 0, 0 };
+	struct sbuf list = SBUF_INIT;
 	size_t i;
 	bool quote;
 	char *val;
@@ -1251,22 +1171,21 @@ static void check_enum(struct vctx *c, const json_t *v, const json_t *s)
 	json_array_foreach(en, i, e)
 		if (enum_match(v, e))
 			return;
-	sb_puts(&list, "");
 	json_array_foreach(en, i, e) {
 		char *raw = json_is_string(e) ? xstrdup(json_string_value(e)) :
 			    json_dumps(e, JSON_COMPACT | JSON_ENCODE_ANY);
 		char *q = go_quote(raw ? raw : "");
 
 		if (i)
-			sb_puts(&list, ", ");
-		sb_puts(&list, q);
+			sbuf_adds(&list, ", ");
+		sbuf_adds(&list, q);
 		free(q);
 		free(raw);
 	}
 	val = go_value(v, &quote);
-	fe_add(c->fe, FE_UNSUPPORTED, c->path.s, val, quote, "%s", list.s);
+	fe_add(c->fe, FE_UNSUPPORTED, c->path.buf, val, quote, "%s", sbuf_cstr(&list));
 	free(val);
-	free(list.s);
+	sbuf_release(&list);
 }
 
 static void validate_value(struct vctx *c, const json_t *v, const json_t *s,
@@ -1292,11 +1211,11 @@ static void check_array(struct vctx *c, const json_t *v, const json_t *s,
 		json_t *size = json_integer((json_int_t)n);
 
 		add_invalid(c, size, "%s in body should have at least %lld items",
-			    c->path.s, (long long)to_int64(lim));
+			    c->path.buf, (long long)to_int64(lim));
 		json_decref(size);
 	}
 	if (snum(s, "maxItems", &lim) && (double)n > lim)
-		fe_too_many(c->fe, c->path.s, n, (size_t)to_int64(lim));
+		fe_too_many(c->fe, c->path.buf, n, (size_t)to_int64(lim));
 }
 
 /* objectValidator: min/maxProperties (and stop), unknown keys against
@@ -1305,9 +1224,9 @@ static void check_object(struct vctx *c, const json_t *v, const json_t *s,
 			 int depth)
 {
 	size_t n = json_object_size(v), old, i;
-	const json_t *props = sget(s, "properties");
-	const json_t *apv = sget(s, "additionalProperties");
-	const json_t *req = sget(s, "required");
+	const json_t *props = json_object_get(s, "properties");
+	const json_t *apv = json_object_get(s, "additionalProperties");
+	const json_t *req = json_object_get(s, "required");
 	const json_t *pv;
 	const char *k;
 	json_t *val;
@@ -1317,12 +1236,12 @@ static void check_object(struct vctx *c, const json_t *v, const json_t *s,
 		json_t *size = json_integer((json_int_t)n);
 
 		add_invalid(c, size, "%s in body should have at least %lld properties",
-			    c->path.s, (long long)to_int64(lim));
+			    c->path.buf, (long long)to_int64(lim));
 		json_decref(size);
 		return;
 	}
 	if (snum(s, "maxProperties", &lim) && (double)n > lim) {
-		fe_too_many(c->fe, c->path.s, n, (size_t)to_int64(lim));
+		fe_too_many(c->fe, c->path.buf, n, (size_t)to_int64(lim));
 		return;
 	}
 	if (json_is_false(apv) || json_is_object(apv)) {
@@ -1333,7 +1252,7 @@ static void check_object(struct vctx *c, const json_t *v, const json_t *s,
 				json_t *key = json_string(k);
 
 				add_invalid(c, key, "%s.%s in body is a forbidden property",
-					    c->path.s, k);
+					    c->path.buf, k);
 				json_decref(key);
 				continue;
 			}
@@ -1358,7 +1277,7 @@ static void check_object(struct vctx *c, const json_t *v, const json_t *s,
 			    json_object_get(v, json_string_value(pv)))
 				continue;
 			old = path_key(&c->path, json_string_value(pv));
-			fe_required(c->fe, c->path.s, NULL);
+			fe_required(c->fe, c->path.buf, NULL);
 			path_pop(&c->path, old);
 		}
 	}
@@ -1373,7 +1292,7 @@ static void validate_value(struct vctx *c, const json_t *v, const json_t *s,
 	if (!json_is_object(s))
 		return;
 	if (depth > MAX_DEPTH) {
-		fe_forbidden(c->fe, c->path.s,
+		fe_forbidden(c->fe, c->path.buf,
 			     "nesting deeper than 128 levels is not supported");
 		return;
 	}
@@ -1502,12 +1421,12 @@ static void free_keys(struct keyed *keys, size_t n)
 static char *map_key_text(const json_t *item, const json_t *mapkeys,
 			  bool single)
 {
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	const char **names = NULL;
 	size_t n = 0, cap = 0, i;
 	const json_t *k;
 
-	sb_puts(&b, "map[string]interface {}{");
+	sbuf_adds(&b, "map[string]interface {}{");
 	json_array_foreach(mapkeys, i, k) {
 		if (!json_is_string(k) || !json_is_object(item) ||
 		    !json_object_get(item, json_string_value(k)))
@@ -1518,22 +1437,22 @@ static char *map_key_text(const json_t *item, const json_t *mapkeys,
 			break;
 	}
 	if (n > 1)
-		qsort(names, n, sizeof(*names), strp_cmp);
+		qsort(names, n, sizeof(*names), svec_cmp);
 	for (i = 0; i < n; i++) {
 		char *kq = go_quote(names[i]);
 		char *vq = go_sharp_v(json_object_get(item, names[i]));
 
 		if (i)
-			sb_puts(&b, ", ");
-		sb_puts(&b, kq);
-		sb_putc(&b, ':');
-		sb_puts(&b, vq);
+			sbuf_adds(&b, ", ");
+		sbuf_adds(&b, kq);
+		sbuf_addch(&b, ':');
+		sbuf_adds(&b, vq);
 		free(kq);
 		free(vq);
 	}
-	sb_putc(&b, '}');
+	sbuf_addch(&b, '}');
 	free(names);
-	return b.s;
+	return sbuf_detach(&b, NULL);
 }
 
 static void check_list_set(struct vctx *c, const json_t *arr)
@@ -1552,7 +1471,7 @@ static void check_list_set(struct vctx *c, const json_t *arr)
 		bool quote;
 		char *val = go_value(it, &quote);
 
-		fe_add(c->fe, FE_DUPLICATE, c->path.s, val, quote, NULL);
+		fe_add(c->fe, FE_DUPLICATE, c->path.buf, val, quote, NULL);
 		free(val);
 		path_pop(&c->path, old);
 	}
@@ -1562,7 +1481,8 @@ static void check_list_set(struct vctx *c, const json_t *arr)
 
 static void check_list_map(struct vctx *c, const json_t *arr, const json_t *s)
 {
-	const json_t *mapkeys = sget(s, "x-kubernetes-list-map-keys");
+	const json_t *mapkeys =
+		json_object_get(s, "x-kubernetes-list-map-keys");
 	size_t n = json_array_size(arr), nd, *dup, i, j;
 	const json_t *it, *k;
 	struct keyed *keys;
@@ -1582,9 +1502,8 @@ static void check_list_map(struct vctx *c, const json_t *arr, const json_t *s)
 	single = json_array_size(mapkeys) == 1;
 	keys = xcalloc(n, sizeof(*keys));
 	json_array_foreach(arr, i, it) {
-		struct sbuf b = { NULL, 0, 0 };
+		struct sbuf b = SBUF_INIT;
 
-		sb_puts(&b, "");
 		json_array_foreach(mapkeys, j, k) {
 			const json_t *kv = json_is_object(it) && json_is_string(k) ?
 				json_object_get(it, json_string_value(k)) : NULL;
@@ -1593,13 +1512,13 @@ static void check_list_map(struct vctx *c, const json_t *arr, const json_t *s)
 			if (!single && !kv)
 				continue; /* absent keys leave the map */
 			cv = canon(kv);
-			sb_puts(&b, json_is_string(k) ? json_string_value(k) : "");
-			sb_putc(&b, '\x1f');
-			sb_puts(&b, cv);
-			sb_putc(&b, '\x1e');
+			sbuf_adds(&b, json_is_string(k) ? json_string_value(k) : "");
+			sbuf_addch(&b, '\x1f');
+			sbuf_adds(&b, cv);
+			sbuf_addch(&b, '\x1e');
 			free(cv);
 		}
-		keys[i].key = b.s;
+		keys[i].key = sbuf_detach(&b, NULL);
 		keys[i].idx = i;
 	}
 	nd = find_duplicates(keys, n, &dup);
@@ -1608,7 +1527,7 @@ static void check_list_map(struct vctx *c, const json_t *arr, const json_t *s)
 		char *text = map_key_text(json_array_get(arr, dup[d]), mapkeys,
 					  single);
 
-		fe_add(c->fe, FE_DUPLICATE, c->path.s, text, false, NULL);
+		fe_add(c->fe, FE_DUPLICATE, c->path.buf, text, false, NULL);
 		free(text);
 		path_pop(&c->path, old);
 	}
@@ -1643,7 +1562,7 @@ static void listtype_value(struct vctx *c, const json_t *x, const json_t *s,
 			}
 		}
 	} else if (json_is_array(x)) {
-		const char *lt = sstr(s, "x-kubernetes-list-type");
+		const char *lt = jx_str(s, "x-kubernetes-list-type");
 		const json_t *is = sitems(s);
 
 		if (lt && !strcmp(lt, "set"))

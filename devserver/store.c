@@ -133,6 +133,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/sbuf.h"
 #include "devserver/jsonw.h"
 #include "model/alloc.h"
 
@@ -390,46 +391,32 @@ static int fsync_dir(const char *dir)
 /* ---- WAL lines ---- */
 
 struct line {
-	char *p;      /* owned; RV_ROOM bytes reserved at the front */
-	size_t len;   /* bytes used, reserve included */
-	size_t cap;
-	size_t start; /* after line_seal: offset of the line's '{' */
+	struct sbuf b; /* RV_ROOM bytes reserved at the front */
+	size_t start;  /* after line_seal: offset of the line's '{' */
 };
 
-static void line_add(struct line *l, const char *p, size_t n)
-{
-	XGROW(l->p, l->cap, l->len + n);
-	memcpy(l->p + l->len, p, n);
-	l->len += n;
-}
-
-static void line_adds(struct line *l, const char *str)
-{
-	line_add(l, str, strlen(str));
-}
-
 /* Appends str as a JSON string. str is valid UTF-8 (key_ok). */
-static void line_add_jstr(struct line *l, const char *str)
+static void add_json_text(struct sbuf *b, const char *str)
 {
 	const char *run = str;
 	char esc[8];
 
-	line_add(l, "\"", 1);
+	sbuf_addch(b, '"');
 	for (; *str; str++) {
 		unsigned char c = (unsigned char)*str;
 
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
-		line_add(l, run, (size_t)(str - run));
+		sbuf_add(b, run, (size_t)(str - run));
 		if (c == '"' || c == '\\')
 			snprintf(esc, sizeof(esc), "\\%c", c);
 		else
 			snprintf(esc, sizeof(esc), "\\u%04x", c);
-		line_adds(l, esc);
+		sbuf_adds(b, esc);
 		run = str + 1;
 	}
-	line_add(l, run, (size_t)(str - run));
-	line_add(l, "\"", 1);
+	sbuf_add(b, run, (size_t)(str - run));
+	sbuf_addch(b, '"');
 }
 
 /*
@@ -439,23 +426,24 @@ static void line_add_jstr(struct line *l, const char *str)
 static int line_build(struct line *l, const char *op, const char *res,
 		      const char *ns, const char *name, const json_t *obj)
 {
-	l->len = 0;
-	XGROW(l->p, l->cap, RV_ROOM);
-	l->len = RV_ROOM;
-	line_adds(l, ",\"op\":\"");
-	line_adds(l, op);
-	line_adds(l, "\",\"res\":");
-	line_add_jstr(l, res);
-	line_adds(l, ",\"ns\":");
-	line_add_jstr(l, ns);
-	line_adds(l, ",\"name\":");
-	line_add_jstr(l, name);
+	static const char room[RV_ROOM];
+
+	sbuf_reset(&l->b);
+	sbuf_add(&l->b, room, RV_ROOM);
+	sbuf_adds(&l->b, ",\"op\":\"");
+	sbuf_adds(&l->b, op);
+	sbuf_adds(&l->b, "\",\"res\":");
+	add_json_text(&l->b, res);
+	sbuf_adds(&l->b, ",\"ns\":");
+	add_json_text(&l->b, ns);
+	sbuf_adds(&l->b, ",\"name\":");
+	add_json_text(&l->b, name);
 	if (obj) {
-		line_adds(l, ",\"obj\":");
-		if (jsonw_append(obj, &l->p, &l->len, &l->cap) != 0)
+		sbuf_adds(&l->b, ",\"obj\":");
+		if (jsonw_append(obj, &l->b) != 0)
 			return -1;
 	}
-	line_adds(l, "}\n");
+	sbuf_adds(&l->b, "}\n");
 	return 0;
 }
 
@@ -466,12 +454,12 @@ static void line_seal(struct line *l, uint64_t rv)
 	int n = snprintf(head, sizeof(head), "{\"rv\":%" PRIu64, rv);
 
 	l->start = RV_ROOM - (size_t)n;
-	memcpy(l->p + l->start, head, (size_t)n);
+	memcpy(l->b.buf + l->start, head, (size_t)n);
 }
 
 static size_t line_size(const struct line *l)
 {
-	return l->len - l->start;
+	return l->b.len - l->start;
 }
 
 /*
@@ -485,7 +473,7 @@ static int wal_append(struct store *s, const struct line *l)
 
 	if (s->wal_broken)
 		return -1;
-	if (write_all(s->wal_fd, l->p + l->start, n) != 0 ||
+	if (write_all(s->wal_fd, l->b.buf + l->start, n) != 0 ||
 	    (s->fsync_each && fdatasync(s->wal_fd) != 0)) {
 		if (ftruncate(s->wal_fd, (off_t)s->wal_bytes) != 0)
 			s->wal_broken = true;
@@ -1270,7 +1258,8 @@ static struct compaction *compaction_begin(struct store *s, bool rotate)
 static int snapshot_write(const struct store *s, const struct compaction *c)
 {
 	char *tmp = path_in(s, "snapshot.tmp"), *dst = path_in(s, "snapshot");
-	struct line out = { 0 }, l = { 0 };
+	struct line l = { 0 };
+	struct sbuf out = SBUF_INIT;
 	char buf[96];
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	int rc = -1;
@@ -1279,7 +1268,7 @@ static int snapshot_write(const struct store *s, const struct compaction *c)
 		goto out;
 	snprintf(buf, sizeof(buf), "{\"snapshot\":1,\"rv\":%" PRIu64 "}\n",
 		 c->rv);
-	line_adds(&out, buf);
+	sbuf_adds(&out, buf);
 	for (size_t i = 0; i < c->n; i++) {
 		const struct snap_item *e = &c->v[i];
 
@@ -1287,16 +1276,16 @@ static int snapshot_write(const struct store *s, const struct compaction *c)
 			       e->ns + e->ns_len + 1, e->obj) != 0)
 			goto out;
 		line_seal(&l, e->rv);
-		line_add(&out, l.p + l.start, line_size(&l));
+		sbuf_add(&out, l.b.buf + l.start, line_size(&l));
 		if (out.len >= FLUSH_BYTES) {
-			if (write_all(fd, out.p, out.len) != 0)
+			if (write_all(fd, out.buf, out.len) != 0)
 				goto out;
-			out.len = 0;
+			sbuf_reset(&out);
 		}
 	}
 	snprintf(buf, sizeof(buf), "{\"end\":true,\"count\":%zu}\n", c->n);
-	line_adds(&out, buf);
-	if (write_all(fd, out.p, out.len) != 0 || fsync(fd) != 0)
+	sbuf_adds(&out, buf);
+	if (write_all(fd, out.buf, out.len) != 0 || fsync(fd) != 0)
 		goto out;
 	if (close(fd) != 0) {
 		fd = -1;
@@ -1311,8 +1300,8 @@ out:
 		close(fd);
 	if (rc != 0)
 		unlink(tmp);
-	free(out.p);
-	free(l.p);
+	sbuf_release(&out);
+	sbuf_release(&l.b);
 	free(tmp);
 	free(dst);
 	return rc;
@@ -1407,7 +1396,7 @@ enum store_rc store_create(struct store *s, const char *res, const char *ns,
 	if (!key_ok(res, ns, name) ||
 	    (s->dir && line_build(&l, "put", res, ns, name, obj) != 0)) {
 		json_decref(obj);
-		free(l.p);
+		sbuf_release(&l.b);
 		return STORE_IO;
 	}
 	lock(s);
@@ -1423,7 +1412,7 @@ enum store_rc store_create(struct store *s, const char *res, const char *ns,
 	}
 	unlock(s);
 	evicted_free(&evicted);
-	free(l.p);
+	sbuf_release(&l.b);
 	if (c)
 		compaction_finish(s, c);
 	return rc;
@@ -1479,7 +1468,7 @@ enum store_rc store_update(struct store *s, const char *res, const char *ns,
 	} else {
 		if (n->obj != seen) {
 			same = equal_ignoring_rv(obj, n->obj);
-			if (!same && s->dir && !l.p &&
+			if (!same && s->dir && !l.b.buf &&
 			    line_build(&l, "put", res, ns, name, obj) != 0) {
 				unlock(s);
 				rc = STORE_IO;
@@ -1504,7 +1493,7 @@ enum store_rc store_update(struct store *s, const char *res, const char *ns,
 	evicted_free(&evicted);
 out:
 	json_decref(seen);
-	free(l.p);
+	sbuf_release(&l.b);
 	if (c)
 		compaction_finish(s, c);
 	return rc;
@@ -1560,7 +1549,7 @@ enum store_rc store_delete(struct store *s, const char *res, const char *ns,
 unlock:
 	unlock(s);
 	evicted_free(&evicted);
-	free(l.p);
+	sbuf_release(&l.b);
 	if (c)
 		compaction_finish(s, c);
 	return rc;

@@ -18,8 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/jx.h"
+#include "base/sbuf.h"
 #include "model/alloc.h"
 #include "model/goparse.h"
+#include "model/svec.h"
 #include "model/timestamp.h"
 
 /* ------------------------------------------------------------------ */
@@ -625,21 +628,6 @@ static void since(const json_t *ts, int64_t now_ms, char *buf, size_t n)
 /* ------------------------------------------------------------------ */
 /* Small JSON readers for the printers.                                */
 
-static const json_t *jget(const json_t *o, const char *k)
-{
-	return json_is_object(o) ? json_object_get(o, k) : NULL;
-}
-
-/* jget along a dotted list of keys: jpath2(o, "status", "phase"). */
-static const json_t *jdig(const json_t *o, const char *const *keys)
-{
-	for (size_t i = 0; keys[i] && o; i++)
-		o = jget(o, keys[i]);
-	return o;
-}
-
-#define DIG(o, ...) jdig((o), (const char *const[]){ __VA_ARGS__, NULL })
-
 static const char *jstr(const json_t *v)
 {
 	return json_is_string(v) ? json_string_value(v) : "";
@@ -681,31 +669,10 @@ static void add_since(json_t *cells, const json_t *ts, int64_t now_ms)
 	add_str(cells, b);
 }
 
-struct sbuf {
-	char *s;
-	size_t n;
-	size_t cap;
-};
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-	size_t n = strlen(s);
-
-	XGROW(b->s, b->cap, b->n + n + 1);
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static int strp_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* labels.FormatLabels: "k=v" sorted, comma-joined, "<none>" if empty. */
 static char *format_labels(const json_t *m)
 {
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	char **parts = NULL;
 	size_t n = 0, cap = 0;
 	const char *k;
@@ -717,16 +684,15 @@ static char *format_labels(const json_t *m)
 	}
 	if (!n)
 		return xstrdup("<none>");
-	qsort(parts, n, sizeof(*parts), strp_cmp);
-	sb_puts(&b, "");
+	qsort(parts, n, sizeof(*parts), svec_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (i)
-			sb_puts(&b, ",");
-		sb_puts(&b, parts[i]);
+			sbuf_adds(&b, ",");
+		sbuf_adds(&b, parts[i]);
 		free(parts[i]);
 	}
 	free(parts);
-	return b.s;
+	return sbuf_detach(&b, NULL);
 }
 
 struct req {
@@ -745,11 +711,11 @@ static int req_cmp(const void *a, const void *b)
  * a nil or empty selector, "<error>" for an invalid one. */
 static char *format_label_selector(const json_t *sel)
 {
-	const json_t *ml = jget(sel, "matchLabels");
-	const json_t *me = jget(sel, "matchExpressions");
+	const json_t *ml = json_object_get(sel, "matchLabels");
+	const json_t *me = json_object_get(sel, "matchExpressions");
 	struct req *reqs = NULL;
 	size_t n = 0, cap = 0, i;
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	const char *k;
 	const json_t *v;
 	char *out = NULL;
@@ -762,9 +728,9 @@ static char *format_label_selector(const json_t *sel)
 		reqs[n++].text = xasprintf("%s=%s", k, jstr(v));
 	}
 	json_array_foreach(me, i, v) {
-		const char *key = jstr(jget(v, "key"));
-		const char *op = jstr(jget(v, "operator"));
-		const json_t *vals = jget(v, "values");
+		const char *key = jx_text(v, "key");
+		const char *op = jx_text(v, "operator");
+		const json_t *vals = json_object_get(v, "values");
 		size_t nv = jsize(vals);
 		bool in = !strcmp(op, "In"), notin = !strcmp(op, "NotIn");
 
@@ -772,26 +738,26 @@ static char *format_label_selector(const json_t *sel)
 			char **sv;
 			const json_t *x;
 			size_t j;
-			struct sbuf t = { NULL, 0, 0 };
+			struct sbuf t = SBUF_INIT;
 
 			if (!nv)
 				goto error;
 			sv = xcalloc(nv, sizeof(*sv));
 			json_array_foreach(vals, j, x)
 				sv[j] = (char *)jstr(x);
-			qsort(sv, nv, sizeof(*sv), strp_cmp);
-			sb_puts(&t, key);
-			sb_puts(&t, in ? " in (" : " notin (");
+			qsort(sv, nv, sizeof(*sv), svec_cmp);
+			sbuf_adds(&t, key);
+			sbuf_adds(&t, in ? " in (" : " notin (");
 			for (j = 0; j < nv; j++) {
 				if (j)
-					sb_puts(&t, ",");
-				sb_puts(&t, sv[j]);
+					sbuf_adds(&t, ",");
+				sbuf_adds(&t, sv[j]);
 			}
-			sb_puts(&t, ")");
+			sbuf_adds(&t, ")");
 			free(sv);
 			XGROW(reqs, cap, n + 1);
 			reqs[n].key = key;
-			reqs[n++].text = t.s;
+			reqs[n++].text = sbuf_detach(&t, NULL);
 		} else if (!strcmp(op, "Exists") || !strcmp(op, "DoesNotExist")) {
 			if (nv)
 				goto error;
@@ -811,13 +777,12 @@ static char *format_label_selector(const json_t *sel)
 			reqs[j] = reqs[j - 1];
 			reqs[j - 1] = t;
 		}
-	sb_puts(&b, "");
 	for (i = 0; i < n; i++) {
 		if (i)
-			sb_puts(&b, ",");
-		sb_puts(&b, reqs[i].text);
+			sbuf_adds(&b, ",");
+		sbuf_adds(&b, reqs[i].text);
 	}
-	out = b.s;
+	out = sbuf_detach(&b, NULL);
 	goto done;
 error:
 	out = xstrdup("<error>");
@@ -831,24 +796,22 @@ done:
 /* layoutContainerCells: names and images of the containers, joined. */
 static void add_containers(json_t *cells, const json_t *containers)
 {
-	struct sbuf names = { NULL, 0, 0 }, images = { NULL, 0, 0 };
+	struct sbuf names = SBUF_INIT, images = SBUF_INIT;
 	size_t i;
 	const json_t *c;
 
-	sb_puts(&names, "");
-	sb_puts(&images, "");
 	json_array_foreach(containers, i, c) {
 		if (i) {
-			sb_puts(&names, ",");
-			sb_puts(&images, ",");
+			sbuf_adds(&names, ",");
+			sbuf_adds(&images, ",");
 		}
-		sb_puts(&names, jstr(jget(c, "name")));
-		sb_puts(&images, jstr(jget(c, "image")));
+		sbuf_adds(&names, jx_text(c, "name"));
+		sbuf_adds(&images, jx_text(c, "image"));
 	}
-	add_str(cells, names.s);
-	add_str(cells, images.s);
-	free(names.s);
-	free(images.s);
+	add_str(cells, sbuf_cstr(&names));
+	add_str(cells, sbuf_cstr(&images));
+	sbuf_release(&names);
+	sbuf_release(&images);
 }
 
 /* ------------------------------------------------------------------ */
@@ -972,12 +935,12 @@ static const struct coldef webhookcfg_cols[] = {
 
 static const char *obj_name(const json_t *obj)
 {
-	return jstr(DIG(obj, "metadata", "name"));
+	return jstr(JX_DIG(obj, "metadata", "name"));
 }
 
 static const json_t *obj_created(const json_t *obj)
 {
-	return DIG(obj, "metadata", "creationTimestamp");
+	return JX_DIG(obj, "metadata", "creationTimestamp");
 }
 
 /* hasJobCondition: the first condition of that type decides. */
@@ -987,19 +950,20 @@ static bool has_condition(const json_t *conds, const char *type)
 	const json_t *c;
 
 	json_array_foreach(conds, i, c)
-		if (!strcmp(jstr(jget(c, "type")), type))
-			return !strcmp(jstr(jget(c, "status")), "True");
+		if (!strcmp(jx_text(c, "type"), type))
+			return !strcmp(jx_text(c, "status"), "True");
 	return false;
 }
 
 static void cells_job(const json_t *job, int64_t now_ms, json_t *cells,
 		      json_t **conditions)
 {
-	const json_t *spec = jget(job, "spec"), *st = jget(job, "status");
-	const json_t *conds = jget(st, "conditions");
-	const json_t *completions = jget(spec, "completions");
-	long long succeeded = jint(jget(st, "succeeded"));
-	long long parallelism = jint(jget(spec, "parallelism"));
+	const json_t *spec = json_object_get(job, "spec");
+	const json_t *st = json_object_get(job, "status");
+	const json_t *conds = json_object_get(st, "conditions");
+	const json_t *completions = json_object_get(spec, "completions");
+	long long succeeded = jint(json_object_get(st, "succeeded"));
+	long long parallelism = jint(json_object_get(spec, "parallelism"));
 	int64_t start, end;
 	char buf[64];
 	const char *status;
@@ -1012,8 +976,8 @@ static void cells_job(const json_t *job, int64_t now_ms, json_t *cells,
 		status = "Complete";
 	else if (has_condition(conds, "Failed"))
 		status = "Failed";
-	else if (DIG(job, "metadata", "deletionTimestamp") &&
-		 !json_is_null(DIG(job, "metadata", "deletionTimestamp")))
+	else if (JX_DIG(job, "metadata", "deletionTimestamp") &&
+		 !json_is_null(JX_DIG(job, "metadata", "deletionTimestamp")))
 		status = "Terminating";
 	else if (has_condition(conds, "Suspended"))
 		status = "Suspended";
@@ -1032,15 +996,15 @@ static void cells_job(const json_t *job, int64_t now_ms, json_t *cells,
 	add_str(cells, buf);
 	/* 3. duration: completion (or now) - start; blank before start */
 	buf[0] = '\0';
-	if (get_time(jget(st, "startTime"), &start)) {
-		if (!get_time(jget(st, "completionTime"), &end))
+	if (get_time(json_object_get(st, "startTime"), &start)) {
+		if (!get_time(json_object_get(st, "completionTime"), &end))
 			end = now_ms;
 		table_age(end, start, buf, sizeof(buf));
 	}
 	add_str(cells, buf);
 	add_since(cells, obj_created(job), now_ms);
-	add_containers(cells, DIG(spec, "template", "spec", "containers"));
-	sel = format_label_selector(jget(spec, "selector"));
+	add_containers(cells, JX_DIG(spec, "template", "spec", "containers"));
+	sel = format_label_selector(json_object_get(spec, "selector"));
 	add_str(cells, sel);
 	free(sel);
 }
@@ -1050,19 +1014,20 @@ static bool restartable_init(const json_t *spec, const char *name)
 	size_t i;
 	const json_t *c;
 
-	json_array_foreach(jget(spec, "initContainers"), i, c)
-		if (!strcmp(jstr(jget(c, "name")), name))
-			return !strcmp(jstr(jget(c, "restartPolicy")), "Always");
+	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+		if (!strcmp(jx_text(c, "name"), name))
+			return !strcmp(jx_text(c, "restartPolicy"), "Always");
 	return false;
 }
 
 /* lastTerminationState bookkeeping: keeps the latest finishedAt. */
 static void note_finished(const json_t *cs, int64_t *last, bool *have)
 {
-	const json_t *term = DIG(cs, "lastState", "terminated");
+	const json_t *term = JX_DIG(cs, "lastState", "terminated");
 	int64_t t;
 
-	if (!json_is_object(term) || !get_time(jget(term, "finishedAt"), &t))
+	if (!json_is_object(term) ||
+	    !get_time(json_object_get(term, "finishedAt"), &t))
 		return;
 	if (!*have || *last < t) {
 		*last = t;
@@ -1085,14 +1050,15 @@ static json_t *pod_row_condition(const char *reason, const char *message)
 static void cells_pod(const json_t *pod, int64_t now_ms, json_t *cells,
 		      json_t **conditions)
 {
-	const json_t *spec = jget(pod, "spec"), *st = jget(pod, "status");
-	const json_t *conds = jget(st, "conditions");
-	const json_t *ics = jget(st, "initContainerStatuses");
-	const json_t *cs = jget(st, "containerStatuses");
+	const json_t *spec = json_object_get(pod, "spec");
+	const json_t *st = json_object_get(pod, "status");
+	const json_t *conds = json_object_get(st, "conditions");
+	const json_t *ics = json_object_get(st, "initContainerStatuses");
+	const json_t *cs = json_object_get(st, "containerStatuses");
 	const json_t *c, *gates, *ips;
-	const char *phase = jstr(jget(st, "phase"));
+	const char *phase = jx_text(st, "phase");
 	long long restarts = 0, rinit_restarts = 0, ready = 0;
-	long long total = (long long)jsize(jget(spec, "containers"));
+	long long total = (long long)jsize(json_object_get(spec, "containers"));
 	int64_t last = 0, last_rinit = 0;
 	bool have_last = false, have_rinit = false, initializing = false;
 	bool deleting;
@@ -1100,13 +1066,13 @@ static void cells_pod(const json_t *pod, int64_t now_ms, json_t *cells,
 	char buf[96];
 	size_t i;
 
-	if (*jstr(jget(st, "reason"))) {
+	if (*jx_text(st, "reason")) {
 		free(reason);
-		reason = xstrdup(jstr(jget(st, "reason")));
+		reason = xstrdup(jx_text(st, "reason"));
 	}
 	json_array_foreach(conds, i, c)
-		if (!strcmp(jstr(jget(c, "type")), "PodScheduled") &&
-		    !strcmp(jstr(jget(c, "reason")), "SchedulingGated")) {
+		if (!strcmp(jx_text(c, "type"), "PodScheduled") &&
+		    !strcmp(jx_text(c, "reason"), "SchedulingGated")) {
 			free(reason);
 			reason = xstrdup("SchedulingGated");
 		}
@@ -1119,16 +1085,16 @@ static void cells_pod(const json_t *pod, int64_t now_ms, json_t *cells,
 		json_array_append_new(*conditions,
 				      pod_row_condition("Failed", "The pod failed."));
 	}
-	json_array_foreach(jget(spec, "initContainers"), i, c)
-		if (!strcmp(jstr(jget(c, "restartPolicy")), "Always"))
+	json_array_foreach(json_object_get(spec, "initContainers"), i, c)
+		if (!strcmp(jx_text(c, "restartPolicy"), "Always"))
 			total++;
 
 	/* 1. init containers: stop at the first one not done */
 	json_array_foreach(ics, i, c) {
-		const json_t *term = DIG(c, "state", "terminated");
-		const json_t *wait = DIG(c, "state", "waiting");
-		bool restartable = restartable_init(spec, jstr(jget(c, "name")));
-		long long rc = jint(jget(c, "restartCount"));
+		const json_t *term = JX_DIG(c, "state", "terminated");
+		const json_t *wait = JX_DIG(c, "state", "waiting");
+		bool restartable = restartable_init(spec, jx_text(c, "name"));
+		long long rc = jint(json_object_get(c, "restartCount"));
 
 		restarts += rc;
 		note_finished(c, &last, &have_last);
@@ -1136,31 +1102,32 @@ static void cells_pod(const json_t *pod, int64_t now_ms, json_t *cells,
 			rinit_restarts += rc;
 			note_finished(c, &last_rinit, &have_rinit);
 		}
-		if (json_is_object(term) && jint(jget(term, "exitCode")) == 0)
+		if (json_is_object(term) &&
+		    jint(json_object_get(term, "exitCode")) == 0)
 			continue;
-		if (restartable && json_is_true(jget(c, "started"))) {
-			if (json_is_true(jget(c, "ready")))
+		if (restartable && json_is_true(json_object_get(c, "started"))) {
+			if (json_is_true(json_object_get(c, "ready")))
 				ready++;
 			continue;
 		}
 		free(reason);
 		if (json_is_object(term)) {
-			const char *r = jstr(jget(term, "reason"));
+			const char *r = jx_text(term, "reason");
 
-			if (!*r && jint(jget(term, "signal")))
+			if (!*r && jint(json_object_get(term, "signal")))
 				reason = xasprintf("Init:Signal:%lld",
-						   jint(jget(term, "signal")));
+						   jint(json_object_get(term, "signal")));
 			else if (!*r)
 				reason = xasprintf("Init:ExitCode:%lld",
-						   jint(jget(term, "exitCode")));
+						   jint(json_object_get(term, "exitCode")));
 			else
 				reason = xasprintf("Init:%s", r);
-		} else if (json_is_object(wait) && *jstr(jget(wait, "reason")) &&
-			   strcmp(jstr(jget(wait, "reason")), "PodInitializing")) {
-			reason = xasprintf("Init:%s", jstr(jget(wait, "reason")));
+		} else if (json_is_object(wait) && *jx_text(wait, "reason") &&
+			   strcmp(jx_text(wait, "reason"), "PodInitializing")) {
+			reason = xasprintf("Init:%s", jx_text(wait, "reason"));
 		} else {
 			reason = xasprintf("Init:%zu/%zu", i,
-					   jsize(jget(spec, "initContainers")));
+					   jsize(json_object_get(spec, "initContainers")));
 		}
 		initializing = true;
 		break;
@@ -1175,27 +1142,27 @@ static void cells_pod(const json_t *pod, int64_t now_ms, json_t *cells,
 		have_last = have_rinit;
 		for (i = jsize(cs); i-- > 0;) {
 			const json_t *x = json_array_get(cs, i);
-			const json_t *term = DIG(x, "state", "terminated");
-			const json_t *wait = DIG(x, "state", "waiting");
+			const json_t *term = JX_DIG(x, "state", "terminated");
+			const json_t *wait = JX_DIG(x, "state", "waiting");
 
-			restarts += jint(jget(x, "restartCount"));
+			restarts += jint(json_object_get(x, "restartCount"));
 			note_finished(x, &last, &have_last);
-			if (json_is_object(wait) && *jstr(jget(wait, "reason"))) {
+			if (json_is_object(wait) && *jx_text(wait, "reason")) {
 				free(reason);
-				reason = xstrdup(jstr(jget(wait, "reason")));
-			} else if (json_is_object(term) && *jstr(jget(term, "reason"))) {
+				reason = xstrdup(jx_text(wait, "reason"));
+			} else if (json_is_object(term) && *jx_text(term, "reason")) {
 				free(reason);
-				reason = xstrdup(jstr(jget(term, "reason")));
+				reason = xstrdup(jx_text(term, "reason"));
 			} else if (json_is_object(term)) {
 				free(reason);
-				if (jint(jget(term, "signal")))
+				if (jint(json_object_get(term, "signal")))
 					reason = xasprintf("Signal:%lld",
-							   jint(jget(term, "signal")));
+							   jint(json_object_get(term, "signal")));
 				else
 					reason = xasprintf("ExitCode:%lld",
-							   jint(jget(term, "exitCode")));
-			} else if (json_is_true(jget(x, "ready")) &&
-				   json_is_object(DIG(x, "state", "running"))) {
+							   jint(json_object_get(term, "exitCode")));
+			} else if (json_is_true(json_object_get(x, "ready")) &&
+				   json_is_object(JX_DIG(x, "state", "running"))) {
 				has_running = true;
 				ready++;
 			}
@@ -1209,9 +1176,9 @@ static void cells_pod(const json_t *pod, int64_t now_ms, json_t *cells,
 	}
 
 	/* 3. deletion */
-	deleting = DIG(pod, "metadata", "deletionTimestamp") &&
-		   !json_is_null(DIG(pod, "metadata", "deletionTimestamp"));
-	if (deleting && !strcmp(jstr(jget(st, "reason")), "NodeLost")) {
+	deleting = JX_DIG(pod, "metadata", "deletionTimestamp") &&
+		   !json_is_null(JX_DIG(pod, "metadata", "deletionTimestamp"));
+	if (deleting && !strcmp(jx_text(st, "reason"), "NodeLost")) {
 		free(reason);
 		reason = xstrdup("Unknown");
 	} else if (deleting && strcmp(phase, "Succeeded") &&
@@ -1236,24 +1203,24 @@ static void cells_pod(const json_t *pod, int64_t now_ms, json_t *cells,
 	add_since(cells, obj_created(pod), now_ms);
 
 	/* 4. wide columns */
-	ips = jget(st, "podIPs");
+	ips = json_object_get(st, "podIPs");
 	{
-		const char *ip = jsize(ips) ? jstr(jget(json_array_get(ips, 0), "ip")) :
-					      jstr(jget(st, "podIP"));
-		const char *node = jstr(jget(spec, "nodeName"));
-		const char *nom = jstr(jget(st, "nominatedNodeName"));
+		const char *ip = jsize(ips) ? jx_text(json_array_get(ips, 0), "ip") :
+					      jx_text(st, "podIP");
+		const char *node = jx_text(spec, "nodeName");
+		const char *nom = jx_text(st, "nominatedNodeName");
 
 		add_str(cells, *ip ? ip : "<none>");
 		add_str(cells, *node ? node : "<none>");
 		add_str(cells, *nom ? nom : "<none>");
 	}
-	gates = jget(spec, "readinessGates");
+	gates = json_object_get(spec, "readinessGates");
 	if (jsize(gates)) {
 		long long ok = 0;
 		const json_t *g;
 
 		json_array_foreach(gates, i, g)
-			if (has_condition(conds, jstr(jget(g, "conditionType"))))
+			if (has_condition(conds, jx_text(g, "conditionType")))
 				ok++;
 		snprintf(buf, sizeof(buf), "%lld/%zu", ok, jsize(gates));
 		add_str(cells, buf);
@@ -1268,7 +1235,7 @@ static void cells_namespace(const json_t *ns, int64_t now_ms, json_t *cells,
 {
 	(void)conditions;
 	add_str(cells, obj_name(ns));
-	add_str(cells, jstr(DIG(ns, "status", "phase")));
+	add_str(cells, jstr(JX_DIG(ns, "status", "phase")));
 	add_since(cells, obj_created(ns), now_ms);
 }
 
@@ -1292,50 +1259,53 @@ static void trim_space(char *s)
 static void cells_event(const json_t *ev, int64_t now_ms, json_t *cells,
 			json_t **conditions)
 {
-	const json_t *io = jget(ev, "involvedObject");
-	const json_t *series = jget(ev, "series");
+	const json_t *io = json_object_get(ev, "involvedObject");
+	const json_t *series = json_object_get(ev, "series");
 	char first[32], last[32];
 	const char *comp, *host;
-	long long count = jint(jget(ev, "count"));
+	long long count = jint(json_object_get(ev, "count"));
 	char *target, *src, *msg, *p;
 	int64_t t;
 
 	(void)conditions;
-	if (get_time(jget(ev, "firstTimestamp"), &t))
-		event_time(jget(ev, "firstTimestamp"), now_ms, first, sizeof(first));
+	if (get_time(json_object_get(ev, "firstTimestamp"), &t))
+		event_time(json_object_get(ev, "firstTimestamp"), now_ms, first,
+			   sizeof(first));
 	else
-		event_time(jget(ev, "eventTime"), now_ms, first, sizeof(first));
-	if (get_time(jget(ev, "lastTimestamp"), &t))
-		event_time(jget(ev, "lastTimestamp"), now_ms, last, sizeof(last));
+		event_time(json_object_get(ev, "eventTime"), now_ms, first,
+			   sizeof(first));
+	if (get_time(json_object_get(ev, "lastTimestamp"), &t))
+		event_time(json_object_get(ev, "lastTimestamp"), now_ms, last,
+			   sizeof(last));
 	else
 		snprintf(last, sizeof(last), "%s", first);
 	if (json_is_object(series)) {
-		event_time(jget(series, "lastObservedTime"), now_ms, last,
+		event_time(json_object_get(series, "lastObservedTime"), now_ms, last,
 			   sizeof(last));
-		count = jint(jget(series, "count"));
+		count = jint(json_object_get(series, "count"));
 	} else if (count == 0) {
 		count = 1; /* singleton events of the new API carry none */
 	}
-	target = *jstr(jget(io, "name")) ?
-		xasprintf("%s/%s", jstr(jget(io, "kind")), jstr(jget(io, "name"))) :
-		xstrdup(jstr(jget(io, "kind")));
+	target = *jx_text(io, "name") ?
+		xasprintf("%s/%s", jx_text(io, "kind"), jx_text(io, "name")) :
+		xstrdup(jx_text(io, "kind"));
 	for (p = target; *p && *p != '/'; p++)
 		*p = (char)tolower((unsigned char)*p);
-	comp = jstr(DIG(ev, "source", "component"));
+	comp = jstr(JX_DIG(ev, "source", "component"));
 	if (!*comp)
-		comp = jstr(jget(ev, "reportingComponent"));
-	host = jstr(DIG(ev, "source", "host"));
+		comp = jx_text(ev, "reportingComponent");
+	host = jstr(JX_DIG(ev, "source", "host"));
 	if (!*host)
-		host = jstr(jget(ev, "reportingInstance"));
+		host = jx_text(ev, "reportingInstance");
 	src = *host ? xasprintf("%s, %s", comp, host) : xstrdup(comp);
-	msg = xstrdup(jstr(jget(ev, "message")));
+	msg = xstrdup(jx_text(ev, "message"));
 	trim_space(msg);
 
 	add_str(cells, last);
-	add_str(cells, jstr(jget(ev, "type")));
-	add_str(cells, jstr(jget(ev, "reason")));
+	add_str(cells, jx_text(ev, "type"));
+	add_str(cells, jx_text(ev, "reason"));
 	add_str(cells, target);
-	add_str(cells, jstr(jget(io, "fieldPath")));
+	add_str(cells, jx_text(io, "fieldPath"));
 	add_str(cells, src);
 	add_str(cells, msg);
 	add_str(cells, first);
@@ -1367,8 +1337,8 @@ static void cells_configmap(const json_t *cm, int64_t now_ms, json_t *cells,
 {
 	(void)conditions;
 	add_str(cells, obj_name(cm));
-	add_int(cells, (long long)(jsize(jget(cm, "data")) +
-				   jsize(jget(cm, "binaryData"))));
+	add_int(cells, (long long)(jsize(json_object_get(cm, "data")) +
+				   jsize(json_object_get(cm, "binaryData"))));
 	add_since(cells, obj_created(cm), now_ms);
 }
 
@@ -1377,8 +1347,8 @@ static void cells_secret(const json_t *s, int64_t now_ms, json_t *cells,
 {
 	(void)conditions;
 	add_str(cells, obj_name(s));
-	add_str(cells, jstr(jget(s, "type")));
-	add_int(cells, (long long)jsize(jget(s, "data")));
+	add_str(cells, jx_text(s, "type"));
+	add_int(cells, (long long)jsize(json_object_get(s, "data")));
 	add_since(cells, obj_created(s), now_ms);
 }
 
@@ -1386,52 +1356,50 @@ static void cells_secret(const json_t *s, int64_t now_ms, json_t *cells,
  * or hostnames, sorted. New string. */
 static char *lb_ingress(const json_t *svc)
 {
-	const json_t *ing = DIG(svc, "status", "loadBalancer", "ingress");
+	const json_t *ing = JX_DIG(svc, "status", "loadBalancer", "ingress");
 	const char **v = xcalloc(jsize(ing) + 1, sizeof(*v));
 	size_t n = 0, i;
 	const json_t *x;
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 
 	json_array_foreach(ing, i, x) {
-		const char *s = *jstr(jget(x, "ip")) ? jstr(jget(x, "ip")) :
-							jstr(jget(x, "hostname"));
+		const char *s = *jx_text(x, "ip") ? jx_text(x, "ip") :
+							jx_text(x, "hostname");
 
 		if (*s)
 			v[n++] = s;
 	}
-	qsort(v, n, sizeof(*v), strp_cmp);
-	sb_puts(&b, "");
+	qsort(v, n, sizeof(*v), svec_cmp);
 	for (i = 0; i < n; i++) {
 		if (i && !strcmp(v[i], v[i - 1]))
 			continue;
-		if (b.n)
-			sb_puts(&b, ",");
-		sb_puts(&b, v[i]);
+		if (b.len)
+			sbuf_adds(&b, ",");
+		sbuf_adds(&b, v[i]);
 	}
 	free(v);
-	return b.s;
+	return sbuf_detach(&b, NULL);
 }
 
 static char *join_strings(const json_t *arr, const char *sep)
 {
-	struct sbuf b = { NULL, 0, 0 };
+	struct sbuf b = SBUF_INIT;
 	size_t i;
 	const json_t *x;
 
-	sb_puts(&b, "");
 	json_array_foreach(arr, i, x) {
 		if (i)
-			sb_puts(&b, sep);
-		sb_puts(&b, jstr(x));
+			sbuf_adds(&b, sep);
+		sbuf_adds(&b, jstr(x));
 	}
-	return b.s;
+	return sbuf_detach(&b, NULL);
 }
 
 /* getServiceExternalIP. A missing type reads as ClusterIP: the real
  * server always has it defaulted. New string. */
 static char *service_external_ip(const json_t *svc, const char *type)
 {
-	const json_t *ext = DIG(svc, "spec", "externalIPs");
+	const json_t *ext = JX_DIG(svc, "spec", "externalIPs");
 
 	if (!strcmp(type, "ClusterIP") || !strcmp(type, "NodePort"))
 		return jsize(ext) ? join_strings(ext, ",") : xstrdup("<none>");
@@ -1453,53 +1421,53 @@ static char *service_external_ip(const json_t *svc, const char *type)
 		return xstrdup("<pending>");
 	}
 	if (!strcmp(type, "ExternalName"))
-		return xstrdup(jstr(DIG(svc, "spec", "externalName")));
+		return xstrdup(jstr(JX_DIG(svc, "spec", "externalName")));
 	return xstrdup("<unknown>");
 }
 
 static void cells_service(const json_t *svc, int64_t now_ms, json_t *cells,
 			  json_t **conditions)
 {
-	const json_t *spec = jget(svc, "spec");
-	const char *type = *jstr(jget(spec, "type")) ? jstr(jget(spec, "type")) :
+	const json_t *spec = json_object_get(svc, "spec");
+	const char *type = *jx_text(spec, "type") ? jx_text(spec, "type") :
 						     "ClusterIP";
-	const json_t *ips = jget(spec, "clusterIPs");
+	const json_t *ips = json_object_get(spec, "clusterIPs");
 	const char *cip = jsize(ips) ? jstr(json_array_get(ips, 0)) :
-				       jstr(jget(spec, "clusterIP"));
-	struct sbuf ports = { NULL, 0, 0 };
+				       jx_text(spec, "clusterIP");
+	struct sbuf ports = SBUF_INIT;
 	const json_t *pt;
 	size_t i;
 	char *ext, *sel;
 
 	(void)conditions;
-	sb_puts(&ports, "");
-	json_array_foreach(jget(spec, "ports"), i, pt) {
-		const char *proto = *jstr(jget(pt, "protocol")) ?
-			jstr(jget(pt, "protocol")) : "TCP";
-		long long np = jint(jget(pt, "nodePort"));
+	json_array_foreach(json_object_get(spec, "ports"), i, pt) {
+		const char *proto = *jx_text(pt, "protocol") ?
+			jx_text(pt, "protocol") : "TCP";
+		long long np = jint(json_object_get(pt, "nodePort"));
 		char b[96];
 
 		if (np > 0)
-			snprintf(b, sizeof(b), "%lld:%lld/%s", jint(jget(pt, "port")),
+			snprintf(b, sizeof(b), "%lld:%lld/%s", jint(json_object_get(pt, "port")),
 				 np, proto);
 		else
-			snprintf(b, sizeof(b), "%lld/%s", jint(jget(pt, "port")), proto);
+			snprintf(b, sizeof(b), "%lld/%s",
+				 jint(json_object_get(pt, "port")), proto);
 		if (i)
-			sb_puts(&ports, ",");
-		sb_puts(&ports, b);
+			sbuf_adds(&ports, ",");
+		sbuf_adds(&ports, b);
 	}
 	ext = service_external_ip(svc, type);
 	add_str(cells, obj_name(svc));
 	add_str(cells, type);
 	add_str(cells, *cip ? cip : "<none>");
 	add_str(cells, ext);
-	add_str(cells, ports.n ? ports.s : "<none>");
+	add_str(cells, ports.len ? ports.buf : "<none>");
 	add_since(cells, obj_created(svc), now_ms);
-	sel = format_labels(jget(spec, "selector"));
+	sel = format_labels(json_object_get(spec, "selector"));
 	add_str(cells, sel);
 	free(sel);
 	free(ext);
-	free(ports.s);
+	sbuf_release(&ports);
 }
 
 static void cells_priorityclass(const json_t *pc, int64_t now_ms,
@@ -1507,11 +1475,11 @@ static void cells_priorityclass(const json_t *pc, int64_t now_ms,
 {
 	(void)conditions;
 	add_str(cells, obj_name(pc));
-	add_int(cells, jint(jget(pc, "value")));
+	add_int(cells, jint(json_object_get(pc, "value")));
 	json_array_append_new(cells,
-			      json_boolean(json_is_true(jget(pc, "globalDefault"))));
+			      json_boolean(json_is_true(json_object_get(pc, "globalDefault"))));
 	add_since(cells, obj_created(pc), now_ms);
-	add_str(cells, jstr(jget(pc, "preemptionPolicy")));
+	add_str(cells, jx_text(pc, "preemptionPolicy"));
 }
 
 static void cells_lease(const json_t *l, int64_t now_ms, json_t *cells,
@@ -1519,7 +1487,7 @@ static void cells_lease(const json_t *l, int64_t now_ms, json_t *cells,
 {
 	(void)conditions;
 	add_str(cells, obj_name(l));
-	add_str(cells, jstr(DIG(l, "spec", "holderIdentity")));
+	add_str(cells, jstr(JX_DIG(l, "spec", "holderIdentity")));
 	add_since(cells, obj_created(l), now_ms);
 }
 
@@ -1528,7 +1496,7 @@ static void cells_webhookcfg(const json_t *w, int64_t now_ms, json_t *cells,
 {
 	(void)conditions;
 	add_str(cells, obj_name(w));
-	add_int(cells, (long long)jsize(jget(w, "webhooks")));
+	add_int(cells, (long long)jsize(json_object_get(w, "webhooks")));
 	add_since(cells, obj_created(w), now_ms);
 }
 
@@ -1606,16 +1574,16 @@ json_t *table_columns(const json_t *columns, const char *builtin_kind)
 		return out;
 	}
 	json_array_foreach(columns, i, col) {
-		const char *desc = jstr(jget(col, "description"));
+		const char *desc = jx_text(col, "description");
 		char *dflt = NULL;
 
 		if (!*desc)
 			desc = dflt = xasprintf("Custom resource definition column (in JSONPath format): %s",
-						jstr(jget(col, "jsonPath")));
+						jx_text(col, "jsonPath"));
 		json_array_append_new(out, coldef_json(
-			jstr(jget(col, "name")), jstr(jget(col, "type")),
-			jstr(jget(col, "format")), desc,
-			jint(jget(col, "priority"))));
+			jx_text(col, "name"), jx_text(col, "type"),
+			jx_text(col, "format"), desc,
+			jint(json_object_get(col, "priority"))));
 		free(dflt);
 	}
 	return out;
@@ -1711,7 +1679,7 @@ static json_t *row_object(const json_t *obj, enum table_object inc)
 	case TABLE_OBJECT_METADATA:
 	default:
 		o = json_object();
-		meta = jget(obj, "metadata");
+		meta = json_object_get(obj, "metadata");
 		json_object_set_new(o, "kind", json_string("PartialObjectMetadata"));
 		json_object_set_new(o, "apiVersion", json_string("meta.k8s.io/v1"));
 		json_object_set_new(o, "metadata", json_is_object(meta) ?
@@ -1738,8 +1706,8 @@ json_t *table_row(const json_t *obj, const json_t *columns,
 		} else {
 			json_array_foreach(columns, i, col)
 				json_array_append_new(cells, crd_cell(obj,
-					jstr(jget(col, "type")),
-					jstr(jget(col, "jsonPath")), now_ms));
+					jx_text(col, "type"),
+					jx_text(col, "jsonPath"), now_ms));
 		}
 	}
 	json_object_set_new(row, "cells", cells);

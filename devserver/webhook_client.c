@@ -19,6 +19,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/b64.h"
+#include "base/sbuf.h"
 #include "devserver/api.h"
 
 /* Idle handles kept, each with its own connection cache: enough for the
@@ -130,91 +132,15 @@ void webhook_client_uuid(char out[37])
 		 b[14], b[15]);
 }
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
 unsigned char *webhook_client_base64_decode(const char *s, size_t *n,
 					    struct err *err)
 {
-	size_t len = strlen(s), o = 0, q = 0, pos = 0, pad = 0;
-	unsigned char *out = xmalloc(len / 4 * 3 + 4);
-	unsigned v = 0;
+	size_t bad = 0;
+	unsigned char *out = b64_decode(s, strlen(s), B64_SKIP_NL, n, &bad);
 
-	for (size_t i = 0; i < len; i++) {
-		int c = (unsigned char)s[i], d;
-
-		if (c == '\r' || c == '\n')
-			continue;
-		if (c == '=') {
-			/* Padding only where a quantum ends early. */
-			if (q < 2 || pad + q >= 4) {
-				pos = i;
-				goto bad;
-			}
-			pad++;
-			if (pad + q == 4) {
-				q = 0;
-				pos = i;
-				/* Nothing but line breaks may follow. */
-				for (size_t j = i + 1; j < len; j++)
-					if (s[j] != '\r' && s[j] != '\n') {
-						pos = j;
-						goto bad;
-					}
-				break;
-			}
-			continue;
-		}
-		if (pad) {
-			pos = i;
-			goto bad;
-		}
-		d = b64val(c);
-		if (d < 0) {
-			pos = i;
-			goto bad;
-		}
-		v = (v << 6) | (unsigned)d;
-		if (++q == 4) {
-			out[o++] = (unsigned char)(v >> 16);
-			out[o++] = (unsigned char)(v >> 8);
-			out[o++] = (unsigned char)v;
-			q = 0;
-			v = 0;
-		}
-		pos = i + 1;
-	}
-	if (pad) {
-		/* v holds 2 or 3 sextets of the final quantum. */
-		if (pad == 2) {
-			out[o++] = (unsigned char)(v >> 4);
-		} else {
-			out[o++] = (unsigned char)(v >> 10);
-			out[o++] = (unsigned char)(v >> 2);
-		}
-	} else if (q) {
-		pos = len;
-		goto bad;
-	}
-	out[o] = '\0';
-	*n = o;
+	if (!out)
+		err_set(err, "illegal base64 data at input byte %zu", bad);
 	return out;
-bad:
-	free(out);
-	err_set(err, "illegal base64 data at input byte %zu", pos);
-	return NULL;
 }
 
 /* ---- the target ---- */
@@ -342,35 +268,18 @@ fail:
 
 /* ---- the transfer ---- */
 
-struct body {
-	char *p;      /* owned; NUL-terminated */
-	size_t len;
-	size_t max;
-	bool too_big; /* the cap was hit (the transfer was aborted) */
-};
-
+/* The answer goes to a capped sbuf (STYLE P5): past the cap it is
+ * released and the transfer aborted, never kept half-valid. */
 static size_t on_body(char *data, size_t sz, size_t nmemb, void *ud)
 {
-	struct body *b = ud;
 	size_t n = sz * nmemb;
 
-	if (b->len + n > b->max) {
-		/* P5: release, never keep a half-valid buffer. */
-		FREE_AND_NULL(b->p);
-		b->len = 0;
-		b->too_big = true;
-		return 0;
-	}
-	b->p = xrealloc(b->p, b->len + n + 1);
-	memcpy(b->p + b->len, data, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return n;
+	return sbuf_add(ud, data, n) == 0 ? n : 0;
 }
 
 /* Go's wording for a failed transfer (the part after `Post "URL": `). */
 static void transfer_error(CURLcode rc, const char *ebuf,
-			   const struct target *t, const struct body *b,
+			   const struct target *t, const struct sbuf *b,
 			   char *out, size_t n)
 {
 	switch (rc) {
@@ -414,7 +323,7 @@ static void transfer_error(CURLcode rc, const char *ebuf,
 		snprintf(out, n, "EOF");
 		break;
 	case CURLE_WRITE_ERROR:
-		if (b->too_big) {
+		if (b->failed) {
 			snprintf(out, n, "response body larger than %zu bytes",
 				 b->max);
 			break;
@@ -501,7 +410,7 @@ static bool is_json_ctype(const char *ct)
 }
 
 /* The answer of a finished transfer: the decoded body, or NULL + err. */
-static json_t *decode_answer(long code, const char *ctype, struct body *b,
+static json_t *decode_answer(long code, const char *ctype, struct sbuf *b,
 			     struct webhook_call *c, struct err *err)
 {
 	json_error_t je;
@@ -512,8 +421,8 @@ static json_t *decode_answer(long code, const char *ctype, struct body *b,
 		char text[TEXT_MAX + 1];
 		const char *msg = "unknown";
 
-		if (b->p && is_json_ctype(ctype)) {
-			j = json_loadb(b->p, b->len, 0, NULL);
+		if (b->buf && is_json_ctype(ctype)) {
+			j = json_loadb(b->buf, b->len, 0, NULL);
 			if (json_is_object(j) &&
 			    !strcmp(json_string_value(json_object_get(j,
 				"kind")) ? json_string_value(json_object_get(
@@ -534,11 +443,11 @@ static json_t *decode_answer(long code, const char *ctype, struct body *b,
 			size_t n = b->len < TEXT_MAX ? b->len : TEXT_MAX;
 			size_t s = 0;
 
-			while (s < n && isspace((unsigned char)b->p[s]))
+			while (s < n && isspace((unsigned char)b->buf[s]))
 				s++;
-			while (n > s && isspace((unsigned char)b->p[n - 1]))
+			while (n > s && isspace((unsigned char)b->buf[n - 1]))
 				n--;
-			memcpy(text, b->p ? b->p + s : "", n - s);
+			memcpy(text, b->buf ? b->buf + s : "", n - s);
 			text[n - s] = '\0';
 			msg = text;
 		}
@@ -550,7 +459,7 @@ static json_t *decode_answer(long code, const char *ctype, struct body *b,
 			"content type: %s", code, ctype);
 		return NULL;
 	}
-	j = json_loadb(b->p, b->len, JSON_DECODE_ANY, &je);
+	j = json_loadb(b->buf, b->len, JSON_DECODE_ANY, &je);
 	if (!j) {
 		err_set(err, "couldn't get version/kind; json parse error: %s",
 			je.text);
@@ -575,7 +484,7 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 			    const json_t *body, struct err *err)
 {
 	struct target t;
-	struct body b = { NULL, 0, WEBHOOK_MAX_RESPONSE, false };
+	struct sbuf b = { .max = WEBHOOK_MAX_RESPONSE };
 	struct curl_slist *hdrs = NULL, *cto = NULL;
 	char ebuf[CURL_ERROR_SIZE] = "", why[600];
 	char *payload = NULL, *ct = NULL;
@@ -646,7 +555,7 @@ out:
 	curl_slist_free_all(hdrs);
 	curl_slist_free_all(cto);
 	free(payload);
-	free(b.p);
+	sbuf_release(&b);
 	target_release(&t);
 	return res;
 }

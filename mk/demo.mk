@@ -3,7 +3,8 @@
 # cueue-demo (demo/*.c) plays the demo's Job stream and draws the
 # dashboard; it links the controller's event loop, REST client and
 # kubeconfig reader (libcontroller.a, with libconfig.a for the YAML of a
-# kubeconfig). demo/demo.sh is the driver: devcluster, platform, program.
+# kubeconfig and libjx.a for the JSON accessors). demo/demo.sh is the
+# driver: devcluster, platform, program.
 # `demo` installs what is missing first, then builds, as `check` does.
 
 DEMO_SRC := $(wildcard demo/*.c)
@@ -14,10 +15,10 @@ ifneq ($(DEMO_SRC),)
 all: $(DEMO_BIN)
 endif
 
-$(DEMO_BIN): $(DEMO_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) $(LIBCORE)
+$(DEMO_BIN): $(DEMO_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) $(LIBJX) $(LIBCORE)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(DEMO_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) \
-	  $(LIBCORE) $(CONTROLLER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
+	  $(LIBJX) $(LIBCORE) $(CONTROLLER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
 
 -include $(DEMO_OBJ:.o=.d)
 

@@ -1,8 +1,7 @@
 # jobpath-bench: the batch/v1 Job path end to end through the TLS
 # webhooks against a devcluster (test/bench/jobpath.c; test/bench/
-# jobpath.sh starts the cluster). libcurl + jansson + OpenSSL (base64 of
-# the kubeconfig's CA, in benchlib), and the allocation policy out of
-# libcore.
+# jobpath.sh starts the cluster). libcurl + jansson, and the allocation
+# policy and base64 (the kubeconfig's CA, in benchlib) out of libcore.
 JOBPATH_BENCH := $(BUILD)/jobpath-bench
 ifneq ($(wildcard test/bench/jobpath.c),)
 all: $(JOBPATH_BENCH)

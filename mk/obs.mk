@@ -13,8 +13,8 @@ endif
 # mk/ files are read in does not matter.
 $(WEBHOOK_BENCH): $(BUILD)/test/bench/webhook_bench.o \
 		$(BUILD)/test/bench/benchlib.o $(LIBWEBHOOK) $(LIBCONFIG) \
-		$(LIBCORE)
+		$(LIBJX) $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/test/bench/benchlib.o \
-	  $(LIBWEBHOOK) $(LIBCONFIG) $(LIBCORE) -lcurl \
+	  $(LIBWEBHOOK) $(LIBCONFIG) $(LIBJX) $(LIBCORE) -lcurl \
 	  $(WEBHOOK_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
 -include $(BUILD)/test/bench/webhook_bench.d

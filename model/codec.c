@@ -178,7 +178,7 @@ static void dec_quota(struct codec_ctx *c, const json_t *e,
 	if (!codec_member(e, "nominalQuota")) {
 		size_t m = codec_push_field(c, "nominalQuota");
 
-		fe_required(c->fe, c->path, NULL);
+		fe_required(c->fe, c->path.buf, NULL);
 		codec_pop(c, m);
 	}
 	codec_qty(c, e, "nominalQuota", &q->nominal);
@@ -623,7 +623,7 @@ static void dec_priority_ref(struct codec_ctx *c, const json_t *spec,
 	hg = codec_enum(c, ref, "group", pref_group_tab, &g);
 	hk = codec_enum(c, ref, "kind", pref_kind_tab, &k);
 	if (hg && hk && g != k)
-		fe_add(c->fe, FE_INVALID, c->path, "object", true,
+		fe_add(c->fe, FE_INVALID, c->path.buf, "object", true,
 		       "only the %s kind is allowed for the %s group",
 		       g == PSRC_POD ? "PriorityClass" :
 				       "WorkloadPriorityClass",

@@ -69,48 +69,34 @@ void codec_ctx_init(struct codec_ctx *c, struct field_errors *fe)
 	c->fe = fe;
 	c->nerr0 = fe->n;
 	c->v = API_V1BETA1;
-	c->cap = 64;
-	c->path = xmalloc(c->cap);
-	c->path[0] = '\0';
-	c->len = 0;
+	sbuf_init(&c->path, 0);
+	sbuf_grow(&c->path, 64);
 }
 
 /* Ends a decode: -1 when it added any error. */
 int codec_ctx_finish(struct codec_ctx *c)
 {
-	free(c->path);
-	c->path = NULL;
+	sbuf_release(&c->path);
 	return c->fe->n > c->nerr0 ? -1 : 0;
 }
 
 /* Appends a formatted segment; returns the mark to pop back to. */
 size_t codec_push(struct codec_ctx *c, const char *fmt, ...)
 {
-	size_t mark = c->len;
+	size_t mark = c->path.len;
 	va_list ap;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	sbuf_vaddf(&c->path, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return mark;
-	XGROW(c->path, c->cap, c->len + (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(c->path + c->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	c->len += (size_t)n;
 	return mark;
 }
 
 /* Appends n bytes of s. Decoding pushes a segment per field it visits,
- * so this is memcpy rather than a formatted print. */
+ * so this is a copy rather than a formatted print. */
 static void push_bytes(struct codec_ctx *c, const char *s, size_t n)
 {
-	XGROW(c->path, c->cap, c->len + n + 1);
-	memcpy(c->path + c->len, s, n);
-	c->len += n;
-	c->path[c->len] = '\0';
+	sbuf_add(&c->path, s, n);
 }
 
 /* Pushes pre, name cut at SEGMENT_MAX bytes back to whole UTF-8
@@ -118,25 +104,26 @@ static void push_bytes(struct codec_ctx *c, const char *s, size_t n)
 static size_t push_segment(struct codec_ctx *c, const char *pre,
 			   const char *name, const char *post)
 {
-	size_t mark = c->len, n = strnlen(name, SEGMENT_MAX + 1);
+	size_t mark = c->path.len, n = strnlen(name, SEGMENT_MAX + 1);
 
 	push_bytes(c, pre, strlen(pre));
 	push_bytes(c, name, n > SEGMENT_MAX ? SEGMENT_MAX : n);
 	if (n > SEGMENT_MAX)
-		c->len = mark + utf8_trim_tail(c->path + mark);
+		sbuf_setlen(&c->path,
+			    mark + utf8_trim_tail(c->path.buf + mark));
 	push_bytes(c, post, strlen(post));
 	return mark;
 }
 
 size_t codec_push_field(struct codec_ctx *c, const char *name)
 {
-	return push_segment(c, c->len ? "." : "", name, "");
+	return push_segment(c, c->path.len ? "." : "", name, "");
 }
 
 size_t codec_push_index(struct codec_ctx *c, size_t i)
 {
 	char buf[24];
-	size_t mark = c->len, k = sizeof(buf);
+	size_t mark = c->path.len, k = sizeof(buf);
 
 	buf[--k] = ']';
 	do {
@@ -155,15 +142,14 @@ size_t codec_push_key(struct codec_ctx *c, const char *key)
 
 void codec_pop(struct codec_ctx *c, size_t mark)
 {
-	c->len = mark;
-	c->path[mark] = '\0';
+	sbuf_setlen(&c->path, mark);
 }
 
 /* Pushes key when given, so an error lands on the child field; readers of
  * array items and map values pass NULL (their segment is already there). */
 static size_t at(struct codec_ctx *c, const char *key)
 {
-	return key ? codec_push_field(c, key) : c->len;
+	return key ? codec_push_field(c, key) : c->path.len;
 }
 
 const char *codec_jtype(const json_t *j)
@@ -187,7 +173,7 @@ void codec_bad_type(struct codec_ctx *c, const char *key, const json_t *j,
 {
 	size_t m = at(c, key);
 
-	fe_add(c->fe, FE_TYPE, c->path, codec_jtype(j), true, "%s", want);
+	fe_add(c->fe, FE_TYPE, c->path.buf, codec_jtype(j), true, "%s", want);
 	codec_pop(c, m);
 }
 
@@ -204,14 +190,15 @@ static void walk(struct codec_ctx *c, const json_t *j, int depth, bool *deep)
 
 	if (json_is_string(j)) {
 		if (json_string_length(j) > CODEC_MAX_STRING)
-			fe_too_long(c->fe, c->path, CODEC_MAX_STRING);
+			fe_too_long(c->fe, c->path.buf, CODEC_MAX_STRING);
 		return;
 	}
 	if (!json_is_object(j) && !json_is_array(j))
 		return;
 	if (depth > CODEC_MAX_DEPTH) {
-		fe_add(c->fe, FE_FORBIDDEN, c->len ? c->path : "<root>", NULL,
-		       false, "nesting deeper than %d levels is not allowed",
+		fe_add(c->fe, FE_FORBIDDEN,
+		       c->path.len ? c->path.buf : "<root>", NULL, false,
+		       "nesting deeper than %d levels is not allowed",
 		       CODEC_MAX_DEPTH);
 		*deep = true;
 		return;
@@ -229,7 +216,7 @@ static void walk(struct codec_ctx *c, const json_t *j, int depth, bool *deep)
 	json_object_foreach((json_t *)j, k, v) {
 		m = codec_push_field(c, k);
 		if (strlen(k) > CODEC_MAX_STRING)
-			fe_too_long(c->fe, c->path, CODEC_MAX_STRING);
+			fe_too_long(c->fe, c->path.buf, CODEC_MAX_STRING);
 		walk(c, v, depth + 1, deep);
 		codec_pop(c, m);
 		if (*deep)
@@ -300,7 +287,7 @@ static bool v_int(struct codec_ctx *c, const char *key, const json_t *j,
 		snprintf(detail, sizeof(detail),
 			 "must be between %lld and %lld, inclusive",
 			 (long long)min, (long long)max);
-		fe_invalid_num(c->fe, c->path, v, detail);
+		fe_invalid_num(c->fe, c->path.buf, v, detail);
 		codec_pop(c, m);
 		return false;
 	}
@@ -358,7 +345,7 @@ bool codec_time(struct codec_ctx *c, const json_t *o, const char *key,
 	if (timestamp_parse(s, &v) != 0) {
 		size_t m = at(c, key);
 
-		fe_add(c->fe, FE_TYPE, c->path, s, true, "date-time");
+		fe_add(c->fe, FE_TYPE, c->path.buf, s, true, "date-time");
 		codec_pop(c, m);
 		return false;
 	}
@@ -406,7 +393,7 @@ static bool v_qty(struct codec_ctx *c, const char *key, const json_t *j,
 	if (rc != 0) {
 		size_t m = at(c, key);
 
-		fe_add(c->fe, FE_INVALID, c->path, text, json_is_string(j),
+		fe_add(c->fe, FE_INVALID, c->path.buf, text, json_is_string(j),
 		       "%s", err.msg[0] ? err.msg : "invalid quantity");
 		codec_pop(c, m);
 		return false;
@@ -442,7 +429,7 @@ bool codec_enum(struct codec_ctx *c, const json_t *o, const char *key,
 	}
 	names[n] = NULL;
 	m = at(c, key);
-	fe_unsupported(c->fe, c->path, s, names);
+	fe_unsupported(c->fe, c->path.buf, s, names);
 	codec_pop(c, m);
 	return false;
 }
@@ -619,7 +606,8 @@ int codec_begin(struct codec_ctx *c, const json_t *obj,
 	if (path && *path)
 		codec_push(c, "%s", path);
 	if (!json_is_object(obj)) {
-		fe_add(fe, FE_TYPE, c->len ? c->path : kind ? kind : "template",
+		fe_add(fe, FE_TYPE,
+		       c->path.len ? c->path.buf : kind ? kind : "template",
 		       codec_jtype(obj), true, "object");
 		return -1;
 	}

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/sbuf.h"
 #include "model/codec.h"
 
 /* Deepest nesting a decoded object may have; the root object is level 1.
@@ -47,9 +48,8 @@ struct codec_ctx {
 	struct field_errors *fe; /* borrowed; where errors go */
 	size_t nerr0;       /* fe->n when the decode started */
 	enum api_version v; /* version whose field names are read */
-	char *path;         /* owned; NUL-terminated; "" at the root */
-	size_t len;         /* strlen(path) */
-	size_t cap;
+	struct sbuf path;   /* the field path: "" at the root, path.buf
+			       never NULL from init to finish */
 };
 
 /*

@@ -169,7 +169,7 @@ static void dec_exprs(struct codec_ctx *c, const json_t *o, const char *key,
 		if (!codec_member(e, "operator")) {
 			size_t mo = codec_push_field(c, "operator");
 
-			fe_required(c->fe, c->path, NULL);
+			fe_required(c->fe, c->path.buf, NULL);
 			codec_pop(c, mo);
 		} else if (codec_enum(c, e, "operator", ops, &op)) {
 			label_selector_add(out, k ? k : "", (enum sel_op)op,
@@ -252,7 +252,7 @@ void codec_read_taint(struct codec_ctx *c, const json_t *e, struct taint *t)
 	if (!codec_member(e, "effect")) {
 		size_t m = codec_push_field(c, "effect");
 
-		fe_required(c->fe, c->path, NULL);
+		fe_required(c->fe, c->path.buf, NULL);
 		codec_pop(c, m);
 	} else if (codec_enum(c, e, "effect", taint_effect_tab, &v)) {
 		t->effect = (enum taint_effect)v;
@@ -396,7 +396,7 @@ void codec_read_template(struct codec_ctx *c, const json_t *o,
 	size_t m = codec_push_field(c, "template");
 
 	if (!t)
-		fe_required(c->fe, c->path, NULL);
+		fe_required(c->fe, c->path.buf, NULL);
 	else if (!json_is_object(t))
 		codec_bad_type(c, NULL, t, "object");
 	else

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/sbuf.h"
 #include "model/goparse.h"
 #include "model/names.h"
 #include "model/svec.h"
@@ -569,70 +570,53 @@ out:
 
 /* ---- printing ------------------------------------------------------ */
 
-static int str_ptr_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void buf_add(char **buf, size_t *len, size_t *cap, const char *s)
-{
-	size_t n = strlen(s);
-
-	XGROW(*buf, *cap, *len + n + 1);
-	memcpy(*buf + *len, s, n + 1);
-	*len += n;
-}
-
-static void print_req(char **buf, size_t *len, size_t *cap,
-		      const struct sel_req *r)
+static void print_req(struct sbuf *b, const struct sel_req *r)
 {
 	const char **vals = NULL;
 	bool set_form = (r->op == SEL_IN || r->op == SEL_NOT_IN) &&
 			r->nvalues != 1;
 
 	if (r->op == SEL_DOES_NOT_EXIST)
-		buf_add(buf, len, cap, "!");
-	buf_add(buf, len, cap, r->key);
+		sbuf_adds(b, "!");
+	sbuf_adds(b, r->key);
 	switch (r->op) {
 	case SEL_EXISTS:
 	case SEL_DOES_NOT_EXIST:
 		return;
 	case SEL_IN:
-		buf_add(buf, len, cap, set_form ? " in (" : "=");
+		sbuf_adds(b, set_form ? " in (" : "=");
 		break;
 	case SEL_NOT_IN:
-		buf_add(buf, len, cap, set_form ? " notin (" : "!=");
+		sbuf_adds(b, set_form ? " notin (" : "!=");
 		break;
 	case SEL_GT:
-		buf_add(buf, len, cap, ">");
+		sbuf_adds(b, ">");
 		break;
 	case SEL_LT:
-		buf_add(buf, len, cap, "<");
+		sbuf_adds(b, "<");
 		break;
 	}
 	/* Values sorted on output without touching the selector. */
 	if (r->nvalues) {
 		vals = xcalloc(r->nvalues, sizeof(*vals));
 		memcpy(vals, r->values, r->nvalues * sizeof(*vals));
-		qsort(vals, r->nvalues, sizeof(*vals), str_ptr_cmp);
+		qsort(vals, r->nvalues, sizeof(*vals), svec_cmp);
 	}
 	for (size_t i = 0; i < r->nvalues; i++) {
 		if (i)
-			buf_add(buf, len, cap, ",");
-		buf_add(buf, len, cap, vals[i]);
+			sbuf_adds(b, ",");
+		sbuf_adds(b, vals[i]);
 	}
 	free(vals);
 	if (set_form)
-		buf_add(buf, len, cap, ")");
+		sbuf_adds(b, ")");
 }
 
 char *label_selector_string(const struct label_selector *s)
 {
 	const struct sel_req **order = NULL;
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
+	struct sbuf b = SBUF_INIT;
 
-	buf_add(&buf, &len, &cap, "");
 	if (s->n)
 		order = xcalloc(s->n, sizeof(*order));
 	for (size_t i = 0; i < s->n; i++) {
@@ -645,11 +629,11 @@ char *label_selector_string(const struct label_selector *s)
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		if (i)
-			buf_add(&buf, &len, &cap, ",");
-		print_req(&buf, &len, &cap, order[i]);
+			sbuf_adds(&b, ",");
+		print_req(&b, order[i]);
 	}
 	free(order);
-	return buf;
+	return sbuf_detach(&b, NULL);
 }
 
 /* ---- validation ---------------------------------------------------- */

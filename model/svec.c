@@ -5,6 +5,7 @@
 #include "model/svec.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/alloc.h"
 
@@ -25,4 +26,9 @@ char **svec_copy(const char *const *v, size_t n)
 	for (size_t i = 0; i < n; i++)
 		c[i] = xstrdup(v[i]);
 	return c;
+}
+
+int svec_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
 }

@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "webhook/base64.h"
+#include "base/b64.h"
 
 #define MAX_FILE ((size_t)1 << 20)
 
@@ -521,7 +521,7 @@ json_t *certs_to_secret_data(const struct certs *c)
 		const char *pem = cslot(c, i);
 
 		if (pem) {
-			char *b = base64_encode(pem, strlen(pem));
+			char *b = b64_encode(pem, strlen(pem), B64_STD);
 
 			json_object_set_new(d, secret_keys[i].key,
 					    json_string(b));
@@ -556,8 +556,11 @@ int certs_from_secret_data(const json_t *data, struct certs *out,
 				secret_keys[i].key);
 			goto fail;
 		}
-		pem = json_is_string(v) ? base64_decode(json_string_value(v),
-							&n) : NULL;
+		/* whitespace is skipped: PEM pasted into YAML */
+		pem = json_is_string(v) ? b64_decode(json_string_value(v),
+						     json_string_length(v),
+						     B64_SKIP_SPACE, &n, NULL)
+					: NULL;
 		if (!pem || !looks_pem((char *)pem, n)) {
 			free(pem);
 			err_set(err, "secret data %s is not base64 of PEM",
@@ -575,7 +578,8 @@ fail:
 
 char *certs_ca_bundle(const struct certs *c)
 {
-	return c->ca_pem ? base64_encode(c->ca_pem, strlen(c->ca_pem)) : NULL;
+	return c->ca_pem ? b64_encode(c->ca_pem, strlen(c->ca_pem), B64_STD)
+			 : NULL;
 }
 
 /* ---- certDir ---- */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model/alloc.h"
+#include "model/svec.h"
 
 struct ns_entry {
 	char *name;          /* owned */
@@ -93,11 +94,6 @@ static int cmp_entry(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 void nsview_freeze(struct nsview *v)
 {
 	size_t w = 0;
@@ -117,7 +113,7 @@ void nsview_freeze(struct nsview *v)
 	}
 	v->nns = w;
 	if (v->ndflt)
-		qsort(v->dflt, v->ndflt, sizeof(*v->dflt), cmp_str);
+		qsort(v->dflt, v->ndflt, sizeof(*v->dflt), svec_cmp);
 	w = 0;
 	for (size_t i = 0; i < v->ndflt; i++) {
 		if (w && !strcmp(v->dflt[w - 1], v->dflt[i])) {
@@ -144,7 +140,7 @@ bool nsview_has_default_lq(const struct nsview *v, const char *ns)
 	if (!v->ndflt) /* bsearch's base must not be NULL */
 		return false;
 	return bsearch(&ns, v->dflt, v->ndflt, sizeof(*v->dflt),
-		       cmp_str) != NULL;
+		       svec_cmp) != NULL;
 }
 
 static int cmp_key_entry(const void *key, const void *e)

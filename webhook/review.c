@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "webhook/base64.h"
+#include "base/b64.h"
 
 /* A JSON string of s, never NULL: text that is not valid UTF-8 (which
  * jansson refuses) becomes "" rather than a missing member. */
@@ -230,7 +230,7 @@ json_t *review_encode_admission(const char *api_version, const char *uid,
 
 		if (!text)
 			BUG("json_dumps of a patch failed");
-		b64 = base64_encode(text, strlen(text));
+		b64 = b64_encode(text, strlen(text), B64_STD);
 		json_object_set_new(resp, "patchType", json_string("JSONPatch"));
 		json_object_set_new(resp, "patch", json_string(b64));
 		free(b64);

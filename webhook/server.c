@@ -22,6 +22,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/sbuf.h"
+
 #define DEFAULT_THREADS 2u
 #define DEFAULT_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 512u
@@ -53,11 +55,8 @@ struct server {
 /* Per-request state between the access-handler calls. */
 struct reqstate {
 	const struct server_route *route;
-	char *buf;          /* body so far, NUL-terminated */
-	size_t len;
-	size_t cap;
-	size_t dropped;     /* bytes discarded after crossing max_body */
-	bool too_large;
+	struct sbuf body;   /* the body so far, capped at max_body (P5) */
+	size_t seen;        /* body bytes received, kept or not */
 };
 
 void server_resp_text(struct server_resp *resp, unsigned code,
@@ -177,21 +176,12 @@ static bool early_answer(struct server *s, struct MHD_Connection *c,
 static bool take_body(const struct server *s, struct reqstate *rs,
 		      const char *upload, size_t n)
 {
-	if (!rs->too_large && n > s->max_body - rs->len) {
-		rs->too_large = true;
-		rs->dropped = rs->len;
-		FREE_AND_NULL(rs->buf);
-		rs->len = rs->cap = 0;
-	}
-	if (rs->too_large) {
-		rs->dropped += n;
-		return rs->dropped <= 2 * s->max_body;
-	}
-	XGROW(rs->buf, rs->cap, rs->len + n + 1);
-	memcpy(rs->buf + rs->len, upload, n);
-	rs->len += n;
-	rs->buf[rs->len] = '\0';
-	return true;
+	rs->seen += n;
+	if (sbuf_add(&rs->body, upload, n) == 0)
+		return true;
+	/* Past the cap the body is already released; read on (bounded) so
+	 * the client gets its 413. */
+	return rs->seen <= 2 * s->max_body;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -209,6 +199,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	if (!rs) {
 		/* 1. the headers are in */
 		rs = xcalloc(1, sizeof(*rs));
+		sbuf_init(&rs->body, s->max_body);
 		*con_cls = rs;
 		if (early_answer(s, c, url, method, rs, &ret))
 			return ret;
@@ -222,7 +213,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return keep ? MHD_YES : MHD_NO;
 	}
 	/* 3. complete */
-	if (rs->too_large) {
+	if (rs->body.failed) {
 		char *m = xasprintf("request body too large: limit is %zu "
 				    "bytes", s->max_body);
 
@@ -233,7 +224,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	{
 		struct server_req req = {
 			.method = method, .path = url,
-			.body = rs->buf ? rs->buf : "", .len = rs->len,
+			.body = sbuf_cstr(&rs->body), .len = rs->body.len,
 		};
 		struct timespec t0, t1;
 
@@ -261,7 +252,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	(void)c;
 	(void)toe;
 	if (rs) {
-		free(rs->buf);
+		sbuf_release(&rs->body);
 		free(rs);
 		*con_cls = NULL;
 	}

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <jansson.h>
-#include <openssl/evp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/b64.h"
 #include "model/errors.h"
 
 #define LINE_CAP (4u << 20) /* one watch event line */
@@ -182,19 +182,13 @@ int bench_kube_load(struct bench_kube *k, const char *dir, struct err *err)
 		k->auth = xasprintf("Authorization: Bearer %s", token);
 	cad = kc_value(text, "certificate-authority-data");
 	if (cad) {
-		size_t n = strlen(cad);
-		int got;
-
-		k->ca = xmalloc(n / 4 * 3 + 4);
-		got = EVP_DecodeBlock(k->ca, (unsigned char *)cad, (int)n);
-		if (got < 0) {
+		k->ca = b64_decode(cad, strlen(cad), B64_SKIP_SPACE |
+				   B64_PAD_OPTIONAL, &k->ca_len, NULL);
+		if (!k->ca) {
 			err_set(err, "%s: bad certificate-authority-data",
 				path);
 			goto out;
 		}
-		k->ca_len = (size_t)got;
-		while (k->ca_len > 0 && k->ca[k->ca_len - 1] == '\0')
-			k->ca_len--; /* base64 padding */
 	}
 	rc = 0;
 out:

@@ -11,13 +11,13 @@
 #include "test/devserver/admhook.h"
 
 #include <curl/curl.h>
-#include <openssl/evp.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/b64.h"
 #include "devserver/api.h"
 #include "devserver/http.h"
 #include "model/alloc.h"
@@ -35,16 +35,6 @@ static struct {
 } W = { PTHREAD_MUTEX_INITIALIZER, { { 0 } }, 0 };
 
 struct ah_server AH;
-
-char *ah_b64(const char *s)
-{
-	size_t n = strlen(s);
-	char *out = xmalloc(4 * ((n + 2) / 3) + 1);
-
-	EVP_EncodeBlock((unsigned char *)out, (const unsigned char *)s,
-			(int)n);
-	return out;
-}
 
 static char *dup_or_empty(const char *s)
 {
@@ -162,7 +152,7 @@ static json_t *answer(const json_t *rev, bool allowed, json_t *extra)
 
 static json_t *with_patch(const char *ops)
 {
-	char *p = ah_b64(ops);
+	char *p = b64_encode(ops, strlen(ops), B64_STD);
 	json_t *e = json_pack("{s:s, s:s}", "patchType", "JSONPatch", "patch",
 			      p);
 
@@ -306,8 +296,9 @@ void ah_start(void)
 	seen_reset();
 	ck_assert_int_eq(tls_generate(dns, ips, &AH.tm, &err), 0);
 	ck_assert_int_eq(tls_generate(dns, ips, &AH.other, &err), 0);
-	AH.ca = ah_b64(AH.tm.ca_pem);
-	AH.other_ca = ah_b64(AH.other.ca_pem);
+	AH.ca = b64_encode(AH.tm.ca_pem, strlen(AH.tm.ca_pem), B64_STD);
+	AH.other_ca = b64_encode(AH.other.ca_pem, strlen(AH.other.ca_pem),
+				  B64_STD);
 	ho.cert_pem = AH.tm.cert_pem;
 	ho.key_pem = AH.tm.key_pem;
 	AH.hooks = http_server_start(&ho, hook_serve, NULL, &err);

@@ -77,8 +77,6 @@ json_t *ah_first(const char *path);
 /* A value or string at a dotted path of j, or NULL. */
 const json_t *ah_jget(const json_t *j, const char *path);
 const char *ah_sget(const json_t *j, const char *path);
-/* Standard base64 of s (new string). */
-char *ah_b64(const char *s);
 
 /* ---- webhook configurations and objects (internal API) ---- */
 

@@ -24,7 +24,7 @@
  *  - status: statuses written by the codec's status encoders, at both
  *    versions, lose nothing to pruning and validate.
  *
- * Table JSON uses ' for " to stay readable; jq() swaps them back.
+ * Table JSON uses ' for " to stay readable; t_jq() swaps them back.
  */
 #include <dirent.h>
 #include <stdarg.h>
@@ -33,10 +33,12 @@
 #include <string.h>
 
 #include "config/yamljson.h"
+#include "base/jx.h"
 #include "devserver/schema.h"
 #include "model/codec.h"
 #include "model/jobwl.h"
 #include "model/objects.h"
+#include "model/svec.h"
 #include "suites.h"
 #include "test/support/support.h"
 
@@ -163,30 +165,12 @@ static const struct crd_case crds[] = {
 /* Helpers                                                             */
 
 /* Parses table JSON written with ' instead of "; new ref. */
-static json_t *jq(const char *text)
-{
-	char *s = xstrdup(text), *p;
-	json_t *j;
-
-	for (p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	j = t_json(s);
-	free(s);
-	return j;
-}
-
 static char *dump(const json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS |
 				 JSON_ENCODE_ANY) : NULL;
 
 	return s ? s : xstrdup("(NULL)");
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
 }
 
 /* Loads manifests/crds/<file>, which must hold exactly one document;
@@ -218,7 +202,7 @@ static const json_t *version_of(const json_t *crd, const char *name)
 	size_t i;
 
 	json_array_foreach(vs, i, v)
-		if (jstr(v, "name") && !strcmp(jstr(v, "name"), name))
+		if (jx_str(v, "name") && !strcmp(jx_str(v, "name"), name))
 			return v;
 	return NULL;
 }
@@ -390,7 +374,7 @@ static void admit_clean(const struct crdset *set, const json_t *obj,
 
 	if (!schema) {
 		report_add(r, "%s: no CRD serves kind %s", where,
-			   jstr(obj, "kind") ? jstr(obj, "kind") : "?");
+			   jx_str(obj, "kind") ? jx_str(obj, "kind") : "?");
 		return;
 	}
 	x = json_deep_copy(obj);
@@ -434,10 +418,10 @@ static void check_columns(const struct crd_case *c, const json_t *v,
 		const json_t *col = json_array_get(cols, i);
 		const json_t *prio = json_object_get(col, "priority");
 
-		ck_assert_str_eq(jstr(col, "name"), w->name);
-		ck_assert_str_eq(jstr(col, "type"), w->type);
-		ck_assert_str_eq(jstr(col, "jsonPath"), w->json_path);
-		ck_assert_str_eq(jstr(col, "description"), w->description);
+		ck_assert_str_eq(jx_str(col, "name"), w->name);
+		ck_assert_str_eq(jx_str(col, "type"), w->type);
+		ck_assert_str_eq(jx_str(col, "jsonPath"), w->json_path);
+		ck_assert_str_eq(jx_str(col, "description"), w->description);
 		ck_assert_int_eq(prio ? json_integer_value(prio) : 0,
 				 w->priority);
 		ck_assert_uint_eq(json_object_size(col), prio ? 5 : 4);
@@ -455,14 +439,14 @@ static void check_conversion(const struct crd_case *c, const json_t *conv)
 	const json_t *rv = json_object_get(wh, "conversionReviewVersions");
 
 	ck_assert_msg(json_is_object(conv), "%s: no conversion", c->file);
-	ck_assert_str_eq(jstr(conv, "strategy"), "Webhook");
+	ck_assert_str_eq(jx_str(conv, "strategy"), "Webhook");
 	ck_assert_uint_eq(json_object_size(conv), 2);
 	ck_assert_uint_eq(json_object_size(wh), 2);
 	ck_assert_msg(json_object_size(cc) == 1, "%s: clientConfig has more "
 		      "than a service (no url, no caBundle)", c->file);
-	ck_assert_str_eq(jstr(svc, "namespace"), "cueue-system");
-	ck_assert_str_eq(jstr(svc, "name"), "cueue-webhook-service");
-	ck_assert_str_eq(jstr(svc, "path"), "/convert");
+	ck_assert_str_eq(jx_str(svc, "namespace"), "cueue-system");
+	ck_assert_str_eq(jx_str(svc, "name"), "cueue-webhook-service");
+	ck_assert_str_eq(jx_str(svc, "path"), "/convert");
 	ck_assert_int_eq(json_integer_value(json_object_get(svc, "port")), 443);
 	ck_assert_uint_eq(json_object_size(svc), 4);
 	ck_assert_uint_eq(json_array_size(rv), 1);
@@ -494,16 +478,16 @@ START_TEST(structure)
 	char *want_name = xasprintf("%s." GROUP, c->plural);
 	size_t i, n = 0, storage = 0;
 
-	ck_assert_str_eq(jstr(crd, "apiVersion"), "apiextensions.k8s.io/v1");
-	ck_assert_str_eq(jstr(crd, "kind"), "CustomResourceDefinition");
-	ck_assert_str_eq(jstr(json_object_get(crd, "metadata"), "name"),
+	ck_assert_str_eq(jx_str(crd, "apiVersion"), "apiextensions.k8s.io/v1");
+	ck_assert_str_eq(jx_str(crd, "kind"), "CustomResourceDefinition");
+	ck_assert_str_eq(jx_str(json_object_get(crd, "metadata"), "name"),
 			 want_name);
-	ck_assert_str_eq(jstr(spec, "group"), GROUP);
-	ck_assert_str_eq(jstr(spec, "scope"), c->scope);
-	ck_assert_str_eq(jstr(names, "kind"), c->kind);
-	ck_assert_str_eq(jstr(names, "listKind"), c->list_kind);
-	ck_assert_str_eq(jstr(names, "plural"), c->plural);
-	ck_assert_str_eq(jstr(names, "singular"), c->singular);
+	ck_assert_str_eq(jx_str(spec, "group"), GROUP);
+	ck_assert_str_eq(jx_str(spec, "scope"), c->scope);
+	ck_assert_str_eq(jx_str(names, "kind"), c->kind);
+	ck_assert_str_eq(jx_str(names, "listKind"), c->list_kind);
+	ck_assert_str_eq(jx_str(names, "plural"), c->plural);
+	ck_assert_str_eq(jx_str(names, "singular"), c->singular);
 	ck_assert_msg(!json_object_get(names, "categories"),
 		      "%s: Kueue declares no categories", c->file);
 	while (c->short_names[n])
@@ -518,9 +502,9 @@ START_TEST(structure)
 	ck_assert_msg(json_array_size(versions) >= 1, "%s: no versions",
 		      c->file);
 	json_array_foreach(versions, i, v) {
-		ck_assert_msg(!strcmp(jstr(v, "name"), "v1beta1") ||
-			      !strcmp(jstr(v, "name"), "v1beta2"),
-			      "%s: version %s", c->file, jstr(v, "name"));
+		ck_assert_msg(!strcmp(jx_str(v, "name"), "v1beta1") ||
+			      !strcmp(jx_str(v, "name"), "v1beta2"),
+			      "%s: version %s", c->file, jx_str(v, "name"));
 		storage += json_is_true(json_object_get(v, "storage"));
 	}
 	ck_assert_msg(storage == 1, "%s: %zu storage versions", c->file,
@@ -540,7 +524,7 @@ START_TEST(structure)
 	ck_assert(json_is_true(json_object_get(v, "served")));
 	ck_assert(json_is_false(json_object_get(v, "storage")));
 	ck_assert(json_is_true(json_object_get(v, "deprecated")));
-	ck_assert_str_eq(jstr(v, "deprecationWarning"), DEPRECATION);
+	ck_assert_str_eq(jx_str(v, "deprecationWarning"), DEPRECATION);
 	ck_assert_uint_eq(json_array_size(versions), 2);
 	check_subresources(c, v);
 	check_columns(c, v, c->columns1 ? c->columns1 : c->columns);
@@ -586,11 +570,11 @@ static bool is_scalar_type(const char *t)
 /* Lints one schema node and everything under it; problems go to r. */
 static void lint(const json_t *s, const char *path, struct report *r)
 {
-	const char *type = jstr(s, "type"), *k;
+	const char *type = jx_str(s, "type"), *k;
 	const json_t *v, *props = json_object_get(s, "properties");
 	const json_t *items = json_object_get(s, "items");
 	const json_t *ap = json_object_get(s, "additionalProperties");
-	const char *lt = jstr(s, "x-kubernetes-list-type");
+	const char *lt = jx_str(s, "x-kubernetes-list-type");
 	bool ios = json_is_true(json_object_get(s, "x-kubernetes-int-or-string"));
 	size_t i;
 
@@ -607,8 +591,8 @@ static void lint(const json_t *s, const char *path, struct report *r)
 		if (type)
 			report_add(r, "%s: int-or-string with a type", path);
 		if (json_array_size(any) != 2 ||
-		    strcmp(jstr(json_array_get(any, 0), "type"), "integer") ||
-		    strcmp(jstr(json_array_get(any, 1), "type"), "string"))
+		    strcmp(jx_str(json_array_get(any, 0), "type"), "integer") ||
+		    strcmp(jx_str(json_array_get(any, 1), "type"), "string"))
 			report_add(r, "%s: int-or-string needs anyOf integer, string",
 				   path);
 	} else {
@@ -646,7 +630,7 @@ static void lint(const json_t *s, const char *path, struct report *r)
 
 			json_array_foreach(json_object_get(items, "required"), j, q)
 				required |= !strcmp(json_string_value(q), key);
-			if (!ks || !is_scalar_type(jstr(ks, "type")))
+			if (!ks || !is_scalar_type(jx_str(ks, "type")))
 				report_add(r, "%s: map key %s is not a scalar property",
 					   path, key);
 			else if (!required && !json_object_get(ks, "default"))
@@ -654,7 +638,7 @@ static void lint(const json_t *s, const char *path, struct report *r)
 					   path, key);
 		}
 	} else if (lt && !strcmp(lt, "set")) {
-		if (!is_scalar_type(jstr(items, "type")))
+		if (!is_scalar_type(jx_str(items, "type")))
 			report_add(r, "%s: set of non-scalars", path);
 	} else if (lt && strcmp(lt, "atomic")) {
 		report_add(r, "%s: list type %s", path, lt);
@@ -671,8 +655,8 @@ static void lint(const json_t *s, const char *path, struct report *r)
 		field_errors_release(&fe);
 	}
 	json_array_foreach(json_object_get(s, "x-kubernetes-validations"), i, v)
-		if (!jstr(v, "rule") || !*jstr(v, "rule") ||
-		    !jstr(v, "message") || !*jstr(v, "message"))
+		if (!jx_str(v, "rule") || !*jx_str(v, "rule") ||
+		    !jx_str(v, "message") || !*jx_str(v, "message"))
 			report_add(r, "%s: CEL rule %zu lacks rule or message",
 				   path, i);
 	json_object_foreach((json_t *)props, k, v) {
@@ -707,12 +691,12 @@ START_TEST(structural_schema)
 	char *label = xasprintf("%s(%s)", c->kind, version);
 
 	ck_assert_msg(schema != NULL, "%s: no schema", label);
-	ck_assert_str_eq(jstr(schema, "type"), "object");
-	ck_assert_str_eq(jstr(json_object_get(props, "apiVersion"), "type"),
+	ck_assert_str_eq(jx_str(schema, "type"), "object");
+	ck_assert_str_eq(jx_str(json_object_get(props, "apiVersion"), "type"),
 			 "string");
-	ck_assert_str_eq(jstr(json_object_get(props, "kind"), "type"),
+	ck_assert_str_eq(jx_str(json_object_get(props, "kind"), "type"),
 			 "string");
-	ck_assert_str_eq(jstr(json_object_get(props, "metadata"), "type"),
+	ck_assert_str_eq(jx_str(json_object_get(props, "metadata"), "type"),
 			 "object");
 	/* the root metadata may not be restricted beyond type object */
 	ck_assert_uint_eq(json_object_size(json_object_get(props, "metadata")),
@@ -786,17 +770,17 @@ START_TEST(pod_template_preserved)
 	const json_t *tmpl = json_object_get(json_object_get(json_object_get(
 		ps, "items"), "properties"), "template");
 	const json_t *tp = json_object_get(tmpl, "properties");
-	json_t *obj = jq("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload',"
-			 "'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'template':"
-			 "{'metadata':{'labels':{'a':'b'},'creationTimestamp':null},"
-			 "'spec':{'containers':[{'name':'c','image':'i','futureField':{'x':1},"
-			 "'resources':{'requests':{'cpu':'1'}}}],'restartPolicy':'Never'}}}]}}");
+	json_t *obj = t_jq("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload',"
+			   "'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'template':"
+			   "{'metadata':{'labels':{'a':'b'},'creationTimestamp':null},"
+			   "'spec':{'containers':[{'name':'c','image':'i','futureField':{'x':1},"
+			   "'resources':{'requests':{'cpu':'1'}}}],'restartPolicy':'Never'}}}]}}");
 	json_t *before = json_deep_copy(json_object_get(json_array_get(
 		json_object_get(json_object_get(obj, "spec"), "podSets"), 0),
 		"template"));
 	json_t *unknown = json_array();
 
-	ck_assert_str_eq(jstr(tmpl, "type"), "object");
+	ck_assert_str_eq(jx_str(tmpl, "type"), "object");
 	ck_assert(json_is_true(json_object_get(tmpl,
 		"x-kubernetes-preserve-unknown-fields")));
 	ck_assert(json_is_false(json_object_get(tmpl,
@@ -865,18 +849,13 @@ static void walk(const char *rel)
 	closedir(d);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 static void find_files(void)
 {
 	if (files)
 		return;
 	walk("");
 	if (nfiles)
-		qsort(files, nfiles, sizeof(*files), cmp_str);
+		qsort(files, nfiles, sizeof(*files), svec_cmp);
 }
 
 /* A Job from the examples -> the Workload cueue would create for it
@@ -924,7 +903,7 @@ out:
 static void admit_both(const struct crdset *set, const json_t *doc,
 		       const char *where, struct report *r)
 {
-	const char *av = jstr(doc, "apiVersion");
+	const char *av = jx_str(doc, "apiVersion");
 	const char *to = av && !strcmp(av, V1BETA2) ? V1BETA1 : V1BETA2;
 	struct err err = { "" };
 	json_t *other = NULL;
@@ -963,10 +942,10 @@ START_TEST(upstream_examples)
 		}
 		for (size_t i = 0; i < json_array_size(docs); i++) {
 			const json_t *doc = json_array_get(docs, i);
-			const char *av = jstr(doc, "apiVersion");
+			const char *av = jx_str(doc, "apiVersion");
 			char *where = xasprintf("%s:%zu %s", files[f], lines[i],
-						jstr(doc, "kind") ?
-						jstr(doc, "kind") : "?");
+						jx_str(doc, "kind") ?
+						jx_str(doc, "kind") : "?");
 
 			if (codec_kind_of(doc) == KIND_JOB) {
 				jobs++;
@@ -1172,7 +1151,7 @@ START_TEST(invalid)
 {
 	const struct invalid_case *c = &invalid_cases[_i];
 	struct crdset set;
-	json_t *obj = jq(c->obj);
+	json_t *obj = t_jq(c->obj);
 	const json_t *schema;
 	struct field_errors fe = FIELD_ERRORS_INIT;
 
@@ -1195,8 +1174,8 @@ END_TEST
 START_TEST(too_many)
 {
 	struct crdset set;
-	json_t *cq = jq(CQ_HEAD "'spec':{'resourceGroups':[]}}");
-	json_t *wl = jq(WL_HEAD "'spec':{'podSets':[]}}");
+	json_t *cq = t_jq(CQ_HEAD "'spec':{'resourceGroups':[]}}");
+	json_t *wl = t_jq(WL_HEAD "'spec':{'podSets':[]}}");
 	json_t *rgs = json_object_get(json_object_get(cq, "spec"),
 				      "resourceGroups");
 	json_t *pss = json_object_get(json_object_get(wl, "spec"), "podSets");
@@ -1208,13 +1187,13 @@ START_TEST(too_many)
 				    "'resources':[{'name':'r%d','nominalQuota':1}]}]}",
 				    i, i, i);
 
-		json_array_append_new(rgs, jq(s));
+		json_array_append_new(rgs, t_jq(s));
 		free(s);
 	}
 	for (int i = 0; i < 19; i++) {
 		char *s = xasprintf("{'name':'ps%d'," TMPL "}", i);
 
-		json_array_append_new(pss, jq(s));
+		json_array_append_new(pss, t_jq(s));
 		free(s);
 	}
 	schema_validate(cq, crdset_schema(&set, "ClusterQueue"), &fe);
@@ -1294,7 +1273,7 @@ START_TEST(defaults)
 {
 	const struct default_case *c = &default_cases[_i];
 	struct crdset set;
-	json_t *obj = jq(c->obj), *want = jq(c->want);
+	json_t *obj = t_jq(c->obj), *want = t_jq(c->want);
 	const json_t *schema;
 	struct field_errors fe = FIELD_ERRORS_INIT;
 
@@ -1391,12 +1370,12 @@ START_TEST(cluster_queue_status)
 	cq.pending = 4;
 	cq.reserving = 2;
 	cq.admitted = 1;
-	obj = wrap("ClusterQueue", jq("{'namespaceSelector':{}}"),
+	obj = wrap("ClusterQueue", t_jq("{'namespaceSelector':{}}"),
 		   codec_encode_cluster_queue_status(&cq, API_V1BETA2));
 	json_object_del(json_object_get(obj, "metadata"), "namespace");
 	assert_survives("cq status", obj, crdset_schema(&set, "ClusterQueue"));
 	json_decref(obj);
-	obj = wrap_v(V1BETA1, "ClusterQueue", jq("{'namespaceSelector':{}}"),
+	obj = wrap_v(V1BETA1, "ClusterQueue", t_jq("{'namespaceSelector':{}}"),
 		     codec_encode_cluster_queue_status(&cq, API_V1BETA1));
 	json_object_del(json_object_get(obj, "metadata"), "namespace");
 	assert_survives("cq status v1beta1", obj,
@@ -1432,11 +1411,11 @@ START_TEST(local_queue_status)
 	lq.pending = 1;
 	lq.reserving = 1;
 	lq.admitted = 1;
-	obj = wrap("LocalQueue", jq("{'clusterQueue':'cq'}"),
+	obj = wrap("LocalQueue", t_jq("{'clusterQueue':'cq'}"),
 		   codec_encode_local_queue_status(&lq, API_V1BETA2));
 	assert_survives("lq status", obj, crdset_schema(&set, "LocalQueue"));
 	json_decref(obj);
-	obj = wrap_v(V1BETA1, "LocalQueue", jq("{'clusterQueue':'cq'}"),
+	obj = wrap_v(V1BETA1, "LocalQueue", t_jq("{'clusterQueue':'cq'}"),
 		     codec_encode_local_queue_status(&lq, API_V1BETA1));
 	ck_assert(json_object_get(json_object_get(obj, "status"),
 				  "flavorUsage"));
@@ -1470,7 +1449,7 @@ START_TEST(workload_status)
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	struct workload w = { 0 };
 	struct pod_set_assignment *p;
-	json_t *in = jq(wl_spec), *obj, *st;
+	json_t *in = t_jq(wl_spec), *obj, *st;
 	const json_t *schema;
 
 	crdset_load(&set);
@@ -1538,7 +1517,7 @@ START_TEST(workload_status)
 	obj = codec_encode_workload(&w, API_V1BETA1);
 	ck_assert(json_object_get(json_object_get(obj, "status"),
 				  "accumulatedPastExexcutionTimeSeconds"));
-	ck_assert_str_eq(jstr(json_object_get(obj, "spec"),
+	ck_assert_str_eq(jx_str(json_object_get(obj, "spec"),
 			      "priorityClassName"), "high");
 	assert_survives("wl object v1beta1", obj,
 			crdset_schema_v(&set, "Workload", "v1beta1"));

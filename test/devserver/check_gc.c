@@ -17,6 +17,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/gc.h"
 #include "devserver/store.h"
@@ -30,29 +31,6 @@ static struct {
 	struct api *api;
 	struct gc *gc;
 } S;
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&d, NULL);
-}
-
-/* Polls expr every 10 ms until it holds or ms pass, then asserts it. */
-#define WAIT_FOR(expr, ms) do { \
-	int64_t dl_ = mono_ms() + (ms); \
-	while (!(expr) && mono_ms() < dl_) \
-		sleep_ms(10); \
-	ck_assert_msg((expr), "timed out waiting for: %s", #expr); \
-} while (0)
 
 static void start_api(size_t history)
 {
@@ -187,12 +165,6 @@ static void patch(const char *group, const char *resource, const char *ns,
 	json_decref(p);
 }
 
-static const char *uid_of(const json_t *o)
-{
-	return json_string_value(json_object_get(json_object_get(o,
-		"metadata"), "uid"));
-}
-
 static json_t *oref(const char *api_version, const char *kind,
 		    const char *name, const char *uid, bool block)
 {
@@ -285,18 +257,18 @@ START_TEST(background_deletes_dependents)
 
 	install_widgets();
 	json_decref(cm("default", "dep-a", owners1(oref("batch/v1", "Job",
-		"owner-job", uid_of(j), true)), NULL));
+		"owner-job", jx_meta_str(j, "uid"), true)), NULL));
 	json_decref(cm("default", "dep-b", owners1(oref("batch/v1", "Job",
-		"owner-job", uid_of(j), false)), NULL));
+		"owner-job", jx_meta_str(j, "uid"), false)), NULL));
 	w = widget("default", "wl", owners1(oref("batch/v1", "Job",
-		"owner-job", uid_of(j), true)));
+		"owner-job", jx_meta_str(j, "uid"), true)));
 	json_decref(cm("default", "bystander", NULL, NULL));
 	del("batch", "jobs", "default", "owner-job", "Background");
 	ck_assert(!exists("batch", "jobs", "default", "owner-job"));
-	WAIT_FOR(!cm_exists("default", "dep-a") &&
-		 !cm_exists("default", "dep-b") &&
-		 !exists("example.com", "widgets", "default", "wl"),
-		 DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "dep-a") &&
+		     !cm_exists("default", "dep-b") &&
+		     !exists("example.com", "widgets", "default", "wl"),
+		     DEADLINE_MS);
 	ck_assert(cm_exists("default", "bystander"));
 	json_decref(w);
 	json_decref(j);
@@ -309,10 +281,10 @@ START_TEST(dependent_with_finalizer_two_phase)
 	json_t *fins = json_pack("[s]", "example.com/keep");
 
 	json_decref(cm("default", "dep", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), fins));
+		"owner", jx_meta_str(o, "uid"), true)), fins));
 	del("", "configmaps", "default", "owner", "Background");
-	WAIT_FOR(deleting("", "configmaps", "default", "dep"), DEADLINE_MS);
-	sleep_ms(100);
+	T_POLL_UNTIL(deleting("", "configmaps", "default", "dep"), DEADLINE_MS);
+	t_sleep_ms(100);
 	ck_assert(cm_exists("default", "dep"));
 	patch("", "configmaps", "default", "dep",
 	      "{\"metadata\":{\"finalizers\":null}}");
@@ -328,16 +300,16 @@ START_TEST(second_live_owner_keeps_dependent)
 	json_t *refs = json_array();
 
 	json_array_append_new(refs, oref("v1", "ConfigMap", "owner-a",
-					 uid_of(a), true));
+					 jx_meta_str(a, "uid"), true));
 	json_array_append_new(refs, oref("v1", "ConfigMap", "owner-b",
-					 uid_of(b), false));
+					 jx_meta_str(b, "uid"), false));
 	json_decref(cm("default", "dep", refs, NULL));
 	del("", "configmaps", "default", "owner-a", "Background");
 	/* The dangling reference goes, the dependent stays. */
-	WAIT_FOR(owner_count("default", "dep") == 1, DEADLINE_MS);
+	T_POLL_UNTIL(owner_count("default", "dep") == 1, DEADLINE_MS);
 	ck_assert(cm_exists("default", "dep"));
 	del("", "configmaps", "default", "owner-b", "Background");
-	WAIT_FOR(!cm_exists("default", "dep"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "dep"), DEADLINE_MS);
 	json_decref(a);
 	json_decref(b);
 }
@@ -351,24 +323,24 @@ START_TEST(foreground_waits_for_blocking_dependents)
 	json_t *fins = json_pack("[s]", "example.com/keep");
 
 	json_decref(cm("default", "blocker", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), fins));
+		"owner", jx_meta_str(o, "uid"), true)), fins));
 	json_decref(cm("default", "free", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), false)), NULL));
+		"owner", jx_meta_str(o, "uid"), false)), NULL));
 	del("", "configmaps", "default", "owner", "Foreground");
 	got = get("", "configmaps", "default", "owner");
 	ck_assert_ptr_nonnull(got);
 	ck_assert_ptr_nonnull(json_object_get(json_object_get(got, "metadata"),
 					      "deletionTimestamp"));
 	json_decref(got);
-	WAIT_FOR(!cm_exists("default", "free") &&
-		 deleting("", "configmaps", "default", "blocker"),
-		 DEADLINE_MS);
-	sleep_ms(150);
+	T_POLL_UNTIL(!cm_exists("default", "free") &&
+		     deleting("", "configmaps", "default", "blocker"),
+		     DEADLINE_MS);
+	t_sleep_ms(150);
 	/* The blocking dependent still exists: the owner waits. */
 	ck_assert(deleting("", "configmaps", "default", "owner"));
 	patch("", "configmaps", "default", "blocker",
 	      "{\"metadata\":{\"finalizers\":null}}");
-	WAIT_FOR(!cm_exists("default", "owner"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "owner"), DEADLINE_MS);
 	json_decref(o);
 }
 END_TEST
@@ -378,7 +350,7 @@ START_TEST(foreground_without_dependents)
 	json_t *o = cm("default", "lonely", NULL, NULL);
 
 	del("", "configmaps", "default", "lonely", "Foreground");
-	WAIT_FOR(!cm_exists("default", "lonely"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "lonely"), DEADLINE_MS);
 	json_decref(o);
 }
 END_TEST
@@ -390,17 +362,17 @@ START_TEST(orphan_removes_references)
 	json_t *o = cm("default", "owner", NULL, NULL);
 
 	json_decref(cm("default", "dep-1", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), NULL));
+		"owner", jx_meta_str(o, "uid"), true)), NULL));
 	json_decref(cm("default", "dep-2", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), false)), NULL));
+		"owner", jx_meta_str(o, "uid"), false)), NULL));
 	del("", "configmaps", "default", "owner", "Orphan");
-	WAIT_FOR(!cm_exists("default", "owner"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "owner"), DEADLINE_MS);
 	ck_assert(cm_exists("default", "dep-1"));
 	ck_assert(cm_exists("default", "dep-2"));
 	ck_assert_uint_eq(owner_count("default", "dep-1"), 0);
 	ck_assert_uint_eq(owner_count("default", "dep-2"), 0);
 	/* Still there once the collector has seen the owner go. */
-	sleep_ms(200);
+	t_sleep_ms(200);
 	ck_assert(cm_exists("default", "dep-1"));
 	json_decref(o);
 }
@@ -412,10 +384,10 @@ START_TEST(job_default_is_orphan)
 
 	install_widgets();
 	w = widget("default", "wl", owners1(oref("batch/v1", "Job", "j",
-		uid_of(j), true)));
+		jx_meta_str(j, "uid"), true)));
 	del("batch", "jobs", "default", "j", NULL);
-	WAIT_FOR(!exists("batch", "jobs", "default", "j"), DEADLINE_MS);
-	sleep_ms(200);
+	T_POLL_UNTIL(!exists("batch", "jobs", "default", "j"), DEADLINE_MS);
+	t_sleep_ms(200);
 	json_decref(w);
 	w = get("example.com", "widgets", "default", "wl");
 	ck_assert_ptr_nonnull(w);
@@ -430,15 +402,15 @@ END_TEST
 
 START_TEST(absent_owner_after_grace)
 {
-	int64_t t0 = mono_ms();
+	int64_t t0 = t_mono_ms();
 
 	json_decref(cm("default", "stray", owners1(oref("v1", "ConfigMap",
 		"never", "00000000-0000-4000-8000-00000000dead", true)), NULL));
-	sleep_ms(400);
+	t_sleep_ms(400);
 	ck_assert_msg(cm_exists("default", "stray"),
 		      "deleted before the grace period");
-	WAIT_FOR(!cm_exists("default", "stray"), DEADLINE_MS);
-	ck_assert_int_ge(mono_ms() - t0, 900);
+	T_POLL_UNTIL(!cm_exists("default", "stray"), DEADLINE_MS);
+	ck_assert_int_ge(t_mono_ms() - t0, 900);
 }
 END_TEST
 
@@ -450,8 +422,8 @@ START_TEST(owner_in_other_namespace_is_absent)
 	json_t *o = cm("other", "owner", NULL, NULL);
 
 	json_decref(cm("default", "dep", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), NULL));
-	WAIT_FOR(!cm_exists("default", "dep"), DEADLINE_MS);
+		"owner", jx_meta_str(o, "uid"), true)), NULL));
+	T_POLL_UNTIL(!cm_exists("default", "dep"), DEADLINE_MS);
 	ck_assert(cm_exists("other", "owner"));
 	json_decref(o);
 	json_decref(ns);
@@ -465,13 +437,13 @@ START_TEST(resync_finds_orphaned_dependents)
 	json_t *o = cm("default", "owner", NULL, NULL);
 
 	json_decref(cm("default", "dep", owners1(oref("v1", "ConfigMap",
-		"owner", uid_of(o), true)), NULL));
+		"owner", jx_meta_str(o, "uid"), true)), NULL));
 	json_decref(cm("default", "kept", NULL, NULL));
 	del("", "configmaps", "default", "owner", "Background");
-	sleep_ms(50);
+	t_sleep_ms(50);
 	ck_assert(cm_exists("default", "dep"));
 	start_gc();
-	WAIT_FOR(!cm_exists("default", "dep"), DEADLINE_MS);
+	T_POLL_UNTIL(!cm_exists("default", "dep"), DEADLINE_MS);
 	ck_assert(cm_exists("default", "kept"));
 	json_decref(o);
 }
@@ -487,12 +459,12 @@ START_TEST(tiny_history_still_collects)
 	for (int i = 0; i < 20; i++) {
 		snprintf(name, sizeof(name), "dep-%d", i);
 		json_decref(cm("default", name, owners1(oref("v1",
-			"ConfigMap", "owner", uid_of(o), i % 2 == 0)), NULL));
+			"ConfigMap", "owner", jx_meta_str(o, "uid"), i % 2 == 0)), NULL));
 	}
 	del("", "configmaps", "default", "owner", "Background");
 	for (int i = 0; i < 20; i++) {
 		snprintf(name, sizeof(name), "dep-%d", i);
-		WAIT_FOR(!cm_exists("default", name), DEADLINE_MS);
+		T_POLL_UNTIL(!cm_exists("default", name), DEADLINE_MS);
 	}
 	json_decref(o);
 }
@@ -519,15 +491,15 @@ START_TEST(namespace_deletion)
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
 		got, "status"), "phase")), "Terminating");
 	json_decref(got);
-	WAIT_FOR(!cm_exists("doomed", "plain") &&
-		 !exists("batch", "jobs", "doomed", "j") &&
-		 !exists("example.com", "widgets", "doomed", "w") &&
-		 deleting("", "configmaps", "doomed", "held"), DEADLINE_MS);
-	sleep_ms(100);
+	T_POLL_UNTIL(!cm_exists("doomed", "plain") &&
+		     !exists("batch", "jobs", "doomed", "j") &&
+		     !exists("example.com", "widgets", "doomed", "w") &&
+		     deleting("", "configmaps", "doomed", "held"), DEADLINE_MS);
+	t_sleep_ms(100);
 	ck_assert(exists("", "namespaces", NULL, "doomed"));
 	patch("", "configmaps", "doomed", "held",
 	      "{\"metadata\":{\"finalizers\":null}}");
-	WAIT_FOR(!exists("", "namespaces", NULL, "doomed"), DEADLINE_MS);
+	T_POLL_UNTIL(!exists("", "namespaces", NULL, "doomed"), DEADLINE_MS);
 	ck_assert(cm_exists("default", "elsewhere"));
 	json_decref(ns);
 }
@@ -539,7 +511,7 @@ START_TEST(empty_namespace_goes_at_once)
 		"{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
 		"\"metadata\":{\"name\":\"empty\"}}")));
 	del("", "namespaces", NULL, "empty", NULL);
-	WAIT_FOR(!exists("", "namespaces", NULL, "empty"), DEADLINE_MS);
+	T_POLL_UNTIL(!exists("", "namespaces", NULL, "empty"), DEADLINE_MS);
 }
 END_TEST
 
@@ -556,14 +528,14 @@ START_TEST(crd_deletion_removes_objects)
 	ck_assert_uint_eq(store_count(st, "example.com/widgets"), 2);
 	del("apiextensions.k8s.io", "customresourcedefinitions", NULL,
 	    "widgets.example.com", NULL);
-	WAIT_FOR(store_count(st, "example.com/widgets") == 0, DEADLINE_MS);
+	T_POLL_UNTIL(store_count(st, "example.com/widgets") == 0, DEADLINE_MS);
 	/* What a create racing with the deletion could leave behind. */
 	late = t_json("{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\","
 		      "\"metadata\":{\"name\":\"late\",\"namespace\":"
 		      "\"default\",\"uid\":\"u-late\"}}");
 	ck_assert_int_eq(store_create(st, "example.com/widgets", "default",
 				      "late", late, NULL), STORE_OK);
-	WAIT_FOR(store_count(st, "example.com/widgets") == 0, DEADLINE_MS);
+	T_POLL_UNTIL(store_count(st, "example.com/widgets") == 0, DEADLINE_MS);
 }
 END_TEST
 

@@ -31,28 +31,6 @@ static struct {
 	char dir[64];      /* data dir, or "" */
 } S;
 
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&d, NULL);
-}
-
-#define WAIT_FOR(expr, ms) do { \
-	int64_t dl_ = mono_ms() + (ms); \
-	while (!(expr) && mono_ms() < dl_) \
-		sleep_ms(10); \
-	ck_assert_msg((expr), "timed out waiting for: %s", #expr); \
-} while (0)
-
 static void open_api(void)
 {
 	struct err err = { "" };
@@ -397,13 +375,13 @@ END_TEST
 START_TEST(runs_to_complete)
 {
 	json_t *j;
-	int64_t t0 = mono_ms(), t_active, t_done;
+	int64_t t0 = t_mono_ms(), t_active, t_done;
 
 	make_job("quick", false, 1, 1, NULL);
-	WAIT_FOR(job_active("quick", 1), DEADLINE_MS);
-	t_active = mono_ms();
-	WAIT_FOR(job_has("quick", "Complete", "True"), DEADLINE_MS);
-	t_done = mono_ms();
+	T_POLL_UNTIL(job_active("quick", 1), DEADLINE_MS);
+	t_active = t_mono_ms();
+	T_POLL_UNTIL(job_has("quick", "Complete", "True"), DEADLINE_MS);
+	t_done = t_mono_ms();
 	ck_assert_int_ge(t_done - t0, 150);
 	ck_assert_int_lt(t_active - t0, t_done - t0);
 	j = get_job("quick");
@@ -430,11 +408,11 @@ START_TEST(parallelism_and_completions)
 	make_job("wide", false, 3, 5, "{\"cueue.dev/runtime\":\"300ms\"}");
 	make_job("open", false, 2, -1, "{\"cueue.dev/runtime\":\"300ms\"}");
 	make_job("narrow", false, 4, 2, "{\"cueue.dev/runtime\":\"300ms\"}");
-	WAIT_FOR(job_active("wide", 3) || job_has("wide", "Complete", "True"),
-		 DEADLINE_MS);
-	WAIT_FOR(job_has("wide", "Complete", "True") &&
-		 job_has("open", "Complete", "True") &&
-		 job_has("narrow", "Complete", "True"), DEADLINE_MS);
+	T_POLL_UNTIL(job_active("wide", 3) || job_has("wide", "Complete", "True"),
+		     DEADLINE_MS);
+	T_POLL_UNTIL(job_has("wide", "Complete", "True") &&
+		     job_has("open", "Complete", "True") &&
+		     job_has("narrow", "Complete", "True"), DEADLINE_MS);
 	j = get_job("wide");
 	ck_assert_int_eq(st_int(j, "succeeded"), 5);
 	json_decref(j);
@@ -454,14 +432,14 @@ START_TEST(suspend_and_resume)
 	int64_t t_resume;
 
 	make_job("pausable", false, 2, 2, "{\"cueue.dev/runtime\":\"900ms\"}");
-	WAIT_FOR(job_active("pausable", 2), DEADLINE_MS);
+	T_POLL_UNTIL(job_active("pausable", 2), DEADLINE_MS);
 	j = get_job("pausable");
 	snprintf(start1, sizeof(start1), "%s", json_string_value(
 		json_object_get(status_of(j), "startTime")));
 	json_decref(j);
-	sleep_ms(300);
+	t_sleep_ms(300);
 	patch_job("pausable", "", "{\"spec\":{\"suspend\":true}}");
-	WAIT_FOR(job_has("pausable", "Suspended", "True"), DEADLINE_MS);
+	T_POLL_UNTIL(job_has("pausable", "Suspended", "True"), DEADLINE_MS);
 	j = get_job("pausable");
 	ck_assert_ptr_null(json_object_get(status_of(j), "active"));
 	ck_assert_int_eq(st_int(j, "ready"), 0);
@@ -471,11 +449,11 @@ START_TEST(suspend_and_resume)
 		"startTime")), start1);
 	json_decref(j);
 	/* Suspended past the original finish time: still not complete. */
-	sleep_ms(900);
+	t_sleep_ms(900);
 	ck_assert(!job_has("pausable", "Complete", "True"));
 	patch_job("pausable", "", "{\"spec\":{\"suspend\":false}}");
-	t_resume = mono_ms();
-	WAIT_FOR(job_has("pausable", "Suspended", "False"), DEADLINE_MS);
+	t_resume = t_mono_ms();
+	T_POLL_UNTIL(job_has("pausable", "Suspended", "False"), DEADLINE_MS);
 	j = get_job("pausable");
 	ck_cond(cond(j, "Suspended"), "Suspended", "False", "JobResumed",
 		"Job resumed");
@@ -484,11 +462,11 @@ START_TEST(suspend_and_resume)
 		"startTime")), start1);
 	json_decref(j);
 	/* The clock restarted: not done 400 ms after the resume. */
-	sleep_ms(400 - (int)(mono_ms() - t_resume) > 0
-		 ? 400 - (int)(mono_ms() - t_resume) : 0);
+	t_sleep_ms(400 - (int)(t_mono_ms() - t_resume) > 0
+		 ? 400 - (int)(t_mono_ms() - t_resume) : 0);
 	ck_assert(!job_has("pausable", "Complete", "True"));
-	WAIT_FOR(job_has("pausable", "Complete", "True"), DEADLINE_MS);
-	ck_assert_int_ge(mono_ms() - t_resume, 800);
+	T_POLL_UNTIL(job_has("pausable", "Complete", "True"), DEADLINE_MS);
+	ck_assert_int_ge(t_mono_ms() - t_resume, 800);
 }
 END_TEST
 
@@ -497,15 +475,15 @@ START_TEST(created_suspended)
 	json_t *j;
 
 	make_job("held", true, 1, 1, NULL);
-	WAIT_FOR(job_has("held", "Suspended", "True"), DEADLINE_MS);
+	T_POLL_UNTIL(job_has("held", "Suspended", "True"), DEADLINE_MS);
 	j = get_job("held");
 	ck_assert_ptr_null(json_object_get(status_of(j), "startTime"));
 	ck_assert_ptr_null(json_object_get(status_of(j), "active"));
 	json_decref(j);
-	sleep_ms(400);
+	t_sleep_ms(400);
 	ck_assert(!job_has("held", "Complete", "True"));
 	patch_job("held", "", "{\"spec\":{\"suspend\":false}}");
-	WAIT_FOR(job_has("held", "Complete", "True"), DEADLINE_MS);
+	T_POLL_UNTIL(job_has("held", "Complete", "True"), DEADLINE_MS);
 	ck_assert(job_has("held", "Suspended", "False"));
 }
 END_TEST
@@ -516,7 +494,7 @@ START_TEST(failure_annotation)
 
 	make_job("doomed", false, 2, 4, "{\"cueue.dev/fail\":\"true\","
 		 "\"cueue.dev/runtime\":\"100ms\"}");
-	WAIT_FOR(job_has("doomed", "Failed", "True"), DEADLINE_MS);
+	T_POLL_UNTIL(job_has("doomed", "Failed", "True"), DEADLINE_MS);
 	j = get_job("doomed");
 	ck_assert_int_eq(st_int(j, "failed"), 2);
 	ck_assert_ptr_null(json_object_get(status_of(j), "succeeded"));
@@ -540,7 +518,7 @@ START_TEST(finished_jobs_left_alone)
 	char rv[32];
 
 	make_job("done", true, 1, 1, NULL);
-	WAIT_FOR(job_has("done", "Suspended", "True"), DEADLINE_MS);
+	T_POLL_UNTIL(job_has("done", "Suspended", "True"), DEADLINE_MS);
 	patch_job("done", "status", "{\"status\":{\"conditions\":[{\"type\":"
 		  "\"Complete\",\"status\":\"True\",\"reason\":\"Manual\","
 		  "\"message\":\"set by the test\"}]}}");
@@ -549,7 +527,7 @@ START_TEST(finished_jobs_left_alone)
 	snprintf(rv, sizeof(rv), "%s", json_string_value(json_object_get(
 		json_object_get(j, "metadata"), "resourceVersion")));
 	json_decref(j);
-	sleep_ms(500);
+	t_sleep_ms(500);
 	j = get_job("done");
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(
 		j, "metadata"), "resourceVersion")), rv);
@@ -581,15 +559,15 @@ static size_t completed_jobs(void)
 START_TEST(five_hundred_jobs)
 {
 	char name[32];
-	int64_t t0 = mono_ms();
+	int64_t t0 = t_mono_ms();
 
 	for (int i = 0; i < 500; i++) {
 		snprintf(name, sizeof(name), "bulk-%03d", i);
 		make_job(name, false, 1, 1, "{\"cueue.dev/runtime\":\"100ms\"}");
 	}
-	WAIT_FOR(completed_jobs() == 500, 15000);
+	T_POLL_UNTIL(completed_jobs() == 500, 15000);
 	fprintf(stderr, "jobrunner: 500 jobs created and completed in "
-		"%lld ms\n", (long long)(mono_ms() - t0));
+		"%lld ms\n", (long long)(t_mono_ms() - t0));
 }
 END_TEST
 
@@ -600,21 +578,21 @@ START_TEST(restart_resumes_running_jobs)
 
 	make_job("survivor", false, 1, 1, "{\"cueue.dev/runtime\":\"3s\"}");
 	make_job("overdue", false, 1, 1, "{\"cueue.dev/runtime\":\"1s\"}");
-	WAIT_FOR(job_active("survivor", 1) && job_active("overdue", 1),
-		 DEADLINE_MS);
+	T_POLL_UNTIL(job_active("survivor", 1) && job_active("overdue", 1),
+		     DEADLINE_MS);
 	j = get_job("survivor");
 	snprintf(start, sizeof(start), "%s", json_string_value(json_object_get(
 		status_of(j), "startTime")));
 	json_decref(j);
 	close_all();
 	/* Down long enough for "overdue" to pass its finish time. */
-	sleep_ms(1100);
+	t_sleep_ms(1100);
 	open_api();
 	ck_assert(job_active("survivor", 1));
 	start_runner();
-	WAIT_FOR(job_has("overdue", "Complete", "True"), 1000);
+	T_POLL_UNTIL(job_has("overdue", "Complete", "True"), 1000);
 	ck_assert(!job_has("survivor", "Complete", "True"));
-	WAIT_FOR(job_has("survivor", "Complete", "True"), DEADLINE_MS);
+	T_POLL_UNTIL(job_has("survivor", "Complete", "True"), DEADLINE_MS);
 	j = get_job("survivor");
 	ck_assert_str_eq(json_string_value(json_object_get(status_of(j),
 		"startTime")), start);

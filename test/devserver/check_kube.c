@@ -34,6 +34,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/b64.h"
+#include "base/jx.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
 #include "controller/kubeconfig.h"
@@ -47,14 +49,6 @@
 
 #define CMS "/api/v1/namespaces/default/configmaps"
 #define KS_CMS "/api/v1/namespaces/kube-system/configmaps"
-
-static int64_t mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* ---- the devserver, in-process ---- */
 
@@ -204,23 +198,13 @@ static void client_stop(void)
 	L = NULL;
 }
 
-/* Runs the loop until cond holds; fails the test after ms. */
-#define WAIT_FOR(cond, ms) do { \
-	int64_t end_ = mono_ms() + (ms); \
-	struct err e_ = { "" }; \
-	while (!(cond)) { \
-		ck_assert_msg(mono_ms() < end_, "timed out: " #cond); \
-		ck_assert_msg(loop_run_once(L, 20, &e_) == 0, "%s", e_.msg); \
-	} \
-} while (0)
-
 /* Runs the loop for about ms. */
 static void spin(int64_t ms)
 {
-	int64_t end = mono_ms() + ms;
+	int64_t end = t_mono_ms() + ms;
 	struct err e = { "" };
 
-	while (mono_ms() < end)
+	while (t_mono_ms() < end)
 		ck_assert_msg(loop_run_once(L, 20, &e) == 0, "%s", e.msg);
 }
 
@@ -249,7 +233,7 @@ static void on_res(void *ud, const struct kube_reply *r, json_t *body)
 	x->attempts = r->attempts;
 	x->retry_after_ms = r->retry_after_ms;
 	x->body = body;
-	x->done_ms = mono_ms();
+	x->done_ms = t_mono_ms();
 }
 
 static void res_release(struct res *x)
@@ -278,19 +262,7 @@ static void call(struct res *x, enum kube_verb v, const char *path,
 		 const char *body)
 {
 	submit(K, x, v, path, body);
-	WAIT_FOR(x->done, 15000);
-}
-
-static const char *jstr(const json_t *j, const char *path)
-{
-	char buf[256], *save = NULL;
-	const json_t *cur = j;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *t = strtok_r(buf, ".", &save); t && cur;
-	     t = strtok_r(NULL, ".", &save))
-		cur = json_object_get(cur, t);
-	return json_string_value(cur);
+	T_LOOP_UNTIL(L, x->done, 15000);
 }
 
 #define ck_outcome(x, o, c) \
@@ -567,12 +539,12 @@ START_TEST(verbs_and_conflicts)
 	ck_assert_refcount(x.body, 1);
 	ck_assert_str_eq(x.reason, "");
 	ck_assert_uint_eq(x.attempts, 1);
-	rv1 = xstrdup(jstr(x.body, "metadata.resourceVersion"));
+	rv1 = xstrdup(JX_STR(x.body, "metadata", "resourceVersion"));
 	res_release(&x);
 
 	call(&x, KUBE_GET, CMS "/a", NULL);
 	ck_outcome(x, KUBE_OK, 200);
-	ck_assert_str_eq(jstr(x.body, "data.k"), "v1");
+	ck_assert_str_eq(JX_STR(x.body, "data", "k"), "v1");
 	res_release(&x);
 
 	/* a merge patch with the current RV applies */
@@ -580,7 +552,7 @@ START_TEST(verbs_and_conflicts)
 			 "\"data\":{\"k\":\"v2\"}}", rv1);
 	call(&x, KUBE_PATCH_MERGE, CMS "/a", body);
 	ck_outcome(x, KUBE_OK, 200);
-	rv2 = xstrdup(jstr(x.body, "metadata.resourceVersion"));
+	rv2 = xstrdup(JX_STR(x.body, "metadata", "resourceVersion"));
 	ck_assert_str_ne(rv1, rv2);
 	res_release(&x);
 	/* the same patch again: the RV is stale, 409 comes back at once */
@@ -590,7 +562,7 @@ START_TEST(verbs_and_conflicts)
 	ck_assert_ptr_nonnull(strstr(x.message, "the object has been "
 				     "modified"));
 	ck_assert_uint_eq(x.attempts, 1);
-	ck_assert_str_eq(jstr(x.body, "kind"), "Status");
+	ck_assert_str_eq(JX_STR(x.body, "kind"), "Status");
 	res_release(&x);
 	free(body);
 
@@ -605,16 +577,16 @@ START_TEST(verbs_and_conflicts)
 
 		memset(&x, 0, sizeof(x));
 		kube_submit(K, &r);
-		WAIT_FOR(x.done, 10000);
+		T_LOOP_UNTIL(L, x.done, 10000);
 		ck_outcome(x, KUBE_OK, 200);
 		ck_assert_ptr_null(x.body);
 		res_release(&x);
 		r.path = CMS "/missing";
 		kube_submit(K, &r);
-		WAIT_FOR(x.done, 10000);
+		T_LOOP_UNTIL(L, x.done, 10000);
 		ck_outcome(x, KUBE_HTTP, 404);
 		ck_assert_str_eq(x.reason, "NotFound");
-		ck_assert_str_eq(jstr(x.body, "kind"), "Status");
+		ck_assert_str_eq(JX_STR(x.body, "kind"), "Status");
 		res_release(&x);
 		json_decref(p);
 	}
@@ -623,7 +595,7 @@ START_TEST(verbs_and_conflicts)
 	call(&x, KUBE_PATCH_JSON, CMS "/a", "[{\"op\":\"replace\",\"path\":"
 	     "\"/data/k\",\"value\":\"v3\"}]");
 	ck_outcome(x, KUBE_OK, 200);
-	ck_assert_str_eq(jstr(x.body, "data.k"), "v3");
+	ck_assert_str_eq(JX_STR(x.body, "data", "k"), "v3");
 	res_release(&x);
 	body = xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
 			 "\"metadata\":{\"name\":\"a\",\"resourceVersion\":"
@@ -642,14 +614,14 @@ START_TEST(verbs_and_conflicts)
 
 		memset(&x, 0, sizeof(x));
 		kube_submit(K, &r);
-		WAIT_FOR(x.done, 10000);
+		T_LOOP_UNTIL(L, x.done, 10000);
 		ck_outcome(x, KUBE_HTTP, 409);
 		res_release(&x);
 		r.precondition_rv = NULL;
 		kube_submit(K, &r);
-		WAIT_FOR(x.done, 10000);
+		T_LOOP_UNTIL(L, x.done, 10000);
 		ck_outcome(x, KUBE_OK, 200);
-		ck_assert_str_eq(jstr(x.body, "status"), "Success");
+		ck_assert_str_eq(JX_STR(x.body, "status"), "Success");
 		res_release(&x);
 	}
 
@@ -674,7 +646,7 @@ START_TEST(verbs_and_conflicts)
 	path = xasprintf("%s?limit=10", CMS);
 	call(&x, KUBE_LIST, path, NULL);
 	ck_outcome(x, KUBE_OK, 200);
-	ck_assert_str_eq(jstr(x.body, "kind"), "ConfigMapList");
+	ck_assert_str_eq(JX_STR(x.body, "kind"), "ConfigMapList");
 	ck_assert_uint_ge(json_array_size(json_object_get(x.body, "items")),
 			  1);
 	res_release(&x);
@@ -708,27 +680,9 @@ static char *write_kubeconfig(const char *dir, const char *extra_cluster,
 	fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: d\n"
 		"  cluster:\n    server: %s\n", http_server_url(S.http));
 	if (with_ca) {
-		char *b = NULL;
-		size_t n = strlen(S.tm.ca_pem);
-		static const char tbl[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghij"
-					  "klmnopqrstuvwxyz0123456789+/";
-		const unsigned char *s = (const unsigned char *)S.tm.ca_pem;
-		size_t o = 0;
+		char *b = b64_encode(S.tm.ca_pem, strlen(S.tm.ca_pem),
+				     B64_STD);
 
-		b = xmalloc(4 * ((n + 2) / 3) + 1);
-		for (size_t i = 0; i < n; i += 3) {
-			unsigned v = (unsigned)s[i] << 16;
-
-			if (i + 1 < n)
-				v |= (unsigned)s[i + 1] << 8;
-			if (i + 2 < n)
-				v |= s[i + 2];
-			b[o++] = tbl[(v >> 18) & 63];
-			b[o++] = tbl[(v >> 12) & 63];
-			b[o++] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
-			b[o++] = i + 2 < n ? tbl[v & 63] : '=';
-		}
-		b[o] = '\0';
 		fprintf(f, "    certificate-authority-data: %s\n", b);
 		free(b);
 	}
@@ -759,7 +713,7 @@ static void get_namespaces_with(const char *path, struct res *x)
 	ck_assert_msg(k != NULL, "%s", err.msg);
 	kubeconfig_release(&c);
 	submit(k, x, KUBE_LIST, "/api/v1/namespaces", NULL);
-	WAIT_FOR(x->done, 15000);
+	T_LOOP_UNTIL(L, x->done, 15000);
 	kube_free(k);
 }
 
@@ -851,14 +805,14 @@ START_TEST(rate_limit)
 		submit(K, &x[i], KUBE_GET, "/version", NULL);
 	ck_assert_uint_eq(kube_pending(K), 8);
 	ck_assert(kube_saturated(K)); /* 6 wait for a token */
-	WAIT_FOR(x[0].done && x[1].done && x[2].done && x[3].done &&
-		 x[4].done && x[5].done && x[6].done && x[7].done, 15000);
+	T_LOOP_UNTIL(L, x[0].done && x[1].done && x[2].done && x[3].done &&
+		     x[4].done && x[5].done && x[6].done && x[7].done, 15000);
 	ck_assert(!kube_saturated(K));
 	for (int i = 0; i < 8; i++) {
 		ck_outcome(x[i], KUBE_OK, 200);
 		res_release(&x[i]);
 	}
-	ck_assert_int_ge(mono_ms() - t0, 595);
+	ck_assert_int_ge(t_mono_ms() - t0, 595);
 	st = kube_stats(K);
 	ck_assert_uint_eq(st->throttled, 6);
 	ck_assert_uint_ge(st->throttle_wait_ms, 6 * 100);
@@ -869,8 +823,8 @@ START_TEST(rate_limit)
 	client_start(&o);
 	for (int i = 0; i < 8; i++)
 		submit(K, &x[i], KUBE_GET, "/version", NULL);
-	WAIT_FOR(x[0].done && x[1].done && x[2].done && x[3].done &&
-		 x[4].done && x[5].done && x[6].done && x[7].done, 15000);
+	T_LOOP_UNTIL(L, x[0].done && x[1].done && x[2].done && x[3].done &&
+		     x[4].done && x[5].done && x[6].done && x[7].done, 15000);
 	for (int i = 0; i < 8; i++)
 		res_release(&x[i]);
 	ck_assert_uint_eq(kube_stats(K)->throttled, 0);
@@ -1032,8 +986,8 @@ START_TEST(rate_limit_order)
 		snprintf(path, sizeof(path), "/r%d", i);
 		submit(K, &x[i], KUBE_GET, path, NULL);
 	}
-	WAIT_FOR(x[0].done && x[1].done && x[2].done && x[3].done &&
-		 x[4].done, 15000);
+	T_LOOP_UNTIL(L, x[0].done && x[1].done && x[2].done && x[3].done &&
+		     x[4].done, 15000);
 	for (int i = 0; i < 5; i++)
 		res_release(&x[i]);
 	pthread_mutex_lock(&F.lock);
@@ -1054,7 +1008,7 @@ START_TEST(retry_after_429)
 	fake_start(FAKE_429_ONCE);
 	loop_start();
 	K = client_for(F.url, NULL, NULL, NULL);
-	t0 = mono_ms();
+	t0 = t_mono_ms();
 	call(&x, KUBE_GET, CMS "/x", NULL);
 	ck_outcome(x, KUBE_OK, 200);
 	ck_assert_uint_eq(x.attempts, 2);
@@ -1106,7 +1060,7 @@ START_TEST(retry_5xx_backoff_and_budget)
 
 		memset(&x, 0, sizeof(x));
 		kube_submit(K, &r);
-		WAIT_FOR(x.done, 5000);
+		T_LOOP_UNTIL(L, x.done, 5000);
 		ck_assert_uint_eq(x.attempts, 1);
 		res_release(&x);
 	}
@@ -1153,7 +1107,7 @@ START_TEST(answer_ceilings)
 	/* the same size is fine under the list ceiling (64 MiB) */
 	call(&x, KUBE_LIST, CMS, NULL);
 	ck_outcome(x, KUBE_OK, 200);
-	ck_assert_uint_eq(strlen(jstr(x.body, "data")), (size_t)4 << 20);
+	ck_assert_uint_eq(strlen(JX_STR(x.body, "data")), (size_t)4 << 20);
 	res_release(&x);
 	/* and under an explicit one */
 	{
@@ -1163,7 +1117,7 @@ START_TEST(answer_ceilings)
 
 		memset(&x, 0, sizeof(x));
 		kube_submit(K, &r);
-		WAIT_FOR(x.done, 5000);
+		T_LOOP_UNTIL(L, x.done, 5000);
 		ck_assert_int_eq(x.outcome, KUBE_TOO_LARGE);
 		res_release(&x);
 	}
@@ -1463,8 +1417,8 @@ static void rec_log(struct rec *r, const char *fmt, const char *a,
 static void rec_event(void *ud, enum kube_event_type t, json_t *obj)
 {
 	struct rec *r = ud;
-	const char *name = jstr(obj, "metadata.name");
-	const char *rv = jstr(obj, "metadata.resourceVersion");
+	const char *name = JX_STR(obj, "metadata", "name");
+	const char *rv = JX_STR(obj, "metadata", "resourceVersion");
 	static const char *const tag[] = { "A", "M", "D" };
 	size_t len = strlen(r->log);
 	uint64_t n = strtoull(rv, NULL, 10);
@@ -1497,9 +1451,9 @@ static void rec_replace(void *ud, json_t *items, bool initial)
 		r->resyncs++;
 	json_object_clear(r->view);
 	json_array_foreach(items, i, it)
-		json_object_set_new(r->view, jstr(it, "metadata.name"),
-				    json_string(jstr(it,
-					"metadata.resourceVersion")));
+		json_object_set_new(r->view, JX_STR(it, "metadata", "name"),
+				    json_string(JX_STR(it, "metadata",
+						       "resourceVersion")));
 	snprintf(n, sizeof(n), "%zu", json_array_size(items));
 	rec_log(r, "R:%s%s ", n, "");
 	r->last_rv = 0;
@@ -1561,7 +1515,7 @@ START_TEST(informer_list_then_events)
 	w = kube_watch_new(K, &wo);
 	ck_assert(!kube_watch_has_synced(w));
 	ck_assert_str_eq(kube_watch_rv(w), "");
-	WAIT_FOR(r.synced, 10000);
+	T_LOOP_UNTIL(L, r.synced, 10000);
 	ws = kube_watch_stats(w);
 	ck_assert(kube_watch_has_synced(w));
 	ck_assert_uint_eq(ws->pages, 2);
@@ -1569,14 +1523,14 @@ START_TEST(informer_list_then_events)
 	ck_assert(has(&r, "a") && has(&r, "b") && has(&r, "c"));
 	ck_assert_str_eq(r.log, "R:3 ");
 	/* wait for the watch to be on the wire, then change things */
-	WAIT_FOR(ws->watches == 1 && loop_transfer_count(L) == 1, 5000);
+	T_LOOP_UNTIL(L, ws->watches == 1 && loop_transfer_count(L) == 1, 5000);
 	spin(100);
 	rvs[0] = cm_create("default", "d", "1");
 	cm_patch("default", "a", "2");
 	cm_delete("default", "b");
-	WAIT_FOR(ws->events == 3, 10000);
+	T_LOOP_UNTIL(L, ws->events == 3, 10000);
 	cm_patch("default", "d", "2");
-	WAIT_FOR(ws->events == 4, 10000);
+	T_LOOP_UNTIL(L, ws->events == 4, 10000);
 	ck_assert(!r.rv_backwards);
 	rvs[1] = xstrdup(json_string_value(json_object_get(r.view, "a")));
 	rvs[2] = xstrdup(json_string_value(json_object_get(r.view, "d")));
@@ -1616,13 +1570,13 @@ START_TEST(informer_bookmarks)
 	rec_init(&r);
 	w = kube_watch_new(K, &wo);
 	ws = kube_watch_stats(w);
-	WAIT_FOR(r.synced && ws->watches == 1, 10000);
+	T_LOOP_UNTIL(L, r.synced && ws->watches == 1, 10000);
 	/* a change the watch does not show (another namespace) */
 	rv = cm_create("kube-system", "noise", "1");
 	noise = strtoull(rv, NULL, 10);
 	free(rv);
-	WAIT_FOR(ws->bookmarks >= 1 &&
-		 strtoull(kube_watch_rv(w), NULL, 10) >= noise, 5000);
+	T_LOOP_UNTIL(L, ws->bookmarks >= 1 &&
+		     strtoull(kube_watch_rv(w), NULL, 10) >= noise, 5000);
 	ck_assert_uint_eq(ws->events, 0);
 	ck_assert_str_eq(r.log, "R:0 ");
 	kube_watch_free(w);
@@ -1647,13 +1601,13 @@ START_TEST(informer_resumes_after_timeout)
 	rec_init(&r);
 	w = kube_watch_new(K, &wo);
 	ws = kube_watch_stats(w);
-	WAIT_FOR(r.synced, 10000);
+	T_LOOP_UNTIL(L, r.synced, 10000);
 	for (int i = 0; i < 5; i++) {
 		snprintf(name, sizeof(name), "r%d", i);
 		free(cm_create("default", name, "1"));
 		spin(600);
 	}
-	WAIT_FOR(ws->events == 5, 10000);
+	T_LOOP_UNTIL(L, ws->events == 5, 10000);
 	/* several watches, each from the last RV: no re-list, no loss */
 	ck_assert_uint_ge(ws->watches, 3);
 	ck_assert_uint_eq(ws->lists, 1);
@@ -1700,9 +1654,9 @@ START_TEST(informer_relists_on_410)
 	rec_init(&r);
 	w = kube_watch_new(K, &wo);
 	ws = kube_watch_stats(w);
-	WAIT_FOR(r.synced && ws->watches == 1, 10000);
+	T_LOOP_UNTIL(L, r.synced && ws->watches == 1, 10000);
 	free(cm_create("default", "x1", "1"));
-	WAIT_FOR(has(&r, "x1"), 5000);
+	T_LOOP_UNTIL(L, has(&r, "x1"), 5000);
 	/* the front end goes (its watch streams end), the store stays */
 	http_server_stop(S.http);
 	cm_delete("default", "x1");
@@ -1716,14 +1670,14 @@ START_TEST(informer_relists_on_410)
 	ho.port = S.port;
 	S.http = http_server_start(&ho, api_serve, S.api, &err);
 	ck_assert_msg(S.http != NULL, "http: %s", err.msg);
-	WAIT_FOR(r.resyncs == 1, 15000);
+	T_LOOP_UNTIL(L, r.resyncs == 1, 15000);
 	ck_assert_uint_ge(ws->expired, 1);
 	ck_assert_uint_eq(ws->lists, 2);
 	ck_assert(!has(&r, "x1"));
 	ck_assert(has(&r, "x2"));
 	/* and it watches on from the new list */
 	free(cm_create("default", "x3", "1"));
-	WAIT_FOR(has(&r, "x3"), 5000);
+	T_LOOP_UNTIL(L, has(&r, "x3"), 5000);
 	kube_watch_free(w);
 	rec_release(&r);
 	client_stop();
@@ -1749,19 +1703,19 @@ START_TEST(informer_survives_server_restart)
 	rec_init(&r);
 	w = kube_watch_new(K, &wo);
 	ws = kube_watch_stats(w);
-	WAIT_FOR(r.synced && ws->watches == 1, 10000);
+	T_LOOP_UNTIL(L, r.synced && ws->watches == 1, 10000);
 	spin(100);
 	free(cm_create("default", "a", "1"));
-	WAIT_FOR(has(&r, "a"), 5000);
+	T_LOOP_UNTIL(L, has(&r, "a"), 5000);
 	so.port = S.port;
 	srv_stop();
 	/* the stream ends, then every reconnect is refused */
-	WAIT_FOR(ws->failures >= 2, 10000);
+	T_LOOP_UNTIL(L, ws->failures >= 2, 10000);
 	ck_assert_int_ge(r.errors, 1);
 	ck_assert_ptr_nonnull(strstr(r.last_error, "watch: "));
 	srv_start(&so);
 	free(cm_create("default", "b", "1"));
-	WAIT_FOR(has(&r, "b"), 10000);
+	T_LOOP_UNTIL(L, has(&r, "b"), 10000);
 	ck_assert(has(&r, "a"));
 	ck_assert_uint_ge(ws->watches, 2);
 	kube_watch_free(w);
@@ -1791,7 +1745,7 @@ START_TEST(informer_event_ceiling)
 	w = kube_watch_new(K, &wo);
 	ws = kube_watch_stats(w);
 	/* the oversized event is refused; the informer re-lists */
-	WAIT_FOR(ws->lists >= 2 && atomic_load(&F.watches) >= 2, 10000);
+	T_LOOP_UNTIL(L, ws->lists >= 2 && atomic_load(&F.watches) >= 2, 10000);
 	ck_assert_uint_eq(ws->events, 0);
 	ck_assert_uint_ge(ws->failures, 1);
 	ck_assert_ptr_nonnull(strstr(r.last_error, "over 1048576 bytes"));
@@ -1845,11 +1799,11 @@ START_TEST(informer_freed_from_a_callback)
 	rec_init(&r2);
 	w = kube_watch_new(K, &wo);
 	p.other = kube_watch_new(K, &wo2);
-	WAIT_FOR(r2.synced && kube_watch_stats(w)->watches == 1 &&
-		 loop_transfer_count(L) == 2, 10000);
+	T_LOOP_UNTIL(L, r2.synced && kube_watch_stats(w)->watches == 1 &&
+		     loop_transfer_count(L) == 2, 10000);
 	spin(100);
 	free(cm_create("default", "a", "1"));
-	WAIT_FOR(has(&p.r, "a"), 5000);
+	T_LOOP_UNTIL(L, has(&p.r, "a"), 5000);
 	ck_assert_ptr_null(p.other);
 	spin(200);
 	ck_assert_uint_eq(loop_transfer_count(L), 1);

@@ -9,7 +9,7 @@
  * inputs come back untouched (json_equal against a deep copy taken
  * before the call, and refcount 1).
  *
- * Table JSON uses ' for " to stay readable; jq() swaps them back.
+ * Table JSON uses ' for " to stay readable; t_jq() swaps them back.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -21,22 +21,6 @@
 #include "test/support/support.h"
 
 /* Parses table JSON written with ' instead of "; new ref, NULL for NULL. */
-static json_t *jq(const char *text)
-{
-	char *s, *p;
-	json_t *j;
-
-	if (!text)
-		return NULL;
-	s = xstrdup(text);
-	for (p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	j = t_json(s);
-	free(s);
-	return j;
-}
-
 static char *text_of(const json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
@@ -71,7 +55,7 @@ struct frozen {
 
 static struct frozen freeze(const char *text)
 {
-	struct frozen f = { jq(text), NULL };
+	struct frozen f = { t_jq(text), NULL };
 
 	f.copy = f.j ? json_deep_copy(f.j) : NULL;
 	return f;
@@ -95,7 +79,7 @@ static void thaw(const char *name, const char *what, struct frozen *f)
 static void check_outcome(const char *name, json_t *got, const char *want,
 			  const char *errsub, const struct err *err)
 {
-	json_t *w = jq(want);
+	json_t *w = t_jq(want);
 
 	if (!want) {
 		char *g = text_of(got);
@@ -158,7 +142,7 @@ START_TEST(merge_table)
 {
 	const struct merge_case *c = &merge_cases[_i];
 	struct frozen t = freeze(c->target), p = freeze(c->patch);
-	json_t *got = patch_merge(t.j, p.j), *w = jq(c->want);
+	json_t *got = patch_merge(t.j, p.j), *w = t_jq(c->want);
 
 	assert_same(c->name, got, w);
 	if (counted(got))
@@ -649,10 +633,10 @@ START_TEST(strategic_custom_keys)
 		{ "items.*.tags", NULL },
 		{ NULL, NULL },
 	};
-	json_t *t = jq("{'items':[{'id':1,'tags':['x']},{'id':2}]}");
-	json_t *p = jq("{'items':[{'id':1,'tags':['y']},{'id':2,'n':1}]}");
+	json_t *t = t_jq("{'items':[{'id':1,'tags':['x']},{'id':2}]}");
+	json_t *p = t_jq("{'items':[{'id':1,'tags':['y']},{'id':2,'n':1}]}");
 	/* New set members come first, as in Kubernetes. */
-	json_t *w = jq("{'items':[{'id':1,'tags':['y','x']},{'id':2,'n':1}]}");
+	json_t *w = t_jq("{'items':[{'id':1,'tags':['y','x']},{'id':2,'n':1}]}");
 	struct err err = { "" };
 	json_t *got = patch_strategic(t, p, keys, &err);
 
@@ -928,7 +912,7 @@ START_TEST(diff_shapes)
 	};
 
 	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
-		json_t *a = jq(pairs[i][0]), *b = jq(pairs[i][1]);
+		json_t *a = t_jq(pairs[i][0]), *b = t_jq(pairs[i][1]);
 
 		round_trip(pairs[i][0], a, b);
 		round_trip(pairs[i][1], b, a);
@@ -941,12 +925,12 @@ END_TEST
 /* The ops patch_diff writes name their paths as RFC 6901 escapes. */
 START_TEST(diff_output)
 {
-	json_t *a = jq("{'a/b':1,'keep':[1,2,3]}");
-	json_t *b = jq("{'a/b':2,'keep':[1],'new':true}");
-	json_t *want = jq("[{'op':'replace','path':'/a~1b','value':2},"
-			  "{'op':'remove','path':'/keep/2'},"
-			  "{'op':'remove','path':'/keep/1'},"
-			  "{'op':'add','path':'/new','value':true}]");
+	json_t *a = t_jq("{'a/b':1,'keep':[1,2,3]}");
+	json_t *b = t_jq("{'a/b':2,'keep':[1],'new':true}");
+	json_t *want = t_jq("[{'op':'replace','path':'/a~1b','value':2},"
+			    "{'op':'remove','path':'/keep/2'},"
+			    "{'op':'remove','path':'/keep/1'},"
+			    "{'op':'add','path':'/new','value':true}]");
 	json_t *d = patch_diff(a, b);
 
 	assert_same("diff output", d, want);

@@ -8,7 +8,7 @@
  * checks Kueue's defaults for an empty spec, pruning and a multi-error
  * object. Deep documents check the 128-level guard.
  *
- * Table JSON uses ' for " to stay readable; jq() swaps them back.
+ * Table JSON uses ' for " to stay readable; t_jq() swaps them back.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,19 +19,6 @@
 #include "test/support/support.h"
 
 /* Parses table JSON written with ' instead of "; new ref. */
-static json_t *jq(const char *text)
-{
-	char *s = xstrdup(text), *p;
-	json_t *j;
-
-	for (p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	j = t_json(s);
-	free(s);
-	return j;
-}
-
 static char *dump(const json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS |
@@ -143,8 +130,8 @@ static const struct prune_case prune_cases[] = {
 START_TEST(prune)
 {
 	const struct prune_case *c = &prune_cases[_i];
-	json_t *schema = jq(c->schema), *obj = jq(c->obj);
-	json_t *want = jq(c->want), *wantu = jq(c->unknown);
+	json_t *schema = t_jq(c->schema), *obj = t_jq(c->obj);
+	json_t *want = t_jq(c->want), *wantu = t_jq(c->unknown);
 	json_t *unknown = json_array();
 	json_t *copy = json_deep_copy(schema);
 
@@ -165,9 +152,9 @@ END_TEST
 
 START_TEST(prune_without_report)
 {
-	json_t *schema = jq("{'type':'object','properties':{'a':{}}}");
-	json_t *obj = jq("{'a':1,'b':2,'metadata':{'x':1}}");
-	json_t *want = jq("{'a':1,'metadata':{}}");
+	json_t *schema = t_jq("{'type':'object','properties':{'a':{}}}");
+	json_t *obj = t_jq("{'a':1,'b':2,'metadata':{'x':1}}");
+	json_t *want = t_jq("{'a':1,'metadata':{}}");
 
 	schema_prune(obj, schema, NULL);
 	assert_json("no report", obj, want);
@@ -231,7 +218,7 @@ static const struct default_case default_cases[] = {
 START_TEST(defaults)
 {
 	const struct default_case *c = &default_cases[_i];
-	json_t *schema = jq(c->schema), *obj = jq(c->obj), *want = jq(c->want);
+	json_t *schema = t_jq(c->schema), *obj = t_jq(c->obj), *want = t_jq(c->want);
 	json_t *copy = json_deep_copy(schema);
 
 	schema_default(obj, schema);
@@ -247,8 +234,8 @@ END_TEST
 
 START_TEST(defaults_are_copies)
 {
-	json_t *schema = jq("{'type':'object','properties':{'a':{'type':'object','default':{'k':[1]}},'b':{'type':'object','default':{'k':[1]}}}}");
-	json_t *o1 = jq("{}"), *o2 = jq("{}");
+	json_t *schema = t_jq("{'type':'object','properties':{'a':{'type':'object','default':{'k':[1]}},'b':{'type':'object','default':{'k':[1]}}}}");
+	json_t *o1 = t_jq("{}"), *o2 = t_jq("{}");
 	json_t *k;
 
 	schema_default(o1, schema);
@@ -469,10 +456,10 @@ static const struct validate_case validate_cases[] = {
 START_TEST(validate)
 {
 	const struct validate_case *c = &validate_cases[_i];
-	json_t *sspec = jq(c->schema);
+	json_t *sspec = t_jq(c->schema);
 	json_t *schema = json_pack("{s:s, s:{s:O}}", "type", "object",
 				   "properties", "spec", sspec);
-	json_t *spec = jq(c->spec);
+	json_t *spec = t_jq(c->spec);
 	json_t *obj = json_pack("{s:O}", "spec", spec);
 	json_t *copy = json_deep_copy(obj);
 	struct field_errors fe = FIELD_ERRORS_INIT;
@@ -506,10 +493,10 @@ static void admit(json_t *obj, const json_t *schema, json_t *unknown,
 START_TEST(kueue_defaults)
 {
 	json_t *schema = t_fixture_json("schema/clusterqueue-schema.json");
-	json_t *obj = jq("{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue','metadata':{'name':'cq'},'spec':{}}");
-	json_t *want = jq("{'flavorFungibility':{'whenCanBorrow':'MayStopSearch','whenCanPreempt':'TryNextFlavor'},"
-			  "'preemption':{'borrowWithinCohort':{'policy':'Never'},'reclaimWithinCohort':'Never','withinClusterQueue':'Never'},"
-			  "'queueingStrategy':'BestEffortFIFO','stopPolicy':'None'}");
+	json_t *obj = t_jq("{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue','metadata':{'name':'cq'},'spec':{}}");
+	json_t *want = t_jq("{'flavorFungibility':{'whenCanBorrow':'MayStopSearch','whenCanPreempt':'TryNextFlavor'},"
+			    "'preemption':{'borrowWithinCohort':{'policy':'Never'},'reclaimWithinCohort':'Never','withinClusterQueue':'Never'},"
+			    "'queueingStrategy':'BestEffortFIFO','stopPolicy':'None'}");
 	json_t *unknown = json_array();
 	struct field_errors fe = FIELD_ERRORS_INIT;
 
@@ -533,15 +520,15 @@ END_TEST
 START_TEST(kueue_prune)
 {
 	json_t *schema = t_fixture_json("schema/clusterqueue-schema.json");
-	json_t *obj = jq("{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue',"
-			 "'metadata':{'name':'cq','bogus':true},"
-			 "'spec':{'foo':1,'namespaceSelector':{},'resourceGroups':[{'coveredResources':['cpu'],"
-			 "'flavors':[{'name':'default','resources':[{'name':'cpu','nominalQuota':9,'bogus':'x'}]}]}],"
-			 "'preemption':{'withinClusterQueue':'LowerPriority','extra':{}}},"
-			 "'status':{'pendingWorkloads':0,'extra':1}}");
-	json_t *want_unknown = jq("['spec.foo','spec.preemption.extra',"
-				  "'spec.resourceGroups[0].flavors[0].resources[0].bogus',"
-				  "'status.extra','metadata.bogus']");
+	json_t *obj = t_jq("{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue',"
+			   "'metadata':{'name':'cq','bogus':true},"
+			   "'spec':{'foo':1,'namespaceSelector':{},'resourceGroups':[{'coveredResources':['cpu'],"
+			   "'flavors':[{'name':'default','resources':[{'name':'cpu','nominalQuota':9,'bogus':'x'}]}]}],"
+			   "'preemption':{'withinClusterQueue':'LowerPriority','extra':{}}},"
+			   "'status':{'pendingWorkloads':0,'extra':1}}");
+	json_t *want_unknown = t_jq("['spec.foo','spec.preemption.extra',"
+				    "'spec.resourceGroups[0].flavors[0].resources[0].bogus',"
+				    "'status.extra','metadata.bogus']");
 	json_t *unknown = json_array();
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	json_t *rg;
@@ -569,15 +556,15 @@ END_TEST
 START_TEST(kueue_errors)
 {
 	json_t *schema = t_fixture_json("schema/clusterqueue-schema.json");
-	json_t *obj = jq("{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue','metadata':{'name':'cq'},"
-			 "'spec':{'cohort':'Bad_Cohort','queueingStrategy':'X','stopPolicy':'Paused',"
-			 "'preemption':{'borrowWithinCohort':{'maxPriorityThreshold':3000000000}},"
-			 "'excludeResourcePrefixes':['a','a'],"
-			 "'resourceGroups':[{'coveredResources':['cpu'],'flavors':["
-			 "{'name':'f1','resources':[{'name':'cpu','nominalQuota':'12x'}]},"
-			 "{'name':'f1','resources':[{'name':'cpu'}]},"
-			 "{'name':'f2','resources':[{'name':'cpu','nominalQuota':true}]}]}]}}");
-	json_t *ok = jq("{'coveredResources':['cpu'],'flavors':[{'name':'ok','resources':[{'name':'cpu','nominalQuota':1}]}]}");
+	json_t *obj = t_jq("{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'ClusterQueue','metadata':{'name':'cq'},"
+			   "'spec':{'cohort':'Bad_Cohort','queueingStrategy':'X','stopPolicy':'Paused',"
+			   "'preemption':{'borrowWithinCohort':{'maxPriorityThreshold':3000000000}},"
+			   "'excludeResourcePrefixes':['a','a'],"
+			   "'resourceGroups':[{'coveredResources':['cpu'],'flavors':["
+			   "{'name':'f1','resources':[{'name':'cpu','nominalQuota':'12x'}]},"
+			   "{'name':'f1','resources':[{'name':'cpu'}]},"
+			   "{'name':'f2','resources':[{'name':'cpu','nominalQuota':true}]}]}]}}");
+	json_t *ok = t_jq("{'coveredResources':['cpu'],'flavors':[{'name':'ok','resources':[{'name':'cpu','nominalQuota':1}]}]}");
 	json_t *rgs = json_object_get(json_object_get(obj, "spec"), "resourceGroups");
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	static const char *const want[] = {
@@ -637,7 +624,7 @@ START_TEST(deep_documents)
 	field_errors_release(&fe);
 
 	/* 5000 nested arrays under a schema without items */
-	deep = jq("{'type':'object','properties':{'l':{'type':'array'}}}");
+	deep = t_jq("{'type':'object','properties':{'l':{'type':'array'}}}");
 	arrs = json_array();
 	a = arrs;
 	for (int i = 0; i < 5000; i++) {
@@ -665,7 +652,7 @@ END_TEST
 
 START_TEST(bad_inputs)
 {
-	json_t *schema = jq("{'type':'object','properties':{'a':{'type':'string'}}}");
+	json_t *schema = t_jq("{'type':'object','properties':{'a':{'type':'string'}}}");
 	json_t *scalar = json_integer(3);
 	struct field_errors fe = FIELD_ERRORS_INIT;
 
@@ -677,9 +664,9 @@ START_TEST(bad_inputs)
 	ck_assert_uint_eq(fe.n, 0);
 	/* a malformed schema node is "no schema" */
 	json_decref(schema);
-	schema = jq("{'type':'object','properties':{'a':'not a schema','b':{'items':5,'type':'array'}}}");
+	schema = t_jq("{'type':'object','properties':{'a':'not a schema','b':{'items':5,'type':'array'}}}");
 	{
-		json_t *obj = jq("{'a':1,'b':[1]}");
+		json_t *obj = t_jq("{'a':1,'b':[1]}");
 
 		schema_validate(obj, schema, &fe);
 		schema_default(obj, schema);

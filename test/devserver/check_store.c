@@ -196,21 +196,6 @@ static uint64_t update(struct store *s, const char *res, const char *ns,
 	return rv;
 }
 
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 /* Every object of res in key order, as one JSON array (new). */
 static json_t *dump(struct store *s, const char *res)
 {
@@ -641,12 +626,12 @@ START_TEST(watch_timeout)
 	struct store *s = open_mem(4);
 	struct store_event ev;
 	uint64_t cursor = 0;
-	int64_t t0 = now_ms();
+	int64_t t0 = t_mono_ms();
 
 	ck_assert_int_eq(store_next_event(s, &cursor, NULL, 150, &ev),
 			 STORE_TIMEOUT);
-	ck_assert_int_ge(now_ms() - t0, 140);
-	ck_assert_int_lt(now_ms() - t0, 3000);
+	ck_assert_int_ge(t_mono_ms() - t0, 140);
+	ck_assert_int_lt(t_mono_ms() - t0, 3000);
 	store_free(s);
 }
 END_TEST
@@ -661,7 +646,7 @@ static void *later_main(void *arg)
 {
 	struct later *l = arg;
 
-	sleep_ms(l->delay_ms);
+	t_sleep_ms(l->delay_ms);
 	if (l->wake)
 		store_wake_all(l->s);
 	else
@@ -676,13 +661,13 @@ START_TEST(watch_blocks_until_write)
 	struct store_event ev;
 	uint64_t cursor = 0;
 	pthread_t t;
-	int64_t t0 = now_ms();
+	int64_t t0 = t_mono_ms();
 
 	pthread_create(&t, NULL, later_main, &l);
 	ck_assert_int_eq(store_next_event(s, &cursor, PODS, 10000, &ev),
 			 STORE_OK);
 	ck_assert_str_eq(ev.name, "late");
-	ck_assert_int_lt(now_ms() - t0, 5000);
+	ck_assert_int_lt(t_mono_ms() - t0, 5000);
 	store_event_release(&ev);
 	pthread_join(t, NULL);
 	store_free(s);
@@ -696,12 +681,12 @@ START_TEST(watch_wake_all)
 	struct store_event ev;
 	uint64_t cursor = 0;
 	pthread_t t;
-	int64_t t0 = now_ms();
+	int64_t t0 = t_mono_ms();
 
 	pthread_create(&t, NULL, later_main, &l);
 	ck_assert_int_eq(store_next_event(s, &cursor, NULL, 10000, &ev),
 			 STORE_TIMEOUT);
-	ck_assert_int_lt(now_ms() - t0, 5000);
+	ck_assert_int_lt(t_mono_ms() - t0, 5000);
 	pthread_join(t, NULL);
 	store_free(s);
 }

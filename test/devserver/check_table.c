@@ -7,7 +7,7 @@
  * printers, CRD cell typing, and the Table JSON shape for each
  * includeObject. `now` is fixed; nothing reads the clock.
  *
- * Table JSON uses ' for " to stay readable; jq() swaps them back.
+ * Table JSON uses ' for " to stay readable; t_jq() swaps them back.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,19 +29,6 @@ static int64_t now_ms(void)
 }
 
 /* Parses table JSON written with ' instead of "; new ref. */
-static json_t *jq(const char *text)
-{
-	char *s = xstrdup(text), *p;
-	json_t *j;
-
-	for (p = s; *p; p++)
-		if (*p == '\'')
-			*p = '"';
-	j = t_json(s);
-	free(s);
-	return j;
-}
-
 static char *dump(const json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
@@ -64,7 +51,7 @@ static void assert_json(const char *name, const json_t *got, const json_t *want)
 static void assert_cells(const char *name, const json_t *row, size_t from,
 			 const char *want)
 {
-	json_t *w = jq(want), *got = json_array();
+	json_t *w = t_jq(want), *got = json_array();
 	const json_t *cells = json_object_get(row, "cells");
 
 	for (size_t i = from; i < json_array_size(cells); i++)
@@ -121,9 +108,9 @@ static const struct path_case path_cases[] = {
 START_TEST(jsonpath)
 {
 	const struct path_case *c = &path_cases[_i];
-	json_t *obj = jq(WL);
+	json_t *obj = t_jq(WL);
 	json_t *want = !c->want ? NULL : !strcmp(c->want, "SELF") ?
-		json_incref(obj) : jq(c->want);
+		json_incref(obj) : t_jq(c->want);
 	json_t *got = jsonpath_eval(obj, c->path);
 
 	assert_json(c->path, got, want);
@@ -296,7 +283,7 @@ static const struct job_case job_cases[] = {
 START_TEST(job_status)
 {
 	const struct job_case *c = &job_cases[_i];
-	json_t *job = jq(c->job);
+	json_t *job = t_jq(c->job);
 	json_t *row = table_row(job, NULL, "Job", TABLE_OBJECT_NONE, now_ms());
 	const json_t *cells = json_object_get(row, "cells");
 
@@ -312,9 +299,9 @@ END_TEST
 
 START_TEST(job_row)
 {
-	json_t *job = jq("{'metadata':{'name':'sample-job','creationTimestamp':'2025-01-09T23:57:00Z'},"
-			 "'spec':{'selector':{'matchLabels':{'batch.kubernetes.io/controller-uid':'abc'}},"
-			 "'template':{'spec':{'containers':[{'name':'a','image':'busybox'},{'name':'b','image':'nginx:1'}]}}}}");
+	json_t *job = t_jq("{'metadata':{'name':'sample-job','creationTimestamp':'2025-01-09T23:57:00Z'},"
+			   "'spec':{'selector':{'matchLabels':{'batch.kubernetes.io/controller-uid':'abc'}},"
+			   "'template':{'spec':{'containers':[{'name':'a','image':'busybox'},{'name':'b','image':'nginx:1'}]}}}}");
 	json_t *row = table_row(job, NULL, "Job", TABLE_OBJECT_NONE, now_ms());
 
 	assert_cells("job", row, 0,
@@ -346,7 +333,7 @@ static const struct selector_case selector_cases[] = {
 START_TEST(job_selector)
 {
 	const struct selector_case *c = &selector_cases[_i];
-	json_t *sel = jq(c->selector);
+	json_t *sel = t_jq(c->selector);
 	json_t *job = json_pack("{s:{s:O}}", "spec", "selector", sel);
 	json_t *row = table_row(job, NULL, "Job", TABLE_OBJECT_NONE, now_ms());
 
@@ -429,9 +416,9 @@ static const struct pod_case pod_cases[] = {
 START_TEST(pod_cells)
 {
 	const struct pod_case *c = &pod_cases[_i];
-	json_t *pod = jq(c->pod);
+	json_t *pod = t_jq(c->pod);
 	json_t *row = table_row(pod, NULL, "Pod", TABLE_OBJECT_NONE, now_ms());
-	json_t *want_conds = c->conditions ? jq(c->conditions) : NULL;
+	json_t *want_conds = c->conditions ? t_jq(c->conditions) : NULL;
 
 	assert_cells(c->name, row, 1, c->cells);
 	assert_json(c->name, json_object_get(row, "conditions"), want_conds);
@@ -503,7 +490,7 @@ static const struct builtin_case builtin_cases[] = {
 START_TEST(builtin_cells)
 {
 	const struct builtin_case *c = &builtin_cases[_i];
-	json_t *obj = jq(c->obj);
+	json_t *obj = t_jq(c->obj);
 	json_t *row = table_row(obj, NULL, c->kind, TABLE_OBJECT_METADATA, now_ms());
 	json_t *cols = table_columns(NULL, c->kind);
 
@@ -574,15 +561,15 @@ static const char wl_columns[] =
 START_TEST(kueue_columns)
 {
 	json_t *cols_in = t_json(wl_columns);
-	json_t *obj = jq(WL);
+	json_t *obj = t_jq(WL);
 	json_t *cols, *row;
 
 	cols = table_columns(cols_in, NULL);
 	ck_assert_uint_eq(json_array_size(cols), 6);
 	{
-		json_t *name = jq("{'name':'Name','type':'string','format':'name','description':'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names','priority':0}");
-		json_t *reserved = jq("{'name':'Reserved in','type':'string','format':'','description':'Custom resource definition column (in JSONPath format): .status.admission.clusterQueue','priority':0}");
-		json_t *agecol = jq("{'name':'Age','type':'date','format':'','description':'Time this workload was created','priority':0}");
+		json_t *name = t_jq("{'name':'Name','type':'string','format':'name','description':'Name must be unique within a namespace. Is required when creating resources, although some resources may allow a client to request the generation of an appropriate name automatically. Name is primarily intended for creation idempotence and configuration definition. Cannot be updated. More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names','priority':0}");
+		json_t *reserved = t_jq("{'name':'Reserved in','type':'string','format':'','description':'Custom resource definition column (in JSONPath format): .status.admission.clusterQueue','priority':0}");
+		json_t *agecol = t_jq("{'name':'Age','type':'date','format':'','description':'Time this workload was created','priority':0}");
 
 		assert_json("name column", json_array_get(cols, 0), name);
 		assert_json("reserved column", json_array_get(cols, 2), reserved);
@@ -604,12 +591,12 @@ END_TEST
 
 START_TEST(crd_default_columns)
 {
-	json_t *obj = jq("{'metadata':{'name':'rf','creationTimestamp':'2025-01-07T00:00:00Z'}}");
+	json_t *obj = t_jq("{'metadata':{'name':'rf','creationTimestamp':'2025-01-07T00:00:00Z'}}");
 	json_t *cols = table_columns(NULL, NULL);
 	json_t *empty = json_array();
 	json_t *cols2 = table_columns(empty, NULL);
 	json_t *row = table_row(obj, empty, NULL, TABLE_OBJECT_METADATA, now_ms());
-	json_t *want = jq("[{'name':'Name','type':'string','format':'name'},{'name':'Age','type':'date','format':''}]");
+	json_t *want = t_jq("[{'name':'Name','type':'string','format':'name'},{'name':'Age','type':'date','format':''}]");
 	size_t i;
 	const json_t *w;
 
@@ -684,7 +671,7 @@ START_TEST(crd_cells)
 	json_t *want = t_json(c->want), *row;
 
 	if (c->value)
-		json_object_set_new(obj, "v", jq(c->value));
+		json_object_set_new(obj, "v", t_jq(c->value));
 	row = table_row(obj, cols, NULL, TABLE_OBJECT_NONE, now_ms());
 	assert_json(c->type, json_array_get(json_object_get(row, "cells"), 1), want);
 	json_decref(row);
@@ -699,13 +686,13 @@ END_TEST
 
 START_TEST(table_shape)
 {
-	json_t *items = jq("[{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'Workload','metadata':{'name':'a','namespace':'ns','labels':{'l':'1'},'creationTimestamp':'2025-01-09T23:59:00Z','resourceVersion':'7'},'spec':{'queueName':'q'}},"
-			   "{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'Workload','metadata':{'name':'b','namespace':'ns'}}]");
-	json_t *meta = jq("{'resourceVersion':'110','continue':'c1','remainingItemCount':0}");
+	json_t *items = t_jq("[{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'Workload','metadata':{'name':'a','namespace':'ns','labels':{'l':'1'},'creationTimestamp':'2025-01-09T23:59:00Z','resourceVersion':'7'},'spec':{'queueName':'q'}},"
+			     "{'apiVersion':'kueue.x-k8s.io/v1beta1','kind':'Workload','metadata':{'name':'b','namespace':'ns'}}]");
+	json_t *meta = t_jq("{'resourceVersion':'110','continue':'c1','remainingItemCount':0}");
 	json_t *t = table_build(items, NULL, NULL, TABLE_OBJECT_METADATA, true,
 				meta, now_ms());
 	json_t *rows = json_object_get(t, "rows");
-	json_t *want_obj = jq("{'kind':'PartialObjectMetadata','apiVersion':'meta.k8s.io/v1','metadata':{'name':'a','namespace':'ns','labels':{'l':'1'},'creationTimestamp':'2025-01-09T23:59:00Z','resourceVersion':'7'}}");
+	json_t *want_obj = t_jq("{'kind':'PartialObjectMetadata','apiVersion':'meta.k8s.io/v1','metadata':{'name':'a','namespace':'ns','labels':{'l':'1'},'creationTimestamp':'2025-01-09T23:59:00Z','resourceVersion':'7'}}");
 	char *text = json_dumps(t, JSON_COMPACT);
 	const char *prefix = "{\"kind\":\"Table\",\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":{\"resourceVersion\":\"110\",\"continue\":\"c1\",\"remainingItemCount\":0},\"columnDefinitions\":[{\"name\":\"Name\",\"type\":\"string\",\"format\":\"name\",\"description\":";
 

@@ -24,6 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/b64.h"
+#include "base/jx.h"
 #include "config/config.h"
 #include "config/yamljson.h"
 #include "devserver/api.h"
@@ -31,7 +33,6 @@
 #include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
-#include "webhook/base64.h"
 #include "webhook/certs.h"
 #include "webhook/webhook.h"
 
@@ -257,13 +258,6 @@ static json_t *post_json(const char *path, const char *body)
 	return j;
 }
 
-static const char *sget(const json_t *j, const char *a, const char *b)
-{
-	const json_t *v = json_object_get(j, a);
-
-	return json_string_value(b ? json_object_get(v, b) : v);
-}
-
 /* An AdmissionReview of op on obj (JSON text) with old (or NULL). */
 static char *review(const char *op, const char *ns, const char *obj,
 		    const char *old)
@@ -295,16 +289,15 @@ static char *review(const char *op, const char *ns, const char *obj,
 /* The decoded patch of an AdmissionReview answer, or NULL. */
 static json_t *patch_of(const json_t *ans)
 {
-	const char *b = sget(json_object_get(ans, "response"), "patch", NULL);
+	const char *b = JX_STR(ans, "response", "patch");
 	unsigned char *p;
 	size_t n;
 	json_t *j;
 
 	if (!b)
 		return NULL;
-	ck_assert_str_eq(sget(json_object_get(ans, "response"), "patchType",
-			      NULL), "JSONPatch");
-	p = base64_decode(b, &n);
+	ck_assert_str_eq(JX_STR(ans, "response", "patchType"), "JSONPatch");
+	p = b64_decode(b, strlen(b), B64_STD, &n, NULL);
 	ck_assert_ptr_nonnull(p);
 	j = json_loadb((char *)p, n, 0, NULL);
 	free(p);
@@ -349,11 +342,11 @@ START_TEST(http_errors)
 		"response"), "allowed")));
 	ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(
 		json_object_get(j, "response"), "status"), "code")), 400);
-	ck_assert_str_eq(sget(j, "kind", NULL), "AdmissionReview");
+	ck_assert_str_eq(JX_STR(j, "kind"), "AdmissionReview");
 	json_decref(j);
 	j = post_json("/validate-batch-v1-job", "");
-	ck_assert_str_eq(sget(json_object_get(j, "response"), "status",
-			      "message"), "request body is empty");
+	ck_assert_str_eq(JX_STR(j, "response", "status", "message"),
+			 "request body is empty");
 	json_decref(j);
 	/* a review of the wrong kind of object */
 	{
@@ -362,10 +355,8 @@ START_TEST(http_errors)
 				    NULL);
 
 		j = post_json("/mutate-batch-v1-job", body);
-		ck_assert_str_eq(sget(json_object_get(j, "response"), "uid",
-				      NULL), "0d1e2f");
-		ck_assert_str_eq(sget(json_object_get(j, "response"),
-				      "status", "message"),
+		ck_assert_str_eq(JX_STR(j, "response", "uid"), "0d1e2f");
+		ck_assert_str_eq(JX_STR(j, "response", "status", "message"),
 				 "expected a batch/v1 Job object, got "
 				 "apiVersion \"v1\", kind \"Pod\"");
 		json_decref(j);
@@ -439,8 +430,8 @@ START_TEST(job_reviews)
 	json_t *ans = post_json("/mutate-batch-v1-job", body), *p, *want;
 	const json_t *resp = json_object_get(ans, "response");
 
-	ck_assert_str_eq(sget(ans, "apiVersion", NULL), "admission.k8s.io/v1");
-	ck_assert_str_eq(sget(resp, "uid", NULL), "0d1e2f");
+	ck_assert_str_eq(JX_STR(ans, "apiVersion"), "admission.k8s.io/v1");
+	ck_assert_str_eq(JX_STR(resp, "uid"), "0d1e2f");
 	ck_assert(json_is_true(json_object_get(resp, "allowed")));
 	p = patch_of(ans);
 	want = t_json("[{\"op\":\"add\",\"path\":\"/spec/suspend\","
@@ -458,10 +449,10 @@ START_TEST(job_reviews)
 	ans = post_json("/validate-batch-v1-job", body);
 	resp = json_object_get(ans, "response");
 	ck_assert(json_is_false(json_object_get(resp, "allowed")));
-	ck_assert_str_eq(sget(resp, "status", "reason"), "Forbidden");
+	ck_assert_str_eq(JX_STR(resp, "status", "reason"), "Forbidden");
 	ck_assert_int_eq(json_integer_value(json_object_get(
 		json_object_get(resp, "status"), "code")), 403);
-	ck_assert_str_eq(sget(resp, "status", "message"),
+	ck_assert_str_eq(JX_STR(resp, "status", "message"),
 			 "metadata.labels[" QL "]: Invalid value: \"b\": field "
 			 "is immutable");
 	ck_assert_ptr_null(json_object_get(resp, "patch"));
@@ -950,8 +941,8 @@ START_TEST(devserver_jobs)
 		ck_assert_msg(ds_create("batch", "v1", "jobs", "default",
 					json_array_get(docs, 0), &out,
 					&st) == 0, "%s", st.message);
-		ck_assert_ptr_nonnull(strstr(sget(json_object_get(out,
-			"metadata"), "name", NULL), "sample-job-"));
+		ck_assert_ptr_nonnull(strstr(JX_STR(out, "metadata", "name"),
+					     "sample-job-"));
 		ck_assert(json_is_true(json_object_get(json_object_get(out,
 			"spec"), "suspend")));
 		json_decref(out);
@@ -974,7 +965,7 @@ START_TEST(devserver_jobs)
 	j = job_named("defaulted", NULL);
 	ck_assert_int_eq(ds_create("batch", "v1", "jobs", "default", j, &out,
 				   &st), 0);
-	ck_assert_str_eq(sget(json_object_get(out, "metadata"), "labels", QL),
+	ck_assert_str_eq(JX_STR(out, "metadata", "labels", QL),
 			 "default");
 	ck_assert(json_is_true(json_object_get(json_object_get(out, "spec"),
 					       "suspend")));
@@ -1064,15 +1055,15 @@ START_TEST(devserver_kueue_objects)
 		      st.message);
 	r.version = "v1beta2";
 	got = api_internal_get(g_api, &r, &st);
-	ck_assert_str_eq(sget(got, "spec", "cohortName"), "team");
+	ck_assert_str_eq(JX_STR(got, "spec", "cohortName"), "team");
 	ck_assert_str_eq(json_string_value(json_array_get(json_object_get(
 		json_object_get(got, "metadata"), "finalizers"), 0)),
 		"kueue.x-k8s.io/resource-in-use");
 	json_decref(got);
 	r.version = "v1beta1";
 	got = api_internal_get(g_api, &r, &st);
-	ck_assert_str_eq(sget(got, "spec", "cohort"), "team");
-	ck_assert_str_eq(sget(got, "apiVersion", NULL),
+	ck_assert_str_eq(JX_STR(got, "spec", "cohort"), "team");
+	ck_assert_str_eq(JX_STR(got, "apiVersion"),
 			 "kueue.x-k8s.io/v1beta1");
 	json_decref(got);
 

@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/b64.h"
 #include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
-#include "webhook/base64.h"
 #include "webhook/certs.h"
 
 #define NOW ((int64_t)1790000000) /* 2026-09-21 */
@@ -279,8 +279,9 @@ START_TEST(secret_round_trip)
 	ck_assert_int_eq(certs_generate(&o, &c, &err), 0);
 	data = certs_to_secret_data(&c);
 	ck_assert_uint_eq(json_object_size(data), 4);
-	pem = base64_decode(json_string_value(json_object_get(data, "tls.crt")),
-			    &n);
+	pem = b64_decode(json_string_value(json_object_get(data, "tls.crt")),
+			 json_string_length(json_object_get(data, "tls.crt")),
+			 B64_STD, &n, NULL);
 	ck_assert_str_eq((char *)pem, c.cert_pem);
 	free(pem);
 	ck_assert_int_eq(certs_from_secret_data(data, &back, &err), 0);

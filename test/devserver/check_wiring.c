@@ -210,40 +210,15 @@ static bool scrape_has(const char *s, double v)
 
 static void mk_queues(const char *lq_ns, const char *lq_name)
 {
-	char *t;
-
-	inp_create("resourceflavors", NULL,
-		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
-		   "\"ResourceFlavor\",\"metadata\":{\"name\":\"default\"}}");
-	inp_create("clusterqueues", NULL,
-		   "{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
-		   "\"ClusterQueue\",\"metadata\":{\"name\":\"cq\"},\"spec\":{"
-		   "\"namespaceSelector\":{},\"resourceGroups\":[{"
-		   "\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":"
-		   "\"default\",\"resources\":[{\"name\":\"cpu\","
-		   "\"nominalQuota\":\"2\"}]}]}]}}");
-	t = xasprintf("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-		      "\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"%s\","
-		      "\"namespace\":\"%s\"},\"spec\":{\"clusterQueue\":"
-		      "\"cq\"}}", lq_name, lq_ns);
-	inp_create("localqueues", lq_ns, t);
-	free(t);
+	inp_create_take("resourceflavors", NULL, t_flavor_json("default"));
+	inp_create_take("clusterqueues", NULL, t_cq_json("cq", "default", "2"));
+	inp_create_take("localqueues", lq_ns, t_lq_json(lq_ns, lq_name, "cq"));
 }
 
 static void mk_wl(const char *name, const char *lq, const char *cpu)
 {
-	char *t = xasprintf(
-		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-		"\"kind\":\"Workload\",\"metadata\":{\"name\":\"%s\","
-		"\"namespace\":\"default\"},\"spec\":{\"queueName\":\"%s\","
-		"\"podSets\":[{\"name\":\"main\",\"count\":1,"
-		"\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
-		"\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
-		"\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}}]}}",
-		name, lq, cpu);
-
-	inp_create("workloads", "default", t);
-	free(t);
+	inp_create_take("workloads", "default",
+			t_wl_json("default", name, lq, cpu, 0));
 }
 
 static void wait_ready(void)
@@ -480,8 +455,8 @@ START_TEST(cert_dir_without_internal_management)
 	ck_assert_msg(certs_generate(&go, &c, &err) == 0, "%s", err.msg);
 	ck_assert_msg(certs_write_dir(dir, &c, &err) == 0, "%s", err.msg);
 	/* retried every 5 s */
-	end = inp_now_ms() + 8000;
-	while (!wiring_webhook_port(w) && inp_now_ms() < end)
+	end = t_mono_ms() + 8000;
+	while (!wiring_webhook_port(w) && t_mono_ms() < end)
 		inp_spin(50);
 	ck_assert_uint_ne(wiring_webhook_port(w), 0);
 	wiring_free(w);

@@ -356,21 +356,13 @@ char *ds_recv_all(int fd, int timeout_ms)
 	return buf;
 }
 
-long long ds_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 bool ds_wait_closed(int fd, int timeout_ms)
 {
-	long long until = ds_now_ms() + timeout_ms;
+	long long until = t_mono_ms() + timeout_ms;
 	char tmp[4096];
 
 	for (;;) {
-		long long left = until - ds_now_ms();
+		long long left = until - t_mono_ms();
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		ssize_t n;
 
@@ -384,12 +376,12 @@ bool ds_wait_closed(int fd, int timeout_ms)
 
 bool ds_wait_connections(size_t n, int timeout_ms)
 {
-	long long until = ds_now_ms() + timeout_ms;
+	long long until = t_mono_ms() + timeout_ms;
 
 	for (;;) {
 		if (http_server_connections(DS.http) == n)
 			return true;
-		if (ds_now_ms() >= until)
+		if (t_mono_ms() >= until)
 			return false;
 		usleep(20 * 1000);
 	}

@@ -141,8 +141,6 @@ char *ds_recv_all(int fd, int timeout_ms);
 /* True when the server closes fd (EOF or reset) within timeout_ms;
  * anything it sends first is read and dropped. */
 bool ds_wait_closed(int fd, int timeout_ms);
-/* Monotonic milliseconds. */
-long long ds_now_ms(void);
 /* Waits up to timeout_ms for http_server_connections(DS.http) == n. */
 bool ds_wait_connections(size_t n, int timeout_ms);
 

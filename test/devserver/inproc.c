@@ -134,20 +134,12 @@ struct kube *inp_kube(void)
 	return S.k;
 }
 
-int64_t inp_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 void inp_spin(int64_t ms)
 {
-	int64_t end = inp_now_ms() + ms;
+	int64_t end = t_mono_ms() + ms;
 	struct err e = { "" };
 
-	while (inp_now_ms() < end)
+	while (t_mono_ms() < end)
 		ck_assert_msg(loop_run_once(inp_loop(), 20, &e) == 0, "%s",
 			      e.msg);
 }
@@ -214,6 +206,12 @@ json_t *inp_create_obj(const char *resource, const char *ns,
 void inp_create(const char *resource, const char *ns, const char *text)
 {
 	json_decref(inp_create_obj(resource, ns, text));
+}
+
+void inp_create_take(const char *resource, const char *ns, char *text)
+{
+	inp_create(resource, ns, text);
+	free(text);
 }
 
 json_t *inp_get(const char *resource, const char *ns, const char *name)

@@ -28,6 +28,7 @@
 
 #include "controller/loop.h" /* WAIT_FOR: loop_run_once, struct err */
 #include "devserver/api.h"
+#include "test/support/support.h" /* WAIT_FOR: T_LOOP_UNTIL */
 
 struct kube;
 
@@ -66,22 +67,13 @@ struct loop *inp_loop(void);
 /* A client for the server on inp_loop(), rate limits off (borrowed; made
  * at the first call, freed by inp_stop). */
 struct kube *inp_kube(void);
-/* Monotonic milliseconds. */
-int64_t inp_now_ms(void);
 /* Runs inp_loop() for ms milliseconds (20 ms polls), asserting each
  * iteration. */
 void inp_spin(int64_t ms);
 /* Runs inp_loop() until cond holds; fails the test after ms
- * milliseconds. Unprefixed, like dsclient's GET: it fills the suites. */
-#define WAIT_FOR(cond, ms) do { \
-	int64_t end_ = inp_now_ms() + (ms); \
-	struct err e_ = { "" }; \
-	while (!(cond)) { \
-		ck_assert_msg(inp_now_ms() < end_, "timed out: " #cond); \
-		ck_assert_msg(loop_run_once(inp_loop(), 20, &e_) == 0, \
-			      "%s", e_.msg); \
-	} \
-} while (0)
+ * milliseconds (support.h's T_LOOP_UNTIL on inp_loop()). Unprefixed,
+ * like dsclient's GET: it fills the suites. */
+#define WAIT_FOR(cond, ms) T_LOOP_UNTIL(inp_loop(), cond, ms)
 
 /* ---- objects (ns NULL for cluster-scoped resources) ---- */
 
@@ -93,6 +85,8 @@ struct api_ref inp_ref(const char *resource, const char *ns,
 		       const char *name);
 /* Creates the object of JSON text; asserts success. */
 void inp_create(const char *resource, const char *ns, const char *text);
+/* The same, taking text (new, as support.h's t_*_json builders make). */
+void inp_create_take(const char *resource, const char *ns, char *text);
 /* The same, returning the object as stored, admission included (new). */
 json_t *inp_create_obj(const char *resource, const char *ns,
 		       const char *text);

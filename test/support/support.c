@@ -4,8 +4,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "model/alloc.h"
+#include "model/objects.h"
+#include "model/resources.h"
 
 char *t_src_path(const char *rel)
 {
@@ -32,6 +35,22 @@ json_t *t_json(const char *text)
 	return j;
 }
 
+json_t *t_jq(const char *text)
+{
+	char *s, *p;
+	json_t *j;
+
+	if (!text)
+		return NULL;
+	s = xstrdup(text);
+	for (p = s; *p; p++)
+		if (*p == '\'')
+			*p = '"';
+	j = t_json(s);
+	free(s);
+	return j;
+}
+
 bool t_fe_contains(const struct field_errors *fe, const char *needle)
 {
 	for (size_t i = 0; i < fe->n; i++)
@@ -48,4 +67,93 @@ const char *t_fe_text(const struct field_errors *fe)
 	snprintf(buf, sizeof(buf), "%s", *s ? s : "(no errors)");
 	free(s);
 	return buf;
+}
+
+/* ---- time ---- */
+
+int64_t t_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void t_sleep_ms(int64_t ms)
+{
+	struct timespec d = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };
+
+	nanosleep(&d, NULL);
+}
+
+/* ---- Kueue objects ---- */
+
+char *t_flavor_json(const char *name)
+{
+	return xasprintf("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+			 "\"kind\":\"ResourceFlavor\",\"metadata\":"
+			 "{\"name\":\"%s\"}}", name);
+}
+
+char *t_cq_json(const char *name, const char *flavor, const char *cpu)
+{
+	return xasprintf(
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		"\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"%s\"},"
+		"\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
+		"\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"%s\","
+		"\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"%s\"}]}]"
+		"}]}}", name, flavor, cpu);
+}
+
+char *t_lq_json(const char *ns, const char *name, const char *cq)
+{
+	return xasprintf(
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		"\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"%s\","
+		"\"namespace\":\"%s\"},\"spec\":{\"clusterQueue\":\"%s\"}}",
+		name, ns, cq);
+}
+
+char *t_wl_json(const char *ns, const char *name, const char *lq,
+		const char *cpu, int prio)
+{
+	return xasprintf(
+		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
+		"\"kind\":\"Workload\",\"metadata\":{\"name\":\"%s\","
+		"\"namespace\":\"%s\"},\"spec\":{\"queueName\":\"%s\","
+		"\"priority\":%d,\"podSets\":[{\"name\":\"main\",\"count\":1,"
+		"\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
+		"\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
+		"\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}}]}}",
+		name, ns, lq, prio, cpu);
+}
+
+struct workload *t_workload(const char *ns, const char *name, int32_t prio,
+			    int64_t created_ms, int32_t count, int64_t cpu_m)
+{
+	struct workload *w = xcalloc(1, sizeof(*w));
+	struct pod_set *ps;
+	struct container_res *c;
+
+	w->meta.namespace = xstrdup(ns);
+	w->meta.name = xstrdup(name);
+	w->meta.uid = xasprintf("uid-%s", name);
+	w->meta.creation_ms = created_ms;
+	w->meta.generation = 1;
+	w->has_priority = true;
+	w->priority = prio;
+	w->active = true;
+	w->pod_sets = xcalloc(1, sizeof(*ps));
+	w->npod_sets = 1;
+	ps = &w->pod_sets[0];
+	ps->name = xstrdup("main");
+	ps->count = count;
+	node_affinity_init(&ps->tmpl.affinity);
+	ps->tmpl.containers = xcalloc(1, sizeof(*c));
+	ps->tmpl.ncontainers = 1;
+	c = &ps->tmpl.containers[0];
+	c->name = xstrdup("c");
+	reslist_set(&c->requests, "cpu", cpu_m);
+	return w;
 }

@@ -28,6 +28,7 @@
 #include "model/codec.h"
 #include "model/jobwl.h"
 #include "model/objects.h"
+#include "model/svec.h"
 #include "model/validate.h"
 #include "suites.h"
 #include "test/support/support.h"
@@ -144,11 +145,6 @@ static void walk(const char *rel)
 		}
 	}
 	closedir(d);
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* ------------------------------------------------------------------ */
@@ -468,7 +464,7 @@ Suite *examples_suite(void)
 	if (!files) {
 		walk("");
 		if (nfiles)
-			qsort(files, nfiles, sizeof(*files), cmp_str);
+			qsort(files, nfiles, sizeof(*files), svec_cmp);
 	}
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, example_file, 0, (int)nfiles);

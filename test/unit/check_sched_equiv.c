@@ -21,6 +21,7 @@
 #include "model/alloc.h"
 #include "model/objects.h"
 #include "suites.h"
+#include "test/support/support.h"
 
 #define T0 INT64_C(1767225600000)
 #define SEC INT64_C(1000)
@@ -110,38 +111,17 @@ static struct cluster_queue *mk_cq(struct pool *p, const char *name,
 }
 
 /* A pending workload ns/name: one pod set "main" of count pods x cpu_m
- * millicores (minCount min when > 0). */
+ * millicores (minCount min when > 0), kept in p. */
 static struct workload *mk_wl(struct pool *p, const char *ns,
 			      const char *name, int32_t prio, int64_t ts,
 			      int32_t count, int32_t min, int64_t cpu_m)
 {
-	struct workload *w = xcalloc(1, sizeof(*w));
-	struct pod_set *ps;
-	struct container_res *c;
+	struct workload *w = t_workload(ns, name, prio, ts, count, cpu_m);
 
-	w->meta.namespace = xstrdup(ns);
-	w->meta.name = xstrdup(name);
-	w->meta.uid = xasprintf("uid-%s", name);
-	w->meta.creation_ms = ts;
-	w->meta.generation = 1;
-	w->has_priority = true;
-	w->priority = prio;
-	w->active = true;
-	w->pod_sets = xcalloc(1, sizeof(*ps));
-	w->npod_sets = 1;
-	ps = &w->pod_sets[0];
-	ps->name = xstrdup("main");
-	ps->count = count;
 	if (min > 0) {
-		ps->has_min_count = true;
-		ps->min_count = min;
+		w->pod_sets[0].has_min_count = true;
+		w->pod_sets[0].min_count = min;
 	}
-	node_affinity_init(&ps->tmpl.affinity);
-	ps->tmpl.containers = xcalloc(1, sizeof(*c));
-	ps->tmpl.ncontainers = 1;
-	c = &ps->tmpl.containers[0];
-	c->name = xstrdup("c");
-	reslist_set(&c->requests, "cpu", cpu_m);
 	XGROW(p->wl, p->capwl, p->nwl + 1);
 	p->wl[p->nwl++] = w;
 	return w;

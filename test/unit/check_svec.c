@@ -23,12 +23,29 @@ START_TEST(copy_and_free)
 }
 END_TEST
 
+START_TEST(sort_order)
+{
+	const char *v[] = { "b", "", "ab", "a", "b" };
+	char *w[] = { (char *)"z", (char *)"y" };
+
+	qsort(v, 5, sizeof(*v), svec_cmp);
+	ck_assert_str_eq(v[0], "");
+	ck_assert_str_eq(v[1], "a");
+	ck_assert_str_eq(v[2], "ab");
+	ck_assert_str_eq(v[3], "b");
+	ck_assert_str_eq(v[4], "b");
+	qsort(w, 2, sizeof(*w), svec_cmp); /* char * elements too */
+	ck_assert_str_eq(w[0], "y");
+}
+END_TEST
+
 Suite *svec_suite(void)
 {
 	Suite *s = suite_create("svec");
 	TCase *tc = tcase_create("lifecycle");
 
 	tcase_add_test(tc, copy_and_free);
+	tcase_add_test(tc, sort_order);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -3,12 +3,12 @@
  * keeps probe chains intact after a removal; growth rehashes live
  * entries only, which also sweeps the tombstones.
  */
-#include "controller/hmap.h"
+#include "base/hmap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 static char tombstone_mark;
 #define TOMBSTONE ((void *)&tombstone_mark)
@@ -151,4 +151,26 @@ void *hmap_next(const struct hmap *m, size_t *pos, const char **key)
 		}
 	}
 	return NULL;
+}
+
+bool hmap_check(const struct hmap *m)
+{
+	size_t live = 0, dead = 0;
+
+	if (m->cap & (m->cap - 1) || m->used > m->cap || m->n > m->used)
+		return false;
+	for (size_t i = 0; i < m->cap; i++) {
+		const struct hmap_slot *s = &m->v[i];
+		bool found;
+
+		if (!s->key) {
+			dead += s->val == TOMBSTONE;
+			continue;
+		}
+		live++;
+		if (s->hash != fnv1a(s->key) || !s->val ||
+		    probe(m, s->key, s->hash, &found) != i || !found)
+			return false;
+	}
+	return live == m->n && live + dead == m->used;
 }

@@ -3,7 +3,7 @@
  * what running out of memory means for cueue: print and abort, as git's
  * wrapper.c and Redis' zmalloc do.
  */
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 #include <stdarg.h>
 #include <stdint.h>
