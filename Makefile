@@ -110,9 +110,9 @@ SUPPORT_OBJ := $(SUPPORT_SRC:%.c=$(BUILD)/%.o)
 UNIT_SRC := $(wildcard test/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:%.c=$(BUILD)/%.o)
 UNIT_SUITES := $(patsubst test/unit/check_%.c,%,$(wildcard test/unit/check_*.c))
-# The demo's state and stream (demo/dash.c, demo/stream.c) are pure
+# The demo's state and stream (demo/dash.c, demo/feed.c) are pure
 # (jansson and the core), so their suites link them like the core.
-UNIT_DEMO_OBJ := $(BUILD)/demo/dash.o $(BUILD)/demo/stream.o
+UNIT_DEMO_OBJ := $(BUILD)/demo/dash.o $(BUILD)/demo/feed.o
 UNIT := $(BUILD)/unit-tests
 DSTEST_SRC := $(wildcard test/devserver/*.c)
 DSTEST_OBJ := $(DSTEST_SRC:%.c=$(BUILD)/%.o)

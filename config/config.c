@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "config/config_int.h"
-#include "model/alloc.h"
 
 _Static_assert(sizeof(enum config_requeue_timestamp) == sizeof(int) &&
 	       sizeof(enum config_transform_strategy) == sizeof(int) &&

@@ -27,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/names.h"
 #include "model/quantity.h"
 #include "model/selector.h"
@@ -143,7 +143,7 @@ static bool scalar_of(struct cfg_ctx *x, size_t vi, const char *path,
 }
 
 /* A string value; NULL when null or reported. */
-static const char *string_of(struct cfg_ctx *x, size_t vi, const char *path)
+static const char *text_of(struct cfg_ctx *x, size_t vi, const char *path)
 {
 	const struct cfg_node *n = &x->doc.v[vi];
 	struct cfg_scalar sc;
@@ -252,7 +252,7 @@ static bool float_of(struct cfg_ctx *x, size_t vi, const char *path,
 static bool duration_of(struct cfg_ctx *x, size_t vi, const char *path,
 			int64_t *ms)
 {
-	const char *s = string_of(x, vi, path);
+	const char *s = text_of(x, vi, path);
 	char msg[256];
 	int64_t ns;
 
@@ -335,7 +335,7 @@ static char *index_path(const char *path, size_t i)
 	return xasprintf("%s[%zu]", path, i);
 }
 
-static void strlist_push(struct config_strlist *l, const char *s)
+static void list_push(struct config_strlist *l, const char *s)
 {
 	XGROW(l->v, l->cap, l->n + 1);
 	l->v[l->n++] = xstrdup(s);
@@ -375,9 +375,9 @@ static void set_strlist(struct cfg_ctx *x, size_t vi, const char *path,
 		    sc.type == CFG_SC_NULL)
 			s = "";
 		else
-			s = string_of(x, n->kids[i], p);
+			s = text_of(x, n->kids[i], p);
 		if (s)
-			strlist_push(l, s);
+			list_push(l, s);
 		free(p);
 	}
 }
@@ -512,7 +512,7 @@ static void match_label(struct cfg_ctx *x, const char *key, size_t ki,
 			size_t vi, const char *path, void *dst)
 {
 	struct sel_build *sb = dst;
-	const char *val = is_null(x, vi) ? "" : string_of(x, vi, path);
+	const char *val = is_null(x, vi) ? "" : text_of(x, vi, path);
 	/* Kubernetes reports both at the matchLabels path itself */
 	char *base = xstrndup(path, strlen(path) - strlen(key) - 2);
 	const char *one[1];
@@ -567,7 +567,7 @@ static void match_expression(struct cfg_ctx *x, size_t vi, const char *path,
 			config_mark(x, k, 0, 0);
 		} else if (!strcmp(keys[i], "key") ||
 			   !strcmp(keys[i], "operator")) {
-			s = is_null(x, v) ? "" : string_of(x, v, p);
+			s = is_null(x, v) ? "" : text_of(x, v, p);
 			if (s && keys[i][0] == 'k') {
 				key = s;
 				kn = &x->doc.v[v];
@@ -754,7 +754,7 @@ void config_set(struct cfg_ctx *x, const struct cfg_field *f, size_t vi,
 	case CFG_SECTION:
 		BUG("config_set on section %s", f->key);
 	case CFG_STRING:
-		s = string_of(x, vi, path);
+		s = text_of(x, vi, path);
 		if (s) {
 			free(*(char **)dst);
 			*(char **)dst = xstrdup(s);
@@ -792,7 +792,7 @@ void config_set(struct cfg_ctx *x, const struct cfg_field *f, size_t vi,
 			*(int64_t *)dst = config_ns_to_ms(i64);
 		break;
 	case CFG_ENUM:
-		s = string_of(x, vi, path);
+		s = text_of(x, vi, path);
 		if (!s)
 			break;
 		e = enum_index(f->aux, s);
@@ -865,7 +865,7 @@ void config_set_default(const struct cfg_field *f, const char *text,
 			BUG("bad default %s for %s", text, f->key);
 		return;
 	case CFG_STRLIST:
-		strlist_push(dst, text);
+		list_push(dst, text);
 		return;
 	default:
 		BUG("no text default for %s", f->key);

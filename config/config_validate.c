@@ -13,11 +13,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/names.h"
 #include "model/quantity.h"
 #include "model/selector.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 /* apimachinery's IsNegativeErrorMsg */
 #define NEGATIVE "must be greater than or equal to 0"
@@ -177,12 +177,12 @@ static void must_not_match_namespaces(const struct config *c,
 	char *str = label_selector_string(&s->sel);
 
 	for (size_t i = 0; i < 2; i++) {
-		struct strmap labels = STRMAP_INIT;
+		struct smap labels = SMAP_INIT;
 
 		if (!prohibited[i] || !*prohibited[i])
 			continue;
-		strmap_set(&labels, "kubernetes.io/metadata.name",
-			   prohibited[i]);
+		smap_set(&labels, "kubernetes.io/metadata.name",
+			 prohibited[i]);
 		if (label_selector_matches(&s->sel, &labels)) {
 			char *q = go_quote(prohibited[i]);
 
@@ -190,7 +190,7 @@ static void must_not_match_namespaces(const struct config *c,
 			       "should not match the %s namespace", q);
 			free(q);
 		}
-		strmap_release(&labels);
+		smap_release(&labels);
 	}
 	free(str);
 }

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "config/config_int.h"
-#include "model/alloc.h"
 
 /* What must hold, beyond "the file set the key", for a row to warn. */
 enum when {

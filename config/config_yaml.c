@@ -30,8 +30,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "base/alloc.h"
 #include "config/yamlplain.h"
-#include "model/alloc.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 

@@ -56,10 +56,10 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "base/alloc.h"
 #include "base/b64.h"
 #include "base/hmap.h"
 #include "config/yamlplain.h"
-#include "model/alloc.h"
 
 #define TAG_PREFIX "tag:yaml.org,2002:"
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 /* Go's strconv.ParseUint(s, 0, 64) on a string without underscores. */
 static bool go_parse_uint(const char *s, size_t n, uint64_t *out)

@@ -18,12 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
 #include "controller/log.h"
 #include "controller/loop.h"
 #include "controller/timers.h"
-#include "model/alloc.h"
 
 #define COMPONENT "certmgr"
 #define DEFAULT_RETRY_MS 5000

@@ -29,7 +29,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/errors.h"
 
 struct metrics;

@@ -28,14 +28,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/hmap.h"
 #include "controller/events.h"
-#include "controller/hmap.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
 #include "controller/log.h"
 #include "controller/loop.h"
 #include "controller/manager.h"
-#include "model/alloc.h"
 #include "model/codec.h"
 #include "model/jobwl.h"
 #include "model/selector.h"
@@ -148,7 +148,7 @@ struct ns_entry {
 /* ------------------------------------------------------------------ */
 /* Small helpers */
 
-static bool str_eq(const char *a, const char *b)
+static bool both_eq(const char *a, const char *b)
 {
 	return a && b && !strcmp(a, b);
 }
@@ -506,9 +506,9 @@ static int admission_info(struct jobs *js, const struct job *j,
 			return err_set(err, "ResourceFlavor \"%s\" not found",
 				       fname);
 		for (size_t n = 0; n < rf->node_labels.n; n++) {
-			const struct strkv *kv = &rf->node_labels.v[n];
-			const char *cur = strmap_get(&j->tmpl.node_selector,
-						     kv->key);
+			const struct smap_kv *kv = &rf->node_labels.v[n];
+			const char *cur = smap_get(&j->tmpl.node_selector,
+						   kv->key);
 			const json_t *set = json_object_get(node_sel, kv->key);
 
 			if ((cur && strcmp(cur, kv->value)) ||
@@ -550,7 +550,7 @@ static void start_job(struct job_entry *e, const struct workload *wl)
 	char *path = NULL, *msg = NULL;
 
 	for (size_t i = 0; i < wl->admission.npsa; i++)
-		if (str_eq(wl->admission.psa[i].name, DEFAULT_PODSET_NAME))
+		if (both_eq(wl->admission.psa[i].name, DEFAULT_PODSET_NAME))
 			psa = &wl->admission.psa[i];
 	if (!psa && wl->admission.npsa)
 		psa = &wl->admission.psa[0];
@@ -583,12 +583,12 @@ static void start_job(struct job_entry *e, const struct workload *wl)
 		if (json_array_size(tols))
 			json_object_set(tspec, "tolerations", tols);
 	}
-	if (strmap_get(&j->meta.annotations, ANNOT_MIN_PARALLELISM) &&
+	if (smap_get(&j->meta.annotations, ANNOT_MIN_PARALLELISM) &&
 	    !js->o.no_partial_admission) {
 		int32_t n = psa->has_count ? psa->count :
 			(wl->npod_sets ? wl->pod_sets[0].count : 1);
-		const char *eq = strmap_get(&j->meta.annotations,
-					    ANNOT_COMPLETIONS_EQUAL_PARALLELISM);
+		const char *eq = smap_get(&j->meta.annotations,
+					  ANNOT_COMPLETIONS_EQUAL_PARALLELISM);
 		json_t *spec = json_object_get(p, "spec");
 
 		json_object_set_new(spec, "parallelism", json_integer(n));
@@ -659,7 +659,7 @@ static void finish_stop(struct job_entry *e, const struct workload *wl)
 		for (size_t i = 0; i < j->tmpl.node_selector.n; i++) {
 			const char *k = j->tmpl.node_selector.v[i].key;
 
-			if (!strmap_has(&ps->tmpl.node_selector, k))
+			if (!smap_has(&ps->tmpl.node_selector, k))
 				json_object_set_new(ns, k, json_null());
 		}
 		for (size_t i = 0; i < ps->tmpl.node_selector.n; i++)
@@ -677,7 +677,7 @@ static void finish_stop(struct job_entry *e, const struct workload *wl)
 		json_object_set_new(spec, "template", json_pack(
 			"{s:{s:{s:n}}, s:o}", "metadata", "labels",
 			LABEL_PODSET, "spec", tspec));
-		if (strmap_get(&j->meta.annotations, ANNOT_MIN_PARALLELISM) &&
+		if (smap_get(&j->meta.annotations, ANNOT_MIN_PARALLELISM) &&
 		    !js->o.no_partial_admission)
 			json_object_set_new(spec, "parallelism",
 					    json_integer(ps->count));
@@ -741,8 +741,8 @@ static void clear_reservation(struct job_entry *e, const struct workload *wl,
 	struct jobs *js = e->s.js;
 	struct workload tmp = { 0 };
 	int64_t now = loop_wall_ms(js->l);
-	bool requeue = str_eq(ev->reason, "Preempted") ||
-		       str_eq(ev->reason, "NodeFailures");
+	bool requeue = both_eq(ev->reason, "Preempted") ||
+		       both_eq(ev->reason, "NodeFailures");
 	char *path;
 	json_t *p;
 
@@ -825,7 +825,7 @@ static int build_wl(struct job_entry *e, struct workload *wl)
 	wo.label_keys_to_copy = (const char *const *)js->label_keys;
 	wo.nlabel_keys_to_copy = js->o.nlabel_keys_to_copy;
 	if (jobwl_build(j, &wo, wl, &err) < 0) {
-		if (!str_eq(e->bad_rv, j->meta.resource_version))
+		if (!both_eq(e->bad_rv, j->meta.resource_version))
 			log_msg(LOG_WARN, COMPONENT, j->meta.namespace,
 				j->meta.name, "cannot build workload: %s",
 				err.msg);
@@ -957,7 +957,7 @@ static bool managed_parent(const struct owner_ref *o)
 	};
 
 	for (size_t i = 0; o && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (str_eq(o->kind, kinds[i]))
+		if (both_eq(o->kind, kinds[i]))
 			return true;
 	return false;
 }
@@ -974,11 +974,11 @@ static void ns_match_clear(struct jobs *js)
 	}
 }
 
-static void ns_match_add(void *ud, const char *ns, const struct strmap *labels)
+static void ns_match_add(void *ud, const char *ns, const struct smap *labels)
 {
 	struct jobs *js = ud;
 	struct ns_entry *n = xcalloc(1, sizeof(*n));
-	struct strmap empty = STRMAP_INIT;
+	struct smap empty = SMAP_INIT;
 
 	n->name = xstrdup(ns);
 	n->match = label_selector_matches(&js->ns_sel,
@@ -1021,7 +1021,7 @@ static enum ns_state ns_state(struct jobs *js, const char *ns)
 static bool is_managed(struct jobs *js, struct job_entry *e)
 {
 	const struct job *j = e->j;
-	const char *q = strmap_get(&j->meta.labels, LABEL_QUEUE_NAME);
+	const char *q = smap_get(&j->meta.labels, LABEL_QUEUE_NAME);
 	enum ns_state st;
 
 	if (managed_parent(controller_of(&j->meta)))
@@ -1042,8 +1042,8 @@ static const struct condition *job_finished(const struct job *j)
 	for (size_t i = 0; i < j->conds.n; i++) {
 		const struct condition *c = &j->conds.v[i];
 
-		if (c->status == COND_TRUE && (str_eq(c->type, "Complete") ||
-					       str_eq(c->type, "Failed")))
+		if (c->status == COND_TRUE && (both_eq(c->type, "Complete") ||
+					       both_eq(c->type, "Failed")))
 			return c;
 	}
 	return NULL;
@@ -1054,7 +1054,7 @@ static bool held(struct slot *s, const char *rv)
 {
 	if (!s->hold_rv)
 		return false;
-	if (str_eq(s->hold_rv, rv))
+	if (both_eq(s->hold_rv, rv))
 		return true;
 	FREE_AND_NULL(s->hold_rv);
 	return false;
@@ -1071,7 +1071,7 @@ static void mark_owned(struct jobs *js, const struct job *j);
 static void drop_unmanaged(struct jobs *js, struct job_entry *e)
 {
 	const struct job *j = e->j;
-	const char *q = strmap_get(&j->meta.labels, LABEL_QUEUE_NAME);
+	const char *q = smap_get(&j->meta.labels, LABEL_QUEUE_NAME);
 	const struct workload *wl;
 	const struct wl_rec *rec;
 	char *wk, *path;
@@ -1085,7 +1085,7 @@ static void drop_unmanaged(struct jobs *js, struct job_entry *e)
 	rec = hmap_get(&js->wls, wk);
 	free(wk);
 	if (!wl || !rec || rec->deleting ||
-	    !str_eq(rec->owner_uid, j->meta.uid) ||
+	    !both_eq(rec->owner_uid, j->meta.uid) ||
 	    workload_is_finished(wl) || held(&e->s, wl->meta.resource_version))
 		return;
 	path = wl_path(wl->meta.namespace, wl->meta.name, NULL);
@@ -1117,15 +1117,15 @@ static void reconcile_job(struct jobs *js, struct job_entry *e)
 	rec = hmap_get(&js->wls, wk);
 	free(wk);
 	/* a Workload of another Job of the same name (an older uid) */
-	if (wl && rec && !str_eq(rec->owner_uid, j->meta.uid))
+	if (wl && rec && !both_eq(rec->owner_uid, j->meta.uid))
 		wl = NULL;
 	if (wl)
 		e->created = false;
 	/* The hold: a write based on this Job (or Workload) version
 	 * succeeded; the informers have not brought its effect yet. */
-	if (e->s.hold_rv && (str_eq(e->s.hold_rv, j->meta.resource_version) ||
-			     (wl && str_eq(e->s.hold_rv,
-					   wl->meta.resource_version))))
+	if (e->s.hold_rv && (both_eq(e->s.hold_rv, j->meta.resource_version) ||
+			     (wl && both_eq(e->s.hold_rv,
+					    wl->meta.resource_version))))
 		return;
 	FREE_AND_NULL(e->s.hold_rv);
 
@@ -1135,7 +1135,7 @@ static void reconcile_job(struct jobs *js, struct job_entry *e)
 		return;
 	/* A stop in progress (suspended with the stopping annotation):
 	 * reset startTime, restore the template. */
-	if (j->suspend && strmap_has(&j->meta.annotations, ANNOT_STOPPING)) {
+	if (j->suspend && smap_has(&j->meta.annotations, ANNOT_STOPPING)) {
 		finish_stop(e, wl);
 		return;
 	}
@@ -1149,7 +1149,7 @@ static void reconcile_job(struct jobs *js, struct job_entry *e)
 	fin = job_finished(j);
 	if (fin) {
 		if (wl)
-			finish_wl(e, wl, str_eq(fin->type, "Failed") ?
+			finish_wl(e, wl, both_eq(fin->type, "Failed") ?
 				  "Failed" : "Succeeded", fin->message);
 		return;
 	}
@@ -1192,11 +1192,11 @@ static void reconcile_job(struct jobs *js, struct job_entry *e)
 	}
 	/* 7. Suspended: start once admitted; follow queue changes. */
 	if (j->suspend) {
-		const char *q = strmap_get(&j->meta.labels, LABEL_QUEUE_NAME);
+		const char *q = smap_get(&j->meta.labels, LABEL_QUEUE_NAME);
 
 		if (workload_is_admitted(wl) && wl->has_admission) {
 			start_job(e, wl);
-		} else if (q && *q && !str_eq(q, wl->queue_name) &&
+		} else if (q && *q && !both_eq(q, wl->queue_name) &&
 			   !workload_has_quota_reservation(wl)) {
 			char *path = wl_path(wl->meta.namespace, wl->meta.name,
 					     NULL);
@@ -1239,7 +1239,7 @@ static void reconcile_wl(struct jobs *js, struct wl_rec *r)
 	 * Workload itself is deleted too (not only left to the garbage
 	 * collector), so an orphan-propagation delete leaks nothing. */
 	orphan = !owner || !owner->j || owner->j->meta.deletion_ms ||
-		 !str_eq(owner->j->meta.uid, r->owner_uid);
+		 !both_eq(owner->j->meta.uid, r->owner_uid);
 	for (size_t i = 0; i < r->nfinalizers; i++)
 		has_fin |= !strcmp(r->finalizers[i], FINALIZER_RESOURCE_IN_USE);
 	if (has_fin && (orphan || r->finished || r->deleting)) {
@@ -1367,13 +1367,13 @@ static void on_workload(void *ud, enum manager_wl_event ev,
 		}
 		goto out;
 	}
-	if (o && (!str_eq(o->kind, "Job") ||
-		  !str_eq(o->api_version, "batch/v1")))
+	if (o && (!both_eq(o->kind, "Job") ||
+		  !both_eq(o->api_version, "batch/v1")))
 		o = NULL;
 	/* A Workload that lost its owner reference (the Job deleted with
 	 * propagationPolicy Orphan) is still ours by its job-uid label:
 	 * kept as an orphan, to be cleaned up. */
-	if (!o && !strmap_has(&w->meta.labels, LABEL_JOB_UID)) {
+	if (!o && !smap_has(&w->meta.labels, LABEL_JOB_UID)) {
 		if (r) {
 			hmap_del(&js->wls, key);
 			wl_rec_free(r);
@@ -1461,7 +1461,7 @@ static void apply_job(struct jobs *js, const json_t *obj)
 	e = hmap_get(&js->jobs, key);
 	if (e) {
 		e->seen = js->gen;
-		if (e->j && str_eq(rv, e->j->meta.resource_version)) {
+		if (e->j && both_eq(rv, e->j->meta.resource_version)) {
 			free(key);
 			return;
 		}
@@ -1485,7 +1485,7 @@ static void apply_job(struct jobs *js, const json_t *obj)
 		hmap_put(&js->jobs, e->s.key, e);
 		key = NULL;
 	}
-	if (e->j && !str_eq(e->j->meta.uid, nj->meta.uid)) {
+	if (e->j && !both_eq(e->j->meta.uid, nj->meta.uid)) {
 		mark_owned(js, e->j);
 		e->created = false;
 		FREE_AND_NULL(e->wl_name);

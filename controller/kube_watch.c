@@ -21,13 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/jx.h"
 #include "controller/kube.h"
 #include "controller/kube_int.h"
 #include "controller/linebuf.h"
 #include "controller/loop.h"
 #include "controller/timers.h"
-#include "model/alloc.h"
 
 #define DEFAULT_PAGE 500
 #define DEFAULT_TIMEOUT_MIN_S 300

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "controller/metrics.h"
-#include "model/alloc.h"
 
 /* Kueue's generateExponentialBuckets(14): 1, then 2.5 * 2^k. */
 static const double wait_buckets[14] = {

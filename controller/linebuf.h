@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 struct linebuf {
 	char *buf;     /* owned; the incomplete last line, len bytes */

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 enum log_level {
 	LOG_DEBUG = 0,

@@ -56,8 +56,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/dlist.h"
-#include "model/alloc.h"
 
 #define DEFAULT_MAX_WAIT_MS 10000
 #define MAX_EVENTS 64 /* epoll events taken per wait */
@@ -76,7 +76,7 @@ struct loop_transfer {
 struct loop {
 	CURLM *multi;             /* owned */
 	int epfd;                 /* owned; curl's sockets and pipe_rd */
-	int64_t curl_due_ms;      /* CLOCK_MONOTONIC time libcurl wants its
+	int64_t multi_due_ms;      /* CLOCK_MONOTONIC time libcurl wants its
 				     timeout action; -1: none */
 	struct timers timers;     /* borrowed timers of the owners */
 	int pipe_rd, pipe_wr;     /* the signal self-pipe; non-blocking */
@@ -192,7 +192,7 @@ static int timer_cb(CURLM *multi, long timeout_ms, void *userp)
 	struct loop *l = userp;
 
 	(void)multi;
-	l->curl_due_ms = timeout_ms < 0 ? -1
+	l->multi_due_ms = timeout_ms < 0 ? -1
 			 : clock_ms(CLOCK_MONOTONIC) + timeout_ms;
 	return 0;
 }
@@ -205,7 +205,7 @@ struct loop *loop_new(const struct loop_opts *o, struct err *err)
 	dlist_init(&l->transfers);
 	l->pipe_rd = l->pipe_wr = -1;
 	l->epfd = -1;
-	l->curl_due_ms = -1;
+	l->multi_due_ms = -1;
 	timers_init(&l->timers);
 	l->max_wait_ms = o && o->max_wait_ms > 0 ? o->max_wait_ms
 						 : DEFAULT_MAX_WAIT_MS;
@@ -516,8 +516,8 @@ static int drain(struct loop *l, const struct epoll_event *evs, int nev,
 			return err_set(err, "curl_multi_socket_action: %s",
 				       curl_multi_strerror(mc));
 	}
-	if (l->curl_due_ms >= 0 && l->curl_due_ms <= l->now_ms) {
-		l->curl_due_ms = -1; /* timer_cb may set the next one */
+	if (l->multi_due_ms >= 0 && l->multi_due_ms <= l->now_ms) {
+		l->multi_due_ms = -1; /* timer_cb may set the next one */
 		mc = curl_multi_socket_action(l->multi, CURL_SOCKET_TIMEOUT, 0,
 					      &running);
 		sync_pending(l);
@@ -580,8 +580,8 @@ int loop_run_once(struct loop *l, int64_t max_wait_ms, struct err *err)
 	now = clock_ms(CLOCK_MONOTONIC);
 	if (next != INT64_MAX && next - now < wait)
 		wait = next - now;
-	if (l->curl_due_ms >= 0 && l->curl_due_ms - now < wait)
-		wait = l->curl_due_ms - now;
+	if (l->multi_due_ms >= 0 && l->multi_due_ms - now < wait)
+		wait = l->multi_due_ms - now;
 	if (l->stopping || wait < 0)
 		wait = 0;
 	if (wait > INT32_MAX)

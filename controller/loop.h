@@ -44,7 +44,7 @@ struct loop_opts {
 
 /*
  * Returns a new loop (and takes one libcurl global-init reference, made
- * with the x* allocators of model/alloc.h), or NULL + err when the multi
+ * with the x* allocators of base/alloc.h), or NULL + err when the multi
  * handle, the pipe or the signal handlers cannot be set up.
  */
 struct loop *loop_new(const struct loop_opts *o, struct err *err);

@@ -32,15 +32,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "config/config.h"
+#include "controller/jobs.h"
 #include "controller/kube.h"
 #include "controller/kubeconfig.h"
 #include "controller/log.h"
 #include "controller/loop.h"
-#include "controller/jobs.h"
 #include "controller/manager.h"
 #include "controller/wiring.h"
-#include "model/alloc.h"
 
 struct flags {
 	const char *kubeconfig;

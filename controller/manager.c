@@ -27,8 +27,9 @@
 #include <malloc.h>
 #endif
 
+#include "base/alloc.h"
+#include "base/hmap.h"
 #include "controller/events.h"
-#include "controller/hmap.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
 #include "controller/kueue_metrics.h"
@@ -37,7 +38,6 @@
 #include "controller/manager_int.h"
 #include "controller/status.h"
 #include "flavors/sched.h"
-#include "model/alloc.h"
 #include "model/codec.h"
 
 #define COND_ACTIVE "Active"
@@ -208,10 +208,10 @@ static int64_t usage_of(const struct flavor_usage *u, size_t n,
 			const char *flavor, const char *res)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (!str_eq(u[i].name, flavor))
+		if (!same_str(u[i].name, flavor))
 			continue;
 		for (size_t j = 0; j < u[i].nres; j++)
-			if (str_eq(u[i].res[j].name, res))
+			if (same_str(u[i].res[j].name, res))
 				return u[i].res[j].total;
 	}
 	return 0;

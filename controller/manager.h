@@ -120,10 +120,10 @@ bool manager_check(const struct manager *m);
  * or removed, so a caller rebuilds only when it moved. The callbacks
  * get borrowed strings valid during the call.
  */
-struct strmap;
+struct smap;
 uint64_t manager_nsview_gen(const struct manager *m);
 typedef void manager_ns_fn(void *ud, const char *ns,
-			   const struct strmap *labels);
+			   const struct smap *labels);
 void manager_foreach_namespace(const struct manager *m, manager_ns_fn *fn,
 			       void *ud);
 /* Calls fn (labels NULL) for every namespace with a LocalQueue name. */

@@ -24,16 +24,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/hmap.h"
+#include "base/alloc.h"
+#include "base/hmap.h"
 #include "controller/kube.h"
 #include "controller/log.h"
 #include "controller/manager.h"
 #include "controller/timers.h"
 #include "flavors/sched.h"
-#include "model/alloc.h"
 #include "model/errors.h"
 #include "model/objects.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 struct event_recorder;
 struct kube_watch;
@@ -93,7 +93,7 @@ struct lq_entry {
 struct ns_entry {
 	char *name;           /* owned; map key */
 	char *rv;             /* owned */
-	struct strmap labels;
+	struct smap labels;
 	uint64_t seen;
 };
 
@@ -269,7 +269,7 @@ static inline const char *meta_str(const json_t *obj, const char *k)
 	return jstr(json_object_get(obj, "metadata"), k);
 }
 
-static inline bool str_eq(const char *a, const char *b)
+static inline bool same_str(const char *a, const char *b)
 {
 	return a && b ? !strcmp(a, b) : a == b;
 }

@@ -18,13 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "controller/hmap.h"
+#include "base/alloc.h"
+#include "base/hmap.h"
 #include "controller/kube.h"
 #include "controller/kueue_metrics.h"
 #include "controller/log.h"
 #include "controller/status.h"
 #include "flavors/sched.h"
-#include "model/alloc.h"
 #include "model/codec.h"
 #include "model/validate.h"
 
@@ -131,7 +131,7 @@ static void cq_fin_done(void *ud, const struct kube_reply *r, json_t *body)
 			r->message);
 	/* A newer version that arrived meanwhile was not looked at. */
 	if (r->outcome != KUBE_OK && e->cq &&
-	    !str_eq(e->fin_rv, e->cq->meta.resource_version))
+	    !same_str(e->fin_rv, e->cq->meta.resource_version))
 		manager_queues_cq_finalize(e->m, e);
 }
 
@@ -164,7 +164,7 @@ static void rf_fin_done(void *ud, const struct kube_reply *r, json_t *body)
 			"finalizer patch failed (%ld): %s", r->code,
 			r->message);
 	if (r->outcome != KUBE_OK && e->rf &&
-	    !str_eq(e->fin_rv, e->rf->meta.resource_version))
+	    !same_str(e->fin_rv, e->rf->meta.resource_version))
 		manager_queues_rf_finalize(e->m, e);
 }
 
@@ -224,8 +224,8 @@ static void apply_rf(struct manager *m, const json_t *obj, const char *key)
 	struct resource_flavor *nw, *old = e->rf;
 
 	e->seen = m->gen[INF_RF];
-	if (old && str_eq(meta_str(obj, "resourceVersion"),
-			  old->meta.resource_version))
+	if (old && same_str(meta_str(obj, "resourceVersion"),
+			    old->meta.resource_version))
 		return;
 	nw = xcalloc(1, sizeof(*nw));
 	if (!codec_decode_resource_flavor(obj, nw, &fe))
@@ -305,8 +305,8 @@ static void apply_cohort(struct manager *m, const json_t *obj,
 
 	if (e) {
 		e->seen = m->gen[INF_COHORT];
-		if (str_eq(meta_str(obj, "resourceVersion"),
-			   e->c->meta.resource_version))
+		if (same_str(meta_str(obj, "resourceVersion"),
+			     e->c->meta.resource_version))
 			return;
 	}
 	nw = xcalloc(1, sizeof(*nw));
@@ -483,11 +483,11 @@ static void cq_set_flavor_refs(struct manager *m, struct cq_entry *e,
 static bool meta_same(const struct object_meta *a, const struct object_meta *b)
 {
 	if (!a->generation || a->generation != b->generation ||
-	    !str_eq(a->uid, b->uid) || a->deletion_ms != b->deletion_ms ||
+	    !same_str(a->uid, b->uid) || a->deletion_ms != b->deletion_ms ||
 	    a->nfinalizers != b->nfinalizers)
 		return false;
 	for (size_t i = 0; i < a->nfinalizers; i++)
-		if (!str_eq(a->finalizers[i], b->finalizers[i]))
+		if (!same_str(a->finalizers[i], b->finalizers[i]))
 			return false;
 	return true;
 }
@@ -496,7 +496,7 @@ static bool cq_same_spec(const struct cluster_queue *cur,
 			 const struct cluster_queue *nw)
 {
 	return meta_same(&cur->meta, &nw->meta) &&
-	       strmap_equal(&cur->meta.labels, &nw->meta.labels);
+	       smap_equal(&cur->meta.labels, &nw->meta.labels);
 }
 
 /* Moves nw's status and resourceVersion into cur; nw gets cur's old
@@ -533,8 +533,8 @@ static void apply_cq(struct manager *m, const json_t *obj, const char *key)
 	char *invalid = NULL;
 
 	e->seen = m->gen[INF_CQ];
-	if (old && str_eq(meta_str(obj, "resourceVersion"),
-			  old->meta.resource_version))
+	if (old && same_str(meta_str(obj, "resourceVersion"),
+			    old->meta.resource_version))
 		return;
 	nw = xcalloc(1, sizeof(*nw));
 	if (!codec_decode_cluster_queue(obj, nw, &fe) &&
@@ -629,7 +629,7 @@ static void sweep_cq(struct manager *m, uint64_t gen)
 
 void manager_queues_ns_entry_free(struct ns_entry *e)
 {
-	strmap_release(&e->labels);
+	smap_release(&e->labels);
 	free(e->rv);
 	free(e->name);
 	free(e);
@@ -646,7 +646,7 @@ static void apply_ns(struct manager *m, const json_t *obj, const char *key)
 
 	if (e) {
 		e->seen = m->gen[INF_NS];
-		if (str_eq(rv, e->rv))
+		if (same_str(rv, e->rv))
 			return;
 	} else {
 		e = xcalloc(1, sizeof(*e));
@@ -656,10 +656,10 @@ static void apply_ns(struct manager *m, const json_t *obj, const char *key)
 	}
 	set_str(&e->rv, rv);
 	m->nsview_gen++;
-	strmap_release(&e->labels);
+	smap_release(&e->labels);
 	json_object_foreach((json_t *)labels, k, v)
 		if (json_is_string(v))
-			strmap_set(&e->labels, k, json_string_value(v));
+			smap_set(&e->labels, k, json_string_value(v));
 	if (m->fed) {
 		sched_namespace_set(m->s, e->name, &e->labels);
 		m->changed = true;
@@ -764,8 +764,8 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 	bool relevant, stop_moved;
 
 	e->seen = m->gen[INF_LQ];
-	if (old && str_eq(meta_str(obj, "resourceVersion"),
-			  old->meta.resource_version))
+	if (old && same_str(meta_str(obj, "resourceVersion"),
+			    old->meta.resource_version))
 		return;
 	nw = xcalloc(1, sizeof(*nw));
 	if (!codec_decode_local_queue(obj, nw, &fe))
@@ -780,8 +780,8 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 	}
 	stop_moved = !old || old->stop != nw->stop;
 	relevant = stop_moved ||
-		   !str_eq(old->cluster_queue, nw->cluster_queue);
-	if (!old || !str_eq(old->cluster_queue, nw->cluster_queue)) {
+		   !same_str(old->cluster_queue, nw->cluster_queue);
+	if (!old || !same_str(old->cluster_queue, nw->cluster_queue)) {
 		old_cqe = lq_unlink_cq(e);
 		lq_link_cq(e, cq_get(m, nw->cluster_queue));
 	}
@@ -868,8 +868,8 @@ static void apply_wpc(struct manager *m, const json_t *obj, const char *key)
 
 	if (e) {
 		e->seen = m->gen[INF_WPC];
-		if (str_eq(meta_str(obj, "resourceVersion"),
-			   e->p->meta.resource_version))
+		if (same_str(meta_str(obj, "resourceVersion"),
+			     e->p->meta.resource_version))
 			return;
 	}
 	nw = xcalloc(1, sizeof(*nw));

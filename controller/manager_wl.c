@@ -22,14 +22,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/hmap.h"
 #include "controller/events.h"
-#include "controller/hmap.h"
 #include "controller/kube.h"
 #include "controller/kueue_metrics.h"
 #include "controller/log.h"
 #include "controller/loop.h"
 #include "flavors/sched.h"
-#include "model/alloc.h"
 #include "model/codec.h"
 #include "model/validate.h"
 
@@ -97,7 +97,7 @@ static bool wl_is_pending(const struct workload *w)
 
 static void want_set(struct wl_entry *e, const char *reason, const char *msg)
 {
-	if (str_eq(e->want_reason, reason) && str_eq(e->want_msg, msg))
+	if (same_str(e->want_reason, reason) && same_str(e->want_msg, msg))
 		return;
 	if (!e->want_reason)
 		e->want_since_ms = loop_now_ms(e->m->l);
@@ -135,24 +135,24 @@ static enum pend_need wl_pending_need(const struct manager *m,
 
 	if (!e->want_reason || !wl_is_pending(e->w))
 		return PEND_NONE;
-	if (e->sent_rv && str_eq(e->sent_rv, e->w->meta.resource_version))
+	if (e->sent_rv && same_str(e->sent_rv, e->w->meta.resource_version))
 		return PEND_NONE;
 	c = conditions_find(&e->w->conds, COND_QUOTA_RESERVED);
 	/* A workload that never had a QuotaReserved condition and does not
 	 * fit yet gets its first one after pending_grace_ms: under a
 	 * stream most are admitted sooner, and never written pending. */
 	if (!c && m->o.pending_grace_ms > 0 &&
-	    str_eq(e->want_reason, REASON_PENDING) &&
+	    same_str(e->want_reason, REASON_PENDING) &&
 	    loop_now_ms(m->l) - e->want_since_ms < m->o.pending_grace_ms)
 		return PEND_LATER;
 	if (!c || c->status != COND_FALSE ||
-	    !str_eq(c->reason, e->want_reason))
+	    !same_str(c->reason, e->want_reason))
 		return PEND_NOW;
-	if (str_eq(c->message, e->want_msg))
+	if (same_str(c->message, e->want_msg))
 		return PEND_NONE;
 	/* Inadmissible texts name a missing or stopped queue: a new one
 	 * is a new state, and rare. */
-	if (!e->pend_prev_ms || str_eq(e->want_reason, REASON_INADMISSIBLE) ||
+	if (!e->pend_prev_ms || same_str(e->want_reason, REASON_INADMISSIBLE) ||
 	    loop_now_ms(m->l) - e->pend_prev_ms >= m->o.pending_msg_ms)
 		return PEND_NOW;
 	return PEND_LATER;
@@ -284,7 +284,7 @@ void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 	}
 	if (msg && wl_is_pending(w))
 		want_set(e, REASON_INADMISSIBLE, msg);
-	else if (!msg && str_eq(e->want_reason, REASON_INADMISSIBLE))
+	else if (!msg && same_str(e->want_reason, REASON_INADMISSIBLE))
 		want_clear(e);
 	free(msg);
 	wl_sync(m, e);
@@ -372,8 +372,8 @@ static void send_admit(struct manager *m, struct wl_entry *e)
 	for (size_t i = 0; i < tmp.conds.n; i++) {
 		struct condition *c = &tmp.conds.v[i];
 
-		if (c->status != COND_TRUE || (!str_eq(c->type, "Evicted") &&
-					       !str_eq(c->type, "Preempted")))
+		if (c->status != COND_TRUE || (!same_str(c->type, "Evicted") &&
+					       !same_str(c->type, "Preempted")))
 			continue;
 		msg = xasprintf("Previously: %s", c->message ? c->message : "");
 		conditions_set(&tmp.conds, c->type, COND_FALSE,
@@ -425,7 +425,7 @@ static void send_pending(struct manager *m, struct wl_entry *e)
 	 * attempt: the write rule above paces both). Not for the
 	 * Inadmissible conditions of missing or stopped queues, which
 	 * Kueue's workload controller writes without an event. */
-	if (!str_eq(e->want_reason, REASON_INADMISSIBLE))
+	if (!same_str(e->want_reason, REASON_INADMISSIBLE))
 		wl_event(m, e, EVENT_WARNING, "Pending", "%s",
 			 e->want_msg ? e->want_msg : "");
 }
@@ -611,7 +611,7 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 	enum wl_call kind = e->call_kind;
 	const char *name;
 	char *ns = split_key(e->key, &name);
-	bool newer = !str_eq(e->call_rv, e->w->meta.resource_version);
+	bool newer = !same_str(e->call_rv, e->w->meta.resource_version);
 
 	json_decref(body);
 	e->call = NULL;
@@ -793,11 +793,11 @@ static void wl_trim(struct workload *w)
 		struct pod_template *t = &w->pod_sets[i].tmpl;
 
 		FREE_AND_NULL(t->raw);
-		strmap_release(&t->labels);
-		strmap_release(&t->annotations);
+		smap_release(&t->labels);
+		smap_release(&t->annotations);
 	}
-	strmap_release(&w->meta.labels);
-	strmap_release(&w->meta.annotations);
+	smap_release(&w->meta.labels);
+	smap_release(&w->meta.annotations);
 	for (size_t i = 0; i < w->meta.nowners; i++) {
 		struct owner_ref *o = &w->meta.owners[i];
 
@@ -816,9 +816,9 @@ static void wl_trim(struct workload *w)
 
 static bool cond_equal(const struct condition *a, const struct condition *b)
 {
-	return a->status == b->status && str_eq(a->type, b->type) &&
-	       str_eq(a->reason, b->reason) &&
-	       str_eq(a->message, b->message) &&
+	return a->status == b->status && same_str(a->type, b->type) &&
+	       same_str(a->reason, b->reason) &&
+	       same_str(a->message, b->message) &&
 	       a->last_transition_ms == b->last_transition_ms &&
 	       a->observed_generation == b->observed_generation;
 }
@@ -827,7 +827,7 @@ static bool cond_equal(const struct condition *a, const struct condition *b)
  * time are ours to write and nothing sched reads. */
 static bool is_pending_cond(const struct condition *c)
 {
-	return c && str_eq(c->type, COND_QUOTA_RESERVED) &&
+	return c && same_str(c->type, COND_QUOTA_RESERVED) &&
 	       c->status != COND_TRUE;
 }
 
@@ -844,7 +844,7 @@ static bool wl_is_quiet(const struct workload *cur, const struct workload *nw)
 
 	if (!cur->meta.generation ||
 	    cur->meta.generation != nw->meta.generation ||
-	    !str_eq(cur->meta.uid, nw->meta.uid) ||
+	    !same_str(cur->meta.uid, nw->meta.uid) ||
 	    cur->meta.deletion_ms != nw->meta.deletion_ms ||
 	    cur->has_admission || nw->has_admission ||
 	    cur->requeue_at_ms != nw->requeue_at_ms ||
@@ -897,7 +897,7 @@ static struct workload *wl_decode_lite(const json_t *obj,
 	if (!cur->meta.generation || !cur->meta.uid || !json_is_object(md) ||
 	    json_integer_value(json_object_get(md, "generation")) !=
 		    cur->meta.generation ||
-	    !str_eq(jstr(md, "uid"), cur->meta.uid))
+	    !same_str(jstr(md, "uid"), cur->meta.uid))
 		return NULL;
 	lite = json_object();
 	json_object_set(lite, "apiVersion", json_object_get(obj, "apiVersion"));
@@ -964,8 +964,8 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 
 	if (e) {
 		e->seen = m->gen[INF_WL];
-		if (str_eq(rv, e->w->meta.resource_version) ||
-		    str_eq(rv, e->bad_rv))
+		if (same_str(rv, e->w->meta.resource_version) ||
+		    same_str(rv, e->bad_rv))
 			return;
 	}
 	nw = e ? wl_decode_lite(obj, e->w) : NULL;
@@ -1008,7 +1008,7 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		free(nw);
 		m->stats.status_only++;
 		FREE_AND_NULL(e->bad_rv);
-		if (e->sent_rv && !str_eq(e->sent_rv, rv))
+		if (e->sent_rv && !same_str(e->sent_rv, rv))
 			FREE_AND_NULL(e->sent_rv);
 		wl_sync(m, e);
 		return;
@@ -1026,7 +1026,7 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 	m->n_requeue_at += (nw->requeue_at_ms != 0) -
 			   (old && old->requeue_at_ms != 0);
 	if (!old ||
-	    (!same_spec && !str_eq(old->queue_name, nw->queue_name))) {
+	    (!same_spec && !same_str(old->queue_name, nw->queue_name))) {
 		old_lqe = e->lqe;
 		wl_unlink_lq(e);
 		if (nw->queue_name && *nw->queue_name) {
@@ -1039,7 +1039,7 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 	}
 	e->w = nw;
 	FREE_AND_NULL(e->bad_rv);
-	if (e->sent_rv && !str_eq(e->sent_rv, rv))
+	if (e->sent_rv && !same_str(e->sent_rv, rv))
 		FREE_AND_NULL(e->sent_rv);
 	if (m->fed) {
 		if (e->forget_on_update) {

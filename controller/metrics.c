@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/sbuf.h"
-#include "model/alloc.h"
 #include "model/goparse.h"
 
 const double metrics_default_buckets[11] = {

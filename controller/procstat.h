@@ -15,7 +15,7 @@
 
 #include <stdint.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/errors.h"
 
 struct metrics;

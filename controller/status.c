@@ -12,11 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/dlist.h"
-#include "controller/hmap.h"
+#include "base/hmap.h"
 #include "controller/kube.h"
 #include "controller/loop.h"
-#include "model/alloc.h"
 
 struct record {
 	char *key;               /* owned; the map's key */

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 static bool before(const struct timer *a, const struct timer *b)
 {

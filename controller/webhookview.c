@@ -8,13 +8,13 @@
 #include "webhook/nsview.h"
 #include "webhook/webhook.h"
 
-static void add_ns(void *ud, const char *ns, const struct strmap *labels)
+static void add_ns(void *ud, const char *ns, const struct smap *labels)
 {
 	nsview_set_labels(ud, ns, labels);
 }
 
 static void add_default_lq(void *ud, const char *ns,
-			   const struct strmap *labels)
+			   const struct smap *labels)
 {
 	(void)labels;
 	nsview_set_default_lq(ud, ns);

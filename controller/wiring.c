@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "config/config.h"
 #include "controller/certmgr.h"
 #include "controller/httpd.h"
@@ -24,7 +25,6 @@
 #include "controller/procstat.h"
 #include "controller/timers.h"
 #include "controller/webhookview.h"
-#include "model/alloc.h"
 #include "webhook/webhook.h"
 
 /* The tick also bounds how late a namespace, LocalQueue or

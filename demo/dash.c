@@ -8,7 +8,7 @@
  * idle quota each can lend right now, min(lendingLimit, nominal - used),
  * so the LENT column adds up to the BORROWED column.
  *
- * Like stream.c, this file reads json_t outside STYLE P3(c)'s places:
+ * Like feed.c, this file reads json_t outside STYLE P3(c)'s places:
  * the demo is a client, not the core, and reads a few fields only.
  */
 #include "demo/dash.h"
@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/jx.h"
-#include "demo/stream.h"
-#include "model/alloc.h"
+#include "demo/feed.h"
 #include "model/quantity.h"
 
 #define GPU "nvidia.com/gpu"
@@ -68,7 +68,7 @@ struct dflavor {
 };
 
 struct dash {
-	const struct stream *s;  /* borrowed plan */
+	const struct feed *s;  /* borrowed plan */
 	struct djob *jobs;       /* owned; s->n entries */
 	struct dqueue q[MAX_QUEUES]; /* first nq used */
 	int nq;                  /* sorted by name */
@@ -84,7 +84,7 @@ struct dash {
 	bool cursor_hidden;      /* dash_end must show it again */
 };
 
-struct dash *dash_new(const struct stream *s, bool tty, int width)
+struct dash *dash_new(const struct feed *s, bool tty, int width)
 {
 	struct dash *d = xcalloc(1, sizeof(*d));
 
@@ -247,7 +247,7 @@ void dash_job(struct dash *d, const json_t *job, bool deleted,
 	if (i < 0)
 		return;
 	j = &d->jobs[i];
-	gpus = stream_job_gpus(&d->s->v[i]);
+	gpus = feed_job_gpus(&d->s->v[i]);
 	unsuspended = json_is_false(
 		json_object_get(json_object_get(job, "spec"), "suspend"));
 	ended = has_condition(job, "Complete") || has_condition(job, "Failed");
@@ -409,11 +409,11 @@ bool dash_ready(const struct dash *d)
 	for (int f = 0; f < d->nf; f++)
 		if (d->f[f].rank != INT_MAX && !d->f[f].seen)
 			return false;
-	for (int t = 0; t < STREAM_NTEAM; t++) {
+	for (int t = 0; t < FEED_NTEAM; t++) {
 		char name[64];
 		bool ok = false;
 
-		snprintf(name, sizeof(name), "team-%s", stream_team_name(t));
+		snprintf(name, sizeof(name), "team-%s", feed_team_name(t));
 		for (int i = 0; i < d->nq; i++)
 			if (!strcmp(d->q[i].name, name))
 				ok = d->q[i].active;
@@ -624,7 +624,7 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 	add_line(d, lines, &n, "%7s %-18s %-13s %-14s %-7s %-6s %s", "at",
 		 "job", "queue", "class", "GPUs", "flavor", "waited");
 	for (size_t k = 0; k < LAST_N; k++) {
-		const struct stream_job *sj;
+		const struct feed_job *sj;
 		const struct djob *j;
 		char shape[32], wait[32], qn[40];
 
@@ -636,11 +636,11 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 		j = &d->jobs[sj - d->s->v];
 		if (sj->pods > 1)
 			snprintf(shape, sizeof(shape), "%d (%dx%d)",
-				 stream_job_gpus(sj), sj->pods,
+				 feed_job_gpus(sj), sj->pods,
 				 sj->gpus_per_pod);
 		else
 			snprintf(shape, sizeof(shape), "%d",
-				 stream_job_gpus(sj));
+				 feed_job_gpus(sj));
 		if (j->created_ms)
 			snprintf(wait, sizeof(wait), "%.2fs",
 				 secs(j->admitted_ms > j->created_ms
@@ -649,10 +649,10 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 		else
 			snprintf(wait, sizeof(wait), "-");
 		snprintf(qn, sizeof(qn), "team-%s",
-			 stream_team_name(sj->team));
+			 feed_team_name(sj->team));
 		add_line(d, lines, &n, "%6.1fs %-18s %-13s %-14s %-7s %-6s %6s",
 			 secs(j->admitted_ms - d->start_ms), sj->name, qn,
-			 stream_class_name(sj->klass), shape,
+			 feed_class_name(sj->klass), shape,
 			 j->flavor >= 0 ? d->f[j->flavor].name : "?", wait);
 	}
 	if (!d->cursor_hidden) {
@@ -738,14 +738,14 @@ void dash_summary(const struct dash *d, int64_t now_ms, FILE *out)
 		d->start_ms ? secs(now_ms - d->start_ms) : 0.0);
 	fprintf(out, "wait from Job created to Job unsuspended, per priority "
 		"class:\n");
-	for (int k = 0; k < STREAM_NCLASS; k++) {
+	for (int k = 0; k < FEED_NCLASS; k++) {
 		size_t n = 0;
 		int64_t sum = 0;
 
 		for (size_t i = 0; i < d->s->n; i++) {
 			const struct djob *j = &d->jobs[i];
 
-			if (d->s->v[i].klass != (enum stream_class)k ||
+			if (d->s->v[i].klass != (enum feed_class)k ||
 			    !j->created_ms || !j->admitted_ms)
 				continue;
 			waits[n] = j->admitted_ms > j->created_ms
@@ -755,13 +755,13 @@ void dash_summary(const struct dash *d, int64_t now_ms, FILE *out)
 		}
 		if (!n) {
 			fprintf(out, "  %-15s  %3zu jobs\n",
-				stream_class_name((enum stream_class)k), n);
+				feed_class_name((enum feed_class)k), n);
 			continue;
 		}
 		qsort(waits, n, sizeof(*waits), cmp_i64);
 		/* nearest rank: the smallest wait at or above 95% of jobs */
 		fprintf(out, "  %-15s  %3zu jobs  mean %6.2fs  p95 %6.2fs\n",
-			stream_class_name((enum stream_class)k), n,
+			feed_class_name((enum feed_class)k), n,
 			secs(sum) / (double)n,
 			secs(waits[(n * 95 + 99) / 100 - 1]));
 	}

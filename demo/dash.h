@@ -23,12 +23,12 @@
 #include <stdio.h>
 
 struct json_t;
-struct stream;
+struct feed;
 struct dash;
 
 /* s is borrowed and must outlive the dash; tty selects the redrawn
  * dashboard; width is the terminal's (0: 100 columns). New. */
-struct dash *dash_new(const struct stream *s, bool tty, int width);
+struct dash *dash_new(const struct feed *s, bool tty, int width);
 void dash_free(struct dash *d);
 /* The terminal was resized: lines are clipped to width (0: 100). */
 void dash_set_width(struct dash *d, int width);

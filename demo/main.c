@@ -31,13 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
 #include "controller/kubeconfig.h"
 #include "controller/loop.h"
 #include "demo/dash.h"
-#include "demo/stream.h"
-#include "model/alloc.h"
+#include "demo/feed.h"
 
 #define TICK_MS 100
 
@@ -52,7 +52,7 @@ struct app {
 	struct loop *l;          /* owned: the one event loop */
 	struct kube *k;          /* owned: the REST client on l */
 	struct dash *d;          /* owned: what is observed and drawn */
-	struct stream s;         /* the planned Jobs */
+	struct feed s;         /* the planned Jobs */
 	struct post *posts;      /* owned; s.n entries */
 	const struct informer *jobs; /* borrowed: the Jobs informer */
 	char run_id[32];         /* label cueue.dev/demo-run of this run */
@@ -178,15 +178,15 @@ static void create_due(struct app *a, int64_t now_ms)
 {
 	while (a->next < a->s.n &&
 	       a->s.v[a->next].at_ms <= now_ms - a->start_ms) {
-		const struct stream_job *j = &a->s.v[a->next];
+		const struct feed_job *j = &a->s.v[a->next];
 		char ns[48];
 		struct kube_ref ref = { .group = "batch", .version = "v1",
 					.resource = "jobs", .ns = ns };
-		json_t *body = stream_job_json(j, a->run_id);
+		json_t *body = feed_job_json(j, a->run_id);
 		char *path;
 		struct kube_req req = { .verb = KUBE_POST };
 
-		snprintf(ns, sizeof(ns), "team-%s", stream_team_name(j->team));
+		snprintf(ns, sizeof(ns), "team-%s", feed_team_name(j->team));
 		path = kube_path(&ref);
 		req.path = path;
 		req.body = body;
@@ -375,7 +375,7 @@ int main(int argc, char **argv)
 	struct loop_opts lo = { .handle_signals = true, .max_wait_ms = 200 };
 	struct kube_opts ko = { .qps = -1, .user_agent = "cueue-demo" };
 	struct app a;
-	struct stream_opts so;
+	struct feed_opts so;
 	struct informer inf[3];
 	char *selector = NULL;
 	int rc;
@@ -393,11 +393,11 @@ int main(int argc, char **argv)
 	a.ready_timeout_ms = 30000;
 	snprintf(a.run_id, sizeof(a.run_id), "%lx%lx",
 		 (unsigned long)time(NULL), (unsigned long)getpid());
-	so = (struct stream_opts){ .jobs = (size_t)fl.jobs,
+	so = (struct feed_opts){ .jobs = (size_t)fl.jobs,
 				   .span_ms = (int64_t)(fl.span_s * 1000),
 				   .runtime_scale = fl.scale,
 				   .seed = fl.seed, .run_id = a.run_id };
-	stream_plan(&a.s, &so);
+	feed_plan(&a.s, &so);
 	a.posts = xcalloc(a.s.n, sizeof(*a.posts));
 	a.d = dash_new(&a.s, a.tty, term_width());
 	rc = 1;
@@ -412,7 +412,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cueue-demo: %s\n", err.msg);
 		goto out;
 	}
-	selector = stream_selector(a.run_id);
+	selector = feed_selector(a.run_id);
 	informer_start(&inf[0], &a, apply_flavor,
 		       "/apis/kueue.x-k8s.io/v1beta2/resourceflavors", NULL);
 	informer_start(&inf[1], &a, apply_cq,
@@ -455,7 +455,7 @@ out:
 	loop_free(a.l);
 	kubeconfig_release(&kc);
 	dash_free(a.d);
-	stream_release(&a.s);
+	feed_release(&a.s);
 	free(a.posts);
 	free(selector);
 	return rc;

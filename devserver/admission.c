@@ -35,7 +35,7 @@
 #include "devserver/store.h"
 #include "devserver/webhook_client.h"
 #include "model/selector.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 static const char adm_group[] = "admissionregistration.k8s.io";
 static const char default_user[] = "kubernetes-admin";
@@ -348,7 +348,7 @@ static int selector_from_json(const json_t *j, struct label_selector *out,
 	return 0;
 }
 
-static void labels_of(const json_t *obj, struct strmap *m)
+static void labels_of(const json_t *obj, struct smap *m)
 {
 	const char *k;
 	json_t *v;
@@ -356,7 +356,7 @@ static void labels_of(const json_t *obj, struct strmap *m)
 	json_object_foreach((json_t *)json_object_get(json_object_get(obj,
 		"metadata"), "labels"), k, v)
 		if (json_string_value(v))
-			strmap_set(m, k, json_string_value(v));
+			smap_set(m, k, json_string_value(v));
 }
 
 enum sel_result { SEL_NO, SEL_YES, SEL_ERROR };
@@ -368,7 +368,7 @@ static enum sel_result match_namespace(const struct attrs *a,
 {
 	const json_t *js = json_object_get(hook, "namespaceSelector");
 	struct label_selector sel = LABEL_SELECTOR_INIT;
-	struct strmap labels = STRMAP_INIT;
+	struct smap labels = SMAP_INIT;
 	struct err err = { "" };
 	enum sel_result r;
 
@@ -402,7 +402,7 @@ static enum sel_result match_namespace(const struct attrs *a,
 	}
 	r = label_selector_matches(&sel, &labels) ? SEL_YES : SEL_NO;
 	label_selector_release(&sel);
-	strmap_release(&labels);
+	smap_release(&labels);
 	return r;
 }
 
@@ -427,14 +427,14 @@ static enum sel_result match_object(const struct attrs *a,
 		return SEL_YES;
 	}
 	for (size_t i = 0; i < 2 && r == SEL_NO; i++) {
-		struct strmap labels = STRMAP_INIT;
+		struct smap labels = SMAP_INIT;
 
 		if (!objs[i])
 			continue;
 		labels_of(objs[i], &labels);
 		if (label_selector_matches(&sel, &labels))
 			r = SEL_YES;
-		strmap_release(&labels);
+		smap_release(&labels);
 	}
 	label_selector_release(&sel);
 	return r;
@@ -592,7 +592,7 @@ struct answer {
 	const char *patch_type; /* borrowed, or NULL */
 };
 
-static const char *json_type_go(const json_t *j)
+static const char *go_json_type(const json_t *j)
 {
 	return json_is_string(j) ? "string" : json_is_number(j) ? "number"
 		: json_is_boolean(j) ? "bool" : json_is_array(j) ? "array"
@@ -626,14 +626,14 @@ static int decode_types(const json_t *rev, struct err *err)
 		if (v && !json_is_null(v) && !json_is_string(v))
 			return err_set(err, "json: cannot unmarshal %s into Go "
 				       "struct field AdmissionReview.%s of "
-				       "type string", json_type_go(v), tm[i]);
+				       "type string", go_json_type(v), tm[i]);
 	}
 	if (!resp || json_is_null(resp))
 		return 0;
 	if (!json_is_object(resp))
 		return err_set(err, "json: cannot unmarshal %s into Go struct "
 			       "field AdmissionReview.response of type "
-			       "v1.AdmissionResponse", json_type_go(resp));
+			       "v1.AdmissionResponse", go_json_type(resp));
 	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		bool ok;
 
@@ -651,7 +651,7 @@ static int decode_types(const json_t *rev, struct err *err)
 		if (!ok)
 			return err_set(err, "json: cannot unmarshal %s into Go "
 				       "struct field AdmissionResponse.response."
-				       "%s of type %s", json_type_go(v),
+				       "%s of type %s", go_json_type(v),
 				       fields[i].field, fields[i].go);
 	}
 	v = json_object_get(resp, "warnings");
@@ -660,7 +660,7 @@ static int decode_types(const json_t *rev, struct err *err)
 			return err_set(err, "json: cannot unmarshal %s into Go "
 				       "struct field AdmissionResponse.response."
 				       "warnings of type string",
-				       json_type_go(json_array_get(v, i)));
+				       go_json_type(json_array_get(v, i)));
 	return 0;
 }
 
@@ -960,7 +960,7 @@ static int call_hook(const struct attrs *a, const json_t *hook,
 		if (!json_is_array(ops)) {
 			rc = internal(st, xasprintf("json: cannot unmarshal %s "
 				"into Go value of type jsonpatch.Patch",
-				json_type_go(ops)));
+				go_json_type(ops)));
 			goto out;
 		}
 	}

@@ -64,7 +64,7 @@ struct api *api_new(const struct api_opts *o, struct err *err)
 	}
 	a->neps = o->nendpoints;
 	registry_rebuild(a->reg, a->store);
-	if (api_bootstrap(a, err) < 0) {
+	if (api_internal_bootstrap(a, err) < 0) {
 		api_free(a);
 		return NULL;
 	}
@@ -122,9 +122,9 @@ int api_service_endpoint(const struct api *a, const char *ns,
 
 /* ---- small shared helpers ---- */
 
-void op_init(struct op *op, struct api *a, struct registry_snap *snap,
-	     const struct rtype *t, const struct rversion *v, const char *ns,
-	     const char *name, const char *sub)
+void api_op_init(struct op *op, struct api *a, struct registry_snap *snap,
+		 const struct rtype *t, const struct rversion *v, const char *ns,
+		 const char *name, const char *sub)
 {
 	memset(op, 0, sizeof(*op));
 	op->api = a;
@@ -139,10 +139,10 @@ void op_init(struct op *op, struct api *a, struct registry_snap *snap,
 	op->warnings = json_array();
 	op->now_ms = api_now_ms();
 	if (v && v->deprecated && v->warning)
-		op_warn(op, "%s", v->warning);
+		api_op_warn(op, "%s", v->warning);
 }
 
-void op_release(struct op *op)
+void api_op_release(struct op *op)
 {
 	free(op->ns);
 	free(op->name);
@@ -151,7 +151,7 @@ void op_release(struct op *op)
 	op->warnings = NULL;
 }
 
-void op_warn(struct op *op, const char *fmt, ...)
+void api_op_warn(struct op *op, const char *fmt, ...)
 {
 	char buf[1024];
 	va_list ap;
@@ -162,12 +162,12 @@ void op_warn(struct op *op, const char *fmt, ...)
 	json_array_append_new(op->warnings, json_string(buf));
 }
 
-const char *op_query(const struct op *op, const char *name)
+const char *api_op_query(const struct op *op, const char *name)
 {
 	return op->req ? http_query(op->req, name) : NULL;
 }
 
-json_t *op_options(const struct op *op, const char *kind)
+json_t *api_op_options(const struct op *op, const char *kind)
 {
 	json_t *o = json_pack("{s:s, s:s}", "kind", kind, "apiVersion",
 			      "meta.k8s.io/v1");
@@ -183,12 +183,12 @@ json_t *op_options(const struct op *op, const char *kind)
 	return o;
 }
 
-const char *op_api_version(const struct op *op, char *buf, size_t n)
+const char *api_op_version(const struct op *op, char *buf, size_t n)
 {
 	return rtype_api_version(op->type, op->ver->name, buf, n);
 }
 
-int parse_go_bool(const char *s, bool *out)
+int api_parse_go_bool(const char *s, bool *out)
 {
 	static const char *const t[] = { "1", "t", "T", "TRUE", "true",
 					 "True", NULL };
@@ -208,7 +208,7 @@ int parse_go_bool(const char *s, bool *out)
 	return -1;
 }
 
-int parse_rv(const char *s, uint64_t *out)
+int api_parse_rv(const char *s, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -316,16 +316,16 @@ static void add_warnings(struct op *op, struct http_resp *resp)
 	}
 }
 
-void respond_json(struct op *op, struct http_resp *resp, unsigned code,
-		  json_t *obj, const char *ctype)
+void api_respond_json(struct op *op, struct http_resp *resp, unsigned code,
+		      json_t *obj, const char *ctype)
 {
 	if (op)
 		add_warnings(op, resp);
 	http_resp_json(resp, code, obj, ctype);
 }
 
-void respond_stream(struct op *op, struct http_resp *resp, const char *ctype,
-		    http_stream_fn *fn, void *cls, http_stream_free_fn *free_fn)
+void api_respond_stream(struct op *op, struct http_resp *resp, const char *ctype,
+			http_stream_fn *fn, void *cls, http_stream_free_fn *free_fn)
 {
 	add_warnings(op, resp);
 	http_resp_set(resp, 200, ctype, NULL, 0);
@@ -334,8 +334,8 @@ void respond_stream(struct op *op, struct http_resp *resp, const char *ctype,
 	resp->stream_free = free_fn;
 }
 
-void respond_status(struct op *op, struct http_resp *resp,
-		    struct api_status *st)
+void api_respond_status(struct op *op, struct http_resp *resp,
+			struct api_status *st)
 {
 	if (st->retry_after) {
 		char b[16];
@@ -343,7 +343,7 @@ void respond_status(struct op *op, struct http_resp *resp,
 		snprintf(b, sizeof(b), "%d", st->retry_after);
 		http_resp_header(resp, "Retry-After", b);
 	}
-	respond_json(op, resp, (unsigned)st->code, status_to_json(st), NULL);
+	api_respond_json(op, resp, (unsigned)st->code, status_to_json(st), NULL);
 	status_release(st);
 }
 
@@ -453,8 +453,8 @@ static bool pick_media(const struct media_item *it, void *ctx)
 	return true;
 }
 
-int media_negotiate(const struct http_req *req, bool list, struct media *m,
-		    struct api_status *st)
+int api_media_negotiate(const struct http_req *req, bool list, struct media *m,
+			struct api_status *st)
 {
 	const char *accept = req ? http_header(req, "Accept") : NULL;
 	struct neg n = { list, m };
@@ -502,7 +502,7 @@ static void serve_not_found(struct http_resp *resp)
 	struct api_status st = API_STATUS_INIT;
 
 	status_path_not_found(&st);
-	respond_status(NULL, resp, &st);
+	api_respond_status(NULL, resp, &st);
 }
 
 static void serve_discovery(struct registry_snap *snap,
@@ -613,8 +613,8 @@ static void serve_root(struct registry_snap *snap, struct http_resp *resp)
 
 static int parse_write_opts(struct op *op, struct api_status *st)
 {
-	const char *dr = op_query(op, "dryRun");
-	const char *fv = op_query(op, "fieldValidation");
+	const char *dr = api_op_query(op, "dryRun");
+	const char *fv = api_op_query(op, "fieldValidation");
 
 	if (dr && *dr) {
 		if (strcmp(dr, "All"))
@@ -637,7 +637,7 @@ static int parse_write_opts(struct op *op, struct api_status *st)
 				"\"Strict\"", fv);
 	}
 	op->field_validation = fv && *fv ? fv : NULL;
-	op->field_manager = op_query(op, "fieldManager");
+	op->field_manager = api_op_query(op, "fieldManager");
 	if (op->field_manager && !*op->field_manager)
 		op->field_manager = NULL;
 	return 0;
@@ -742,7 +742,7 @@ static json_t *body_decode(const char *ctype, const char *body, size_t len,
  * per operation, and a duplicate anywhere makes the patch ambiguous.
  */
 static json_t *decode_write_body(struct op *op, const char *ct,
-				 bool json_patch, struct api_status *st)
+				 bool is_json_patch, struct api_status *st)
 {
 	char *dup = NULL;
 	json_t *b = body_decode(ct, op->req->body, op->req->body_len, &dup,
@@ -750,7 +750,7 @@ static json_t *decode_write_body(struct op *op, const char *ct,
 
 	if (!b || !dup)
 		return b;
-	if (json_patch) {
+	if (is_json_patch) {
 		status_bad_request(st, "error decoding patch: json patch "
 				   "duplicate field \"%s\"", dup);
 		json_decref(b);
@@ -763,7 +763,7 @@ static json_t *decode_write_body(struct op *op, const char *ct,
 		json_decref(b);
 		b = NULL;
 	} else if (op->fv == FV_WARN) {
-		op_warn(op, "duplicate field \"%s\"", dup);
+		api_op_warn(op, "duplicate field \"%s\"", dup);
 	}
 	free(dup);
 	return b;
@@ -853,7 +853,7 @@ static int delete_opts_parse(struct op *op, json_t **holder,
 			}
 		json_decref(b);
 	}
-	q = op_query(op, "gracePeriodSeconds");
+	q = api_op_query(op, "gracePeriodSeconds");
 	if (q && *q) {
 		char *end;
 		long long g = strtoll(q, &end, 10);
@@ -863,14 +863,14 @@ static int delete_opts_parse(struct op *op, json_t **holder,
 						  "invalid value \"%s\"", q);
 		json_object_set_new(o, "gracePeriodSeconds", json_integer(g));
 	}
-	q = op_query(op, "orphanDependents");
-	if (q && *q && parse_go_bool(q, &orphan) == 0)
+	q = api_op_query(op, "orphanDependents");
+	if (q && *q && api_parse_go_bool(q, &orphan) == 0)
 		json_object_set_new(o, "orphanDependents",
 				    json_boolean(orphan));
-	q = op_query(op, "propagationPolicy");
+	q = api_op_query(op, "propagationPolicy");
 	if (q && *q)
 		json_object_set_new(o, "propagationPolicy", json_string(q));
-	q = op_query(op, "dryRun"); /* its value is checked with the rest */
+	q = api_op_query(op, "dryRun"); /* its value is checked with the rest */
 	if (q && *q)
 		json_object_set_new(o, "dryRun", json_pack("[s]", q));
 	if (json_array_size(json_object_get(o, "dryRun")))
@@ -899,18 +899,18 @@ static void verb_get(struct op *op, struct http_resp *resp, bool collection)
 	struct list_opts lo;
 	struct api_status st = API_STATUS_INIT;
 
-	if (list_opts_parse(op, &lo, &st) < 0) {
-		respond_status(op, resp, &st);
+	if (api_read_list_opts_parse(op, &lo, &st) < 0) {
+		api_respond_status(op, resp, &st);
 		return;
 	}
 	if (lo.watch && !*op->sub) {
-		watch_serve(op, &lo, resp);
+		api_watch_serve(op, &lo, resp);
 		return;
 	}
 	if (collection)
-		read_list(op, &lo, resp);
+		api_read_list(op, &lo, resp);
 	else
-		read_get(op, resp);
+		api_read_get(op, resp);
 }
 
 static void verb_write(struct op *op, const struct http_req *req,
@@ -922,41 +922,41 @@ static void verb_write(struct op *op, const struct http_req *req,
 	int code = 200;
 	int rc;
 
-	if (media_negotiate(req, false, &m, &st) < 0 ||
+	if (api_media_negotiate(req, false, &m, &st) < 0 ||
 	    parse_write_opts(op, &st) < 0)
 		goto fail;
 	if (!strcmp(req->method, "PATCH")) {
 		const char *ct = http_header(req, "Content-Type");
 
 		/* the type decides before the body is looked at */
-		if (patch_ctype_check(op, ct ? ct : "", &st) < 0)
+		if (api_write_patch_ctype_check(op, ct ? ct : "", &st) < 0)
 			goto fail;
 		body = decode_write_body(op, ct, media_is(ct,
 			"application/json-patch+json"), &st);
 		if (!body)
 			goto fail;
-		rc = write_patch(op, ct, body, &out, &code, &st);
+		rc = api_write_patch(op, ct, body, &out, &code, &st);
 	} else {
 		body = decode_req_body(op, &st);
 		if (!body)
 			goto fail;
 		if (!strcmp(req->method, "POST")) {
 			code = 201;
-			rc = write_create(op, json_incref(body), &out, &st);
+			rc = api_write_create(op, json_incref(body), &out, &st);
 		} else {
-			rc = write_update(op, json_incref(body), &out, &st);
+			rc = api_write_update(op, json_incref(body), &out, &st);
 		}
 	}
 	if (rc < 0)
 		goto fail;
 	json_decref(body);
-	respond_json(op, resp, (unsigned)code,
-		     render_media(op, &m, out, TABLE_OBJECT_METADATA),
-		     m.ctype);
+	api_respond_json(op, resp, (unsigned)code,
+			 api_read_render_media(op, &m, out, TABLE_OBJECT_METADATA),
+			 m.ctype);
 	return;
 fail:
 	json_decref(body);
-	respond_status(op, resp, &st);
+	api_respond_status(op, resp, &st);
 }
 
 static void verb_delete(struct op *op, struct http_resp *resp,
@@ -971,28 +971,28 @@ static void verb_delete(struct op *op, struct http_resp *resp,
 	if (delete_opts_parse(op, &holder, &d, &st) < 0 ||
 	    parse_write_opts(op, &st) < 0) {
 		json_decref(holder);
-		respond_status(op, resp, &st);
+		api_respond_status(op, resp, &st);
 		return;
 	}
 	if (collection) {
-		if (selectors_parse(op->type, op_query(op, "labelSelector"),
-				    op_query(op, "fieldSelector"), &sel,
-				    &st) < 0) {
+		if (api_read_selectors_parse(op->type, api_op_query(op, "labelSelector"),
+					     api_op_query(op, "fieldSelector"), &sel,
+					     &st) < 0) {
 			json_decref(holder);
-			respond_status(op, resp, &st);
+			api_respond_status(op, resp, &st);
 			return;
 		}
-		rc = write_delete_collection(op, &sel, &d, &out, &st);
-		selectors_release(&sel);
+		rc = api_write_delete_collection(op, &sel, &d, &out, &st);
+		api_read_selectors_release(&sel);
 	} else {
-		rc = write_delete(op, &d, &out, &st);
+		rc = api_write_delete(op, &d, &out, &st);
 	}
 	json_decref(holder);
 	if (rc < 0) {
-		respond_status(op, resp, &st);
+		api_respond_status(op, resp, &st);
 		return;
 	}
-	respond_json(op, resp, 200, out, NULL);
+	api_respond_json(op, resp, 200, out, NULL);
 }
 
 /*
@@ -1035,7 +1035,7 @@ static void serve_resource(struct api *a, struct registry_snap *snap,
 	if (name && !*name)
 		goto not_found;
 	collection = !name;
-	op_init(&op, a, snap, t, v, ns, name, sub);
+	api_op_init(&op, a, snap, t, v, ns, name, sub);
 	op.req = req;
 	if (!strcmp(m, "GET") || !strcmp(m, "HEAD")) {
 		if (!strcmp(sub, "finalize"))
@@ -1058,12 +1058,12 @@ static void serve_resource(struct api *a, struct registry_snap *snap,
 	} else {
 		goto not_allowed;
 	}
-	op_release(&op);
+	api_op_release(&op);
 	return;
 not_allowed:
 	status_method_not_allowed(&st);
-	respond_status(&op, resp, &st);
-	op_release(&op);
+	api_respond_status(&op, resp, &st);
+	api_op_release(&op);
 	return;
 not_found:
 	serve_not_found(resp);

@@ -62,27 +62,27 @@ struct op {
 };
 
 /* Initializes op for type/version; ns and name are copied (NULL ok). */
-void op_init(struct op *op, struct api *a, struct registry_snap *snap,
-	     const struct rtype *t, const struct rversion *v, const char *ns,
-	     const char *name, const char *sub);
-void op_release(struct op *op);
+void api_op_init(struct op *op, struct api *a, struct registry_snap *snap,
+		 const struct rtype *t, const struct rversion *v, const char *ns,
+		 const char *name, const char *sub);
+void api_op_release(struct op *op);
 /* Adds a Warning text. */
-void op_warn(struct op *op, const char *fmt, ...) PRINTF_LIKE(2, 3);
+void api_op_warn(struct op *op, const char *fmt, ...) PRINTF_LIKE(2, 3);
 /* A query parameter of the HTTP request, NULL for internal calls. */
-const char *op_query(const struct op *op, const char *name);
+const char *api_op_query(const struct op *op, const char *name);
 /* The CreateOptions / UpdateOptions (kind) the request carried, as
  * kube-apiserver hands them to admission (dryRun, fieldManager,
  * fieldValidation; omitempty). New reference. */
-json_t *op_options(const struct op *op, const char *kind);
+json_t *api_op_options(const struct op *op, const char *kind);
 /* "apiVersion" of the request version into buf. */
-const char *op_api_version(const struct op *op, char *buf, size_t n);
+const char *api_op_version(const struct op *op, char *buf, size_t n);
 
 /* Go strconv.ParseBool; -1 when s is not a boolean. */
-int parse_go_bool(const char *s, bool *out);
+int api_parse_go_bool(const char *s, bool *out);
 /* A resourceVersion: decimal digits only, no sign, no overflow (so
  * "-5" or a 30-digit number is invalid rather than wrapped); -1 when
  * s is not one. */
-int parse_rv(const char *s, uint64_t *out);
+int api_parse_rv(const char *s, uint64_t *out);
 int64_t api_now_ms(void);
 /* A random RFC 4122 v4 UUID into out (37 bytes). */
 void api_uuid(char out[37]);
@@ -103,18 +103,18 @@ struct media {
 
 /* Picks the encoding; -1 + st (406) when nothing acceptable is offered.
  * list selects PartialObjectMetadataList over PartialObjectMetadata. */
-int media_negotiate(const struct http_req *req, bool list, struct media *m,
-		    struct api_status *st);
+int api_media_negotiate(const struct http_req *req, bool list, struct media *m,
+			struct api_status *st);
 
 /* Responses; they add the op's warnings as Warning headers. obj taken. */
-void respond_json(struct op *op, struct http_resp *resp, unsigned code,
-		  json_t *obj, const char *ctype);
-void respond_status(struct op *op, struct http_resp *resp,
-		    struct api_status *st);
+void api_respond_json(struct op *op, struct http_resp *resp, unsigned code,
+		      json_t *obj, const char *ctype);
+void api_respond_status(struct op *op, struct http_resp *resp,
+			struct api_status *st);
 /* A 200 streamed (chunked) answer read from fn; cls is freed by free_fn
  * when the stream ends. */
-void respond_stream(struct op *op, struct http_resp *resp, const char *ctype,
-		    http_stream_fn *fn, void *cls, http_stream_free_fn *free_fn);
+void api_respond_stream(struct op *op, struct http_resp *resp, const char *ctype,
+			http_stream_fn *fn, void *cls, http_stream_free_fn *free_fn);
 
 /* ---- api_read.c ---- */
 
@@ -131,11 +131,11 @@ struct selectors {
 	size_t nfields;
 };
 
-int selectors_parse(const struct rtype *t, const char *lsel,
-		    const char *fsel, struct selectors *out,
-		    struct api_status *st);
-bool selectors_match(const struct selectors *s, const json_t *obj);
-void selectors_release(struct selectors *s);
+int api_read_selectors_parse(const struct rtype *t, const char *lsel,
+			     const char *fsel, struct selectors *out,
+			     struct api_status *st);
+bool api_read_selectors_match(const struct selectors *s, const json_t *obj);
+void api_read_selectors_release(struct selectors *s);
 
 #define WATCH_MAX_TIMEOUT_S (366L * 24 * 3600)
 
@@ -155,45 +155,45 @@ struct list_opts {
 	enum table_object include;
 };
 
-int list_opts_parse(const struct op *op, struct list_opts *o,
-		    struct api_status *st);
+int api_read_list_opts_parse(const struct op *op, struct list_opts *o,
+			     struct api_status *st);
 
 /* The stored object as the client sees it: converted to the request
  * version. New reference (read-only), or NULL + st. */
-json_t *render_object(struct op *op, const json_t *stored,
-		      struct api_status *st);
+json_t *api_read_render_object(struct op *op, const json_t *stored,
+			       struct api_status *st);
 /* A Table or PartialObjectMetadata form of obj per media; obj taken. */
-json_t *render_media(struct op *op, const struct media *m, json_t *obj,
-		     enum table_object inc);
+json_t *api_read_render_media(struct op *op, const struct media *m, json_t *obj,
+			      enum table_object inc);
 
-void read_get(struct op *op, struct http_resp *resp);
-void read_list(struct op *op, const struct list_opts *lo,
-	       struct http_resp *resp);
+void api_read_get(struct op *op, struct http_resp *resp);
+void api_read_list(struct op *op, const struct list_opts *lo,
+		   struct http_resp *resp);
 /* List items (stored form) matching sel in op->ns; new array. */
-json_t *read_matching(struct op *op, const struct selectors *sel,
-		      uint64_t *rv);
+json_t *api_read_matching(struct op *op, const struct selectors *sel,
+			  uint64_t *rv);
 
 /* ---- api_watch.c ---- */
 
-void watch_serve(struct op *op, const struct list_opts *lo,
-		 struct http_resp *resp);
+void api_watch_serve(struct op *op, const struct list_opts *lo,
+		     struct http_resp *resp);
 
 /* ---- api_write.c ---- */
 
 /* Outcome of a write: the object to answer with (request version) and
  * the HTTP code (200/201); or -1 + st. */
-int write_create(struct op *op, json_t *obj, json_t **out,
-		 struct api_status *st);
-int write_update(struct op *op, json_t *obj, json_t **out,
-		 struct api_status *st);
+int api_write_create(struct op *op, json_t *obj, json_t **out,
+		     struct api_status *st);
+int api_write_update(struct op *op, json_t *obj, json_t **out,
+		     struct api_status *st);
 /* 415 unless ctype (a PATCH Content-Type) is a patch type the resource
  * takes (strategic merge: built-ins only). Returns 0 or -1 + st. */
-int patch_ctype_check(const struct op *op, const char *ctype,
-		      struct api_status *st);
+int api_write_patch_ctype_check(const struct op *op, const char *ctype,
+				struct api_status *st);
 /* ctype: the patch Content-Type; patch: the parsed body (borrowed).
  * *code is 200, or 201 when an apply created the object. */
-int write_patch(struct op *op, const char *ctype, const json_t *patch,
-		json_t **out, int *code, struct api_status *st);
+int api_write_patch(struct op *op, const char *ctype, const json_t *patch,
+		    json_t **out, int *code, struct api_status *st);
 
 struct delete_opts {
 	const char *propagation;     /* NULL: the type's default */
@@ -205,14 +205,14 @@ struct delete_opts {
 
 /* *out: the object (finalizers pending, or Pods), or a Status Success;
  * code 200. */
-int write_delete(struct op *op, const struct delete_opts *d, json_t **out,
-		 struct api_status *st);
+int api_write_delete(struct op *op, const struct delete_opts *d, json_t **out,
+		     struct api_status *st);
 /* DELETE on the collection: the list of deleted objects. */
-int write_delete_collection(struct op *op, const struct selectors *sel,
-			    const struct delete_opts *d, json_t **out,
-			    struct api_status *st);
+int api_write_delete_collection(struct op *op, const struct selectors *sel,
+				const struct delete_opts *d, json_t **out,
+				struct api_status *st);
 
 /* The default namespaces and other objects every cluster has. */
-int api_bootstrap(struct api *a, struct err *err);
+int api_internal_bootstrap(struct api *a, struct err *err);
 
 #endif

@@ -52,7 +52,7 @@ static int internal_op(struct api *a, const struct api_ref *r,
 		*snap = NULL;
 		return status_path_not_found(st);
 	}
-	op_init(op, a, *snap, t, v, t->namespaced ? r->ns : "", r->name, sub);
+	api_op_init(op, a, *snap, t, v, t->namespaced ? r->ns : "", r->name, sub);
 	op->user = r->user ? r->user : default_user;
 	op->field_manager = op->user;
 	return 0;
@@ -60,7 +60,7 @@ static int internal_op(struct api *a, const struct api_ref *r,
 
 static void done(struct op *op, struct registry_snap *snap)
 {
-	op_release(op);
+	api_op_release(op);
 	registry_put(snap);
 }
 
@@ -79,7 +79,7 @@ json_t *api_internal_get(struct api *a, const struct api_ref *r,
 		status_not_found(st, op.type->group, op.type->plural,
 				 op.name ? op.name : "");
 	else
-		obj = render_object(&op, stored, st);
+		obj = api_read_render_object(&op, stored, st);
 	json_decref(stored);
 	done(&op, snap);
 	return obj;
@@ -97,13 +97,13 @@ int api_internal_list(struct api *a, const struct api_ref *r,
 
 	if (internal_op(a, r, "", NULL, &op, &snap, st) < 0)
 		return -1;
-	if (selectors_parse(op.type, label_selector, field_selector, &sel,
-			    st) < 0) {
+	if (api_read_selectors_parse(op.type, label_selector, field_selector, &sel,
+				     st) < 0) {
 		done(&op, snap);
 		return -1;
 	}
-	raw = read_matching(&op, &sel, &lrv);
-	selectors_release(&sel);
+	raw = api_read_matching(&op, &sel, &lrv);
+	api_read_selectors_release(&sel);
 	*items = convert_objects(a, op.type, raw, op.ver->name, st);
 	json_decref(raw);
 	if (rv)
@@ -131,7 +131,7 @@ int api_internal_create(struct api *a, const struct api_ref *r,
 
 	if (internal_op(a, r, "", obj, &op, &snap, st) < 0)
 		return -1;
-	rc = write_create(&op, json_deep_copy(obj), &res, st);
+	rc = api_write_create(&op, json_deep_copy(obj), &res, st);
 	if (rc == 0)
 		give(res, out);
 	done(&op, snap);
@@ -153,7 +153,7 @@ int api_internal_update(struct api *a, const struct api_ref *r,
 		done(&op, snap);
 		return status_method_not_allowed(st);
 	}
-	rc = write_update(&op, json_deep_copy(obj), &res, st);
+	rc = api_write_update(&op, json_deep_copy(obj), &res, st);
 	if (rc == 0)
 		give(res, out);
 	done(&op, snap);
@@ -183,7 +183,7 @@ int api_internal_patch(struct api *a, const struct api_ref *r,
 		done(&op, snap);
 		return status_method_not_allowed(st);
 	}
-	rc = write_patch(&op, ctypes[type], patch, &res, &code, st);
+	rc = api_write_patch(&op, ctypes[type], patch, &res, &code, st);
 	if (rc == 0)
 		give(res, out);
 	done(&op, snap);
@@ -206,7 +206,7 @@ int api_internal_delete(struct api *a, const struct api_ref *r,
 		done(&op, snap);
 		return status_method_not_allowed(st);
 	}
-	rc = write_delete(&op, &d, &res, st);
+	rc = api_write_delete(&op, &d, &res, st);
 	if (rc == 0) {
 		const char *k = json_string_value(json_object_get(res, "kind"));
 
@@ -222,7 +222,7 @@ int api_internal_delete(struct api *a, const struct api_ref *r,
 
 /* ---- bootstrap ---- */
 
-int api_bootstrap(struct api *a, struct err *err)
+int api_internal_bootstrap(struct api *a, struct err *err)
 {
 	static const char *const names[] = { "default", "kube-system",
 					     "kube-public", "kube-node-lease",

@@ -20,7 +20,7 @@
 #include "devserver/builtin.h"
 #include "devserver/convert.h"
 #include "devserver/store.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 /* ---- selectors ---- */
 
@@ -90,9 +90,9 @@ static void trim(char *s)
 	memmove(s, s + i, n - i + 1);
 }
 
-int selectors_parse(const struct rtype *t, const char *lsel,
-		    const char *fsel, struct selectors *out,
-		    struct api_status *st)
+int api_read_selectors_parse(const struct rtype *t, const char *lsel,
+			     const char *fsel, struct selectors *out,
+			     struct api_status *st)
 {
 	struct err err = { "" };
 	char **terms;
@@ -102,7 +102,7 @@ int selectors_parse(const struct rtype *t, const char *lsel,
 	label_selector_init(&out->labels);
 	if (lsel && *lsel &&
 	    label_selector_parse(lsel, &out->labels, &err) < 0) {
-		selectors_release(out);
+		api_read_selectors_release(out);
 		return status_bad_request(st, "unable to parse requirement: %s",
 					  err.msg);
 	}
@@ -162,11 +162,11 @@ fail:
 	for (size_t i = 0; i < n; i++)
 		free(terms[i]);
 	free(terms);
-	selectors_release(out);
+	api_read_selectors_release(out);
 	return -1;
 }
 
-void selectors_release(struct selectors *s)
+void api_read_selectors_release(struct selectors *s)
 {
 	label_selector_release(&s->labels);
 	for (size_t i = 0; i < s->nfields; i++) {
@@ -178,7 +178,7 @@ void selectors_release(struct selectors *s)
 	s->nfields = 0;
 }
 
-bool selectors_match(const struct selectors *s, const json_t *obj)
+bool api_read_selectors_match(const struct selectors *s, const json_t *obj)
 {
 	for (size_t i = 0; i < s->nfields; i++) {
 		char *v = builtin_field_value(obj, s->fields[i].path);
@@ -189,7 +189,7 @@ bool selectors_match(const struct selectors *s, const json_t *obj)
 			return false;
 	}
 	if (s->labels.n) {
-		struct strmap m = STRMAP_INIT;
+		struct smap m = SMAP_INIT;
 		const json_t *labels = json_object_get(
 			json_object_get(obj, "metadata"), "labels");
 		const char *k;
@@ -198,9 +198,9 @@ bool selectors_match(const struct selectors *s, const json_t *obj)
 
 		json_object_foreach((json_t *)labels, k, v)
 			if (json_is_string(v))
-				strmap_set(&m, k, json_string_value(v));
+				smap_set(&m, k, json_string_value(v));
 		ok = label_selector_matches(&s->labels, &m);
-		strmap_release(&m);
+		smap_release(&m);
 		return ok;
 	}
 	return true;
@@ -208,13 +208,13 @@ bool selectors_match(const struct selectors *s, const json_t *obj)
 
 static bool filter_cb(void *ctx, const json_t *obj)
 {
-	return selectors_match(ctx, obj);
+	return api_read_selectors_match(ctx, obj);
 }
 
 /* ---- list options ---- */
 
-int list_opts_parse(const struct op *op, struct list_opts *o,
-		    struct api_status *st)
+int api_read_list_opts_parse(const struct op *op, struct list_opts *o,
+			     struct api_status *st)
 {
 	const char *q;
 	bool b;
@@ -222,18 +222,18 @@ int list_opts_parse(const struct op *op, struct list_opts *o,
 	memset(o, 0, sizeof(*o));
 	o->timeout_s = -1;
 	o->send_initial = -1;
-	o->lsel = op_query(op, "labelSelector");
-	o->fsel = op_query(op, "fieldSelector");
-	o->cont = op_query(op, "continue");
-	o->rv = op_query(op, "resourceVersion");
-	o->rvm = op_query(op, "resourceVersionMatch");
+	o->lsel = api_op_query(op, "labelSelector");
+	o->fsel = api_op_query(op, "fieldSelector");
+	o->cont = api_op_query(op, "continue");
+	o->rv = api_op_query(op, "resourceVersion");
+	o->rvm = api_op_query(op, "resourceVersionMatch");
 	if (o->cont && !*o->cont)
 		o->cont = NULL;
 	if (o->rv && !*o->rv)
 		o->rv = NULL;
 	if (o->rvm && !*o->rvm)
 		o->rvm = NULL;
-	q = op_query(op, "limit");
+	q = api_op_query(op, "limit");
 	if (q && *q) {
 		char *end;
 		long long v = strtoll(q, &end, 10);
@@ -243,7 +243,7 @@ int list_opts_parse(const struct op *op, struct list_opts *o,
 						  "\"%s\"", q);
 		o->limit = v > 0 ? (size_t)v : 0;
 	}
-	q = op_query(op, "timeoutSeconds");
+	q = api_op_query(op, "timeoutSeconds");
 	if (q && *q) {
 		char *end;
 		long v = strtol(q, &end, 10);
@@ -257,10 +257,10 @@ int list_opts_parse(const struct op *op, struct list_opts *o,
 	static const char *const bools[] = { "watch", "allowWatchBookmarks",
 					     "sendInitialEvents" };
 	for (size_t i = 0; i < 3; i++) {
-		q = op_query(op, bools[i]);
+		q = api_op_query(op, bools[i]);
 		if (!q || !*q)
 			continue;
-		if (parse_go_bool(q, &b) < 0)
+		if (api_parse_go_bool(q, &b) < 0)
 			return status_bad_request(st, "%s: invalid value "
 				"\"%s\": strconv.ParseBool: parsing \"%s\": "
 				"invalid syntax", bools[i], q, q);
@@ -272,7 +272,7 @@ int list_opts_parse(const struct op *op, struct list_opts *o,
 			o->send_initial = b;
 	}
 	o->include = TABLE_OBJECT_METADATA;
-	q = op_query(op, "includeObject");
+	q = api_op_query(op, "includeObject");
 	if (q && !strcmp(q, "Object"))
 		o->include = TABLE_OBJECT_FULL;
 	else if (q && !strcmp(q, "None"))
@@ -282,8 +282,8 @@ int list_opts_parse(const struct op *op, struct list_opts *o,
 
 /* ---- rendering ---- */
 
-json_t *render_object(struct op *op, const json_t *stored,
-		      struct api_status *st)
+json_t *api_read_render_object(struct op *op, const json_t *stored,
+			       struct api_status *st)
 {
 	return convert_object(op->api, op->type, stored, op->ver->name, st);
 }
@@ -300,8 +300,8 @@ static json_t *partial(const json_t *obj)
 			 json_object_get(obj, "metadata"));
 }
 
-json_t *render_media(struct op *op, const struct media *m, json_t *obj,
-		     enum table_object inc)
+json_t *api_read_render_media(struct op *op, const struct media *m, json_t *obj,
+			      enum table_object inc)
 {
 	json_t *items, *meta, *t;
 	const char *rv;
@@ -332,15 +332,15 @@ json_t *render_media(struct op *op, const struct media *m, json_t *obj,
 
 /* ---- GET ---- */
 
-void read_get(struct op *op, struct http_resp *resp)
+void api_read_get(struct op *op, struct http_resp *resp)
 {
 	struct api_status st = API_STATUS_INIT;
 	struct media m;
 	json_t *stored, *obj;
-	const char *inc = op_query(op, "includeObject");
+	const char *inc = api_op_query(op, "includeObject");
 	enum table_object ti = TABLE_OBJECT_METADATA;
 
-	if (media_negotiate(op->req, false, &m, &st) < 0)
+	if (api_media_negotiate(op->req, false, &m, &st) < 0)
 		goto fail;
 	stored = store_get(op->api->store, op->type->key, op->ns, op->name);
 	if (!stored) {
@@ -348,7 +348,7 @@ void read_get(struct op *op, struct http_resp *resp)
 				 op->name);
 		goto fail;
 	}
-	obj = render_object(op, stored, &st);
+	obj = api_read_render_object(op, stored, &st);
 	json_decref(stored);
 	if (!obj)
 		goto fail;
@@ -356,10 +356,10 @@ void read_get(struct op *op, struct http_resp *resp)
 		ti = TABLE_OBJECT_FULL;
 	else if (inc && !strcmp(inc, "None"))
 		ti = TABLE_OBJECT_NONE;
-	respond_json(op, resp, 200, render_media(op, &m, obj, ti), m.ctype);
+	api_respond_json(op, resp, 200, api_read_render_media(op, &m, obj, ti), m.ctype);
 	return;
 fail:
-	respond_status(op, resp, &st);
+	api_respond_status(op, resp, &st);
 }
 
 /* ---- continue tokens: unpadded base64url(JSON {"v","rv","start"}), as
@@ -552,7 +552,7 @@ static int check_list_rv(struct op *op, const struct list_opts *lo,
 	uint64_t rv = 0;
 	bool has_rv = lo->rv != NULL, zero = lo->rv && !strcmp(lo->rv, "0");
 
-	if (has_rv && parse_rv(lo->rv, &rv) < 0)
+	if (has_rv && api_parse_rv(lo->rv, &rv) < 0)
 		return status_bad_request(st, "invalid resource version: %s",
 					  lo->rv);
 	if (lo->rvm) {
@@ -586,8 +586,8 @@ static int check_list_rv(struct op *op, const struct list_opts *lo,
 	return 0;
 }
 
-json_t *read_matching(struct op *op, const struct selectors *sel,
-		      uint64_t *rv)
+json_t *api_read_matching(struct op *op, const struct selectors *sel,
+			  uint64_t *rv)
 {
 	struct store_list_opts o = {
 		.ns = op->ns, .filter = filter_cb, .ctx = (void *)sel,
@@ -603,7 +603,7 @@ json_t *read_matching(struct op *op, const struct selectors *sel,
 }
 
 /* Built-in lists carry no per-item apiVersion/kind in the real server. */
-static json_t *strip_type_meta(json_t *items)
+static json_t *drop_type_meta(json_t *items)
 {
 	json_t *out = json_array(), *o;
 	size_t i;
@@ -619,8 +619,8 @@ static json_t *strip_type_meta(json_t *items)
 	return out;
 }
 
-void read_list(struct op *op, const struct list_opts *lo,
-	       struct http_resp *resp)
+void api_read_list(struct op *op, const struct list_opts *lo,
+		   struct http_resp *resp)
 {
 	struct api_status st = API_STATUS_INIT;
 	struct selectors sel;
@@ -634,7 +634,7 @@ void read_list(struct op *op, const struct list_opts *lo,
 	size_t off = 0, total = 0, remaining = 0;
 	json_t *page = NULL;
 
-	if (media_negotiate(op->req, true, &m, &st) < 0 ||
+	if (api_media_negotiate(op->req, true, &m, &st) < 0 ||
 	    check_list_rv(op, lo, &st) < 0)
 		goto fail;
 	if (lo->cont) {
@@ -642,7 +642,7 @@ void read_list(struct op *op, const struct list_opts *lo,
 		if (!after)
 			goto fail;
 	}
-	if (selectors_parse(op->type, lo->lsel, lo->fsel, &sel, &st) < 0) {
+	if (api_read_selectors_parse(op->type, lo->lsel, lo->fsel, &sel, &st) < 0) {
 		free(after);
 		goto fail;
 	}
@@ -691,7 +691,7 @@ void read_list(struct op *op, const struct list_opts *lo,
 		next = r.next ? xstrdup(r.next) : NULL;
 		store_list_result_release(&r);
 	}
-	selectors_release(&sel);
+	api_read_selectors_release(&sel);
 	free(after);
 	free(skey);
 	items = convert_objects(op->api, op->type, page, op->ver->name, &st);
@@ -729,14 +729,14 @@ void read_list(struct op *op, const struct list_opts *lo,
 				"meta.k8s.io/v1", "metadata", meta, "items", p);
 	} else {
 		if (op->type->bi)
-			items = strip_type_meta(items);
+			items = drop_type_meta(items);
 		out = json_pack("{s:s, s:s, s:o, s:o}", "kind",
 				op->type->list_kind, "apiVersion",
-				op_api_version(op, av, sizeof(av)), "metadata",
+				api_op_version(op, av, sizeof(av)), "metadata",
 				meta, "items", items);
 	}
-	respond_json(op, resp, 200, out, m.ctype);
+	api_respond_json(op, resp, 200, out, m.ctype);
 	return;
 fail:
-	respond_status(op, resp, &st);
+	api_respond_status(op, resp, &st);
 }

@@ -138,7 +138,7 @@ static void emit_bookmark(struct watch *w, bool initial_end)
 			"k8s.io/initial-events-end", "true"));
 	push_line(w, json_pack("{s:s, s:{s:s, s:s, s:o}}", "type", "BOOKMARK",
 			       "object", "kind", w->op.type->kind,
-			       "apiVersion", op_api_version(&w->op, av,
+			       "apiVersion", api_op_version(&w->op, av,
 							    sizeof(av)),
 			       "metadata", m));
 }
@@ -190,7 +190,7 @@ static void emit_object(struct watch *w, const char *type,
 			const json_t *stored)
 {
 	struct api_status st = API_STATUS_INIT;
-	json_t *obj = render_object(&w->op, stored, &st);
+	json_t *obj = api_read_render_object(&w->op, stored, &st);
 
 	if (!obj) {
 		emit_status(w, &st);
@@ -255,8 +255,8 @@ static void handle_event(struct watch *w, const struct store_event *ev)
 
 	if (*ns && strcmp(ev->ns, ns))
 		return;
-	cur = selectors_match(&w->sel, ev->obj);
-	prev = ev->prev ? selectors_match(&w->sel, ev->prev) : false;
+	cur = api_read_selectors_match(&w->sel, ev->obj);
+	prev = ev->prev ? api_read_selectors_match(&w->sel, ev->prev) : false;
 	switch (ev->type) {
 	case STORE_ADDED:
 		if (cur)
@@ -422,16 +422,16 @@ static void watch_free(void *cls)
 {
 	struct watch *w = cls;
 
-	selectors_release(&w->sel);
+	api_read_selectors_release(&w->sel);
 	json_decref(w->initial);
 	sbuf_release(&w->out);
-	op_release(&w->op);
+	api_op_release(&w->op);
 	registry_put(w->snap);
 	free(w);
 }
 
-void watch_serve(struct op *op, const struct list_opts *lo,
-		 struct http_resp *resp)
+void api_watch_serve(struct op *op, const struct list_opts *lo,
+		     struct http_resp *resp)
 {
 	struct api_status st = API_STATUS_INIT;
 	struct watch *w = xcalloc(1, sizeof(*w));
@@ -439,23 +439,23 @@ void watch_serve(struct op *op, const struct list_opts *lo,
 	bool list_first;
 	int64_t now = mono_ms();
 
-	if (media_negotiate(op->req, false, &w->media, &st) < 0)
+	if (api_media_negotiate(op->req, false, &w->media, &st) < 0)
 		goto fail;
 	if (op->name)
 		fsel = lo->fsel && *lo->fsel
 			? xasprintf("%s,metadata.name=%s", lo->fsel, op->name)
 			: xasprintf("metadata.name=%s", op->name);
-	if (selectors_parse(op->type, lo->lsel, fsel ? fsel : lo->fsel,
-			    &w->sel, &st) < 0) {
+	if (api_read_selectors_parse(op->type, lo->lsel, fsel ? fsel : lo->fsel,
+				     &w->sel, &st) < 0) {
 		free(fsel);
 		goto fail;
 	}
 	free(fsel);
 	w->snap = registry_ref(op->snap);
-	op_init(&w->op, op->api, w->snap, op->type, op->ver, op->ns, NULL, "");
+	api_op_init(&w->op, op->api, w->snap, op->type, op->ver, op->ns, NULL, "");
 	json_decref(w->op.warnings);
 	w->op.warnings = json_incref(op->warnings);
-	op_api_version(&w->op, w->api_version, sizeof(w->api_version));
+	api_op_version(&w->op, w->api_version, sizeof(w->api_version));
 	w->include = lo->include;
 	w->bookmarks = lo->bookmarks;
 	w->table_first = true;
@@ -470,22 +470,22 @@ void watch_serve(struct op *op, const struct list_opts *lo,
 	else if (lo->send_initial == 0)
 		list_first = false;
 	if (list_first) {
-		w->initial = read_matching(&w->op, &w->sel, &w->cursor);
+		w->initial = api_read_matching(&w->op, &w->sel, &w->cursor);
 		w->initial_end = lo->send_initial == 1 && lo->bookmarks;
 	} else if (lo->rv) {
-		if (parse_rv(lo->rv, &w->cursor) < 0) {
+		if (api_parse_rv(lo->rv, &w->cursor) < 0) {
 			status_bad_request(&st, "invalid resource version: %s",
 					   lo->rv);
 			watch_free(w);
-			respond_status(op, resp, &st);
+			api_respond_status(op, resp, &st);
 			return;
 		}
 	} else {
 		w->cursor = store_rv(op->api->store);
 	}
-	respond_stream(op, resp, w->media.ctype, watch_read, w, watch_free);
+	api_respond_stream(op, resp, w->media.ctype, watch_read, w, watch_free);
 	return;
 fail:
 	free(w);
-	respond_status(op, resp, &st);
+	api_respond_status(op, resp, &st);
 }

@@ -22,7 +22,7 @@
  *      removed instead of stored
  *   9. answer in the request version
  *
- * Deletion (write_delete) checks preconditions, runs validating
+ * Deletion (api_write_delete) checks preconditions, runs validating
  * admission, then either marks the object (finalizers: deletionTimestamp,
  * deletionGracePeriodSeconds 0, generation + 1) or removes it.
  * Removing a CRD also removes every object of its type and republishes
@@ -164,7 +164,7 @@ static int check_type_meta(struct op *op, const json_t *obj,
 	const char *kind = json_string_value(json_object_get(obj, "kind"));
 	char want[300];
 
-	op_api_version(op, want, sizeof(want));
+	api_op_version(op, want, sizeof(want));
 	if (!json_is_object(obj))
 		return status_bad_request(st, "the body must be a JSON object");
 	if (!kind || !*kind)
@@ -212,7 +212,7 @@ static int apply_prune(struct op *op, json_t *obj, bool report,
 	}
 	if (op->fv == FV_WARN) {
 		json_array_foreach(unknown, i, p)
-			op_warn(op, "unknown field \"%s\"", json_string_value(p));
+			api_op_warn(op, "unknown field \"%s\"", json_string_value(p));
 		json_decref(unknown);
 		return 0;
 	}
@@ -411,7 +411,7 @@ static json_t *to_storage(struct op *op, json_t *obj, struct api_status *st)
 static int answer(struct op *op, json_t *stored, json_t **out,
 		  struct api_status *st)
 {
-	json_t *o = render_object(op, stored, st);
+	json_t *o = api_read_render_object(op, stored, st);
 
 	json_decref(stored);
 	if (!o)
@@ -508,11 +508,11 @@ static int prepare_create(struct op *op, json_t *obj, struct api_status *st)
 	return 0;
 }
 
-int write_create(struct op *op, json_t *obj, json_t **out,
-		 struct api_status *st)
+int api_write_create(struct op *op, json_t *obj, json_t **out,
+		     struct api_status *st)
 {
 	struct admission_req ar;
-	json_t *stored = NULL, *sobj, *opts = op_options(op, "CreateOptions");
+	json_t *stored = NULL, *sobj, *opts = api_op_options(op, "CreateOptions");
 	enum store_rc rc;
 	const char *name;
 
@@ -684,8 +684,8 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 {
 	const struct rtype *t = op->type;
 	struct admission_req ar;
-	json_t *old_v = render_object(op, old, st), *m, *sobj, *stored = NULL;
-	json_t *opts = op_options(op, "UpdateOptions");
+	json_t *old_v = api_read_render_object(op, old, st), *m, *sobj, *stored = NULL;
+	json_t *opts = api_op_options(op, "UpdateOptions");
 	const char *bname, *bns, *brv;
 	bool pinned; /* the client asked for this resourceVersion */
 	uint64_t rv = jx_rv_u64(old);
@@ -796,8 +796,8 @@ fail:
 	return -1;
 }
 
-int write_update(struct op *op, json_t *obj, json_t **out,
-		 struct api_status *st)
+int api_write_update(struct op *op, json_t *obj, json_t **out,
+		     struct api_status *st)
 {
 	for (int i = 0; i < RETRIES; i++) {
 		json_t *old = store_get(op->api->store, op->type->key, op->ns,
@@ -883,8 +883,8 @@ static json_t *apply_patch(struct op *op, enum ptype pt, const json_t *cur,
 	return r;
 }
 
-int patch_ctype_check(const struct op *op, const char *ctype,
-		      struct api_status *st)
+int api_write_patch_ctype_check(const struct op *op, const char *ctype,
+				struct api_status *st)
 {
 	enum ptype pt = patch_type(ctype);
 
@@ -915,13 +915,13 @@ static bool patch_pins_rv(enum ptype pt, const json_t *patch)
 	return false;
 }
 
-int write_patch(struct op *op, const char *ctype, const json_t *patch,
-		json_t **out, int *code, struct api_status *st)
+int api_write_patch(struct op *op, const char *ctype, const json_t *patch,
+		    json_t **out, int *code, struct api_status *st)
 {
 	enum ptype pt = patch_type(ctype);
 
 	*code = 200;
-	if (patch_ctype_check(op, ctype, st) < 0)
+	if (api_write_patch_ctype_check(op, ctype, st) < 0)
 		return -1;
 	if (pt == PT_JSON && !json_is_array(patch))
 		return status_bad_request(st, "the JSON patch must be an array "
@@ -948,12 +948,12 @@ int write_patch(struct op *op, const char *ctype, const json_t *patch,
 			*code = 201;
 			json_object_set_new(meta(obj), "name",
 					    json_string(op->name));
-			return write_create(op, obj, out, st);
+			return api_write_create(op, obj, out, st);
 		}
 		if (!old)
 			return status_not_found(st, op->type->group,
 						op->type->plural, op->name);
-		cur = render_object(op, old, st);
+		cur = api_read_render_object(op, old, st);
 		if (!cur) {
 			json_decref(old);
 			return -1;
@@ -1006,7 +1006,7 @@ static int delete_one(struct op *op, const struct delete_opts *d,
 	*removed = false;
 	if (!prop && t->bi && (t->bi->flags & BI_ORPHAN_DEFAULT)) {
 		prop = "Orphan";
-		op_warn(op, "%s", job_orphan_warning);
+		api_op_warn(op, "%s", job_orphan_warning);
 	}
 	for (int i = 0; i < RETRIES; i++) {
 		json_t *old = store_get(op->api->store, t->key, op->ns,
@@ -1045,7 +1045,7 @@ static int delete_one(struct op *op, const struct delete_opts *d,
 			free(m);
 			return -1;
 		}
-		old_v = render_object(op, old, st);
+		old_v = api_read_render_object(op, old, st);
 		if (!old_v) {
 			json_decref(old);
 			return -1;
@@ -1117,7 +1117,7 @@ static int delete_one(struct op *op, const struct delete_opts *d,
 		json_decref(n);
 		if (op->dry_run) {
 			*removed = true;
-			*obj_out = render_object(op, old, st);
+			*obj_out = api_read_render_object(op, old, st);
 			json_decref(old);
 			return *obj_out ? 0 : -1;
 		}
@@ -1137,8 +1137,8 @@ static int delete_one(struct op *op, const struct delete_opts *d,
 	return status_conflict(st, t->group, t->plural, op->name);
 }
 
-int write_delete(struct op *op, const struct delete_opts *d, json_t **out,
-		 struct api_status *st)
+int api_write_delete(struct op *op, const struct delete_opts *d, json_t **out,
+		     struct api_status *st)
 {
 	json_t *obj;
 	bool removed;
@@ -1161,29 +1161,29 @@ int write_delete(struct op *op, const struct delete_opts *d, json_t **out,
 	return 0;
 }
 
-int write_delete_collection(struct op *op, const struct selectors *sel,
-			    const struct delete_opts *d, json_t **out,
-			    struct api_status *st)
+int api_write_delete_collection(struct op *op, const struct selectors *sel,
+				const struct delete_opts *d, json_t **out,
+				struct api_status *st)
 {
 	json_t *items, *deleted = json_array(), *it;
 	uint64_t rv;
 	size_t i;
 	char av[300], rvb[32];
 
-	items = read_matching(op, sel, &rv);
+	items = api_read_matching(op, sel, &rv);
 	json_array_foreach(items, i, it) {
 		struct op one;
 		const char *ns = jx_meta_str(it, "namespace");
 		json_t *obj;
 		bool removed;
 
-		op_init(&one, op->api, op->snap, op->type, op->ver,
-			ns ? ns : "", jx_meta_str(it, "name"), "");
+		api_op_init(&one, op->api, op->snap, op->type, op->ver,
+			    ns ? ns : "", jx_meta_str(it, "name"), "");
 		one.req = op->req;
 		one.dry_run = op->dry_run;
 		one.user = op->user;
 		if (delete_one(&one, d, &obj, &removed, st) < 0) {
-			op_release(&one);
+			api_op_release(&one);
 			if (st->code == 404) {
 				status_release(st);
 				continue;
@@ -1193,14 +1193,14 @@ int write_delete_collection(struct op *op, const struct selectors *sel,
 			return -1;
 		}
 		json_array_append_new(deleted, obj);
-		op_release(&one);
+		api_op_release(&one);
 	}
 	json_decref(items);
 	snprintf(rvb, sizeof(rvb), "%llu",
 		 (unsigned long long)store_rv(op->api->store));
 	*out = json_pack("{s:s, s:s, s:{s:s}, s:o}", "kind",
 			 op->type->list_kind, "apiVersion",
-			 op_api_version(op, av, sizeof(av)), "metadata",
+			 api_op_version(op, av, sizeof(av)), "metadata",
 			 "resourceVersion", rvb, "items", deleted);
 	return 0;
 }

@@ -51,12 +51,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/hmap.h"
 #include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/builtin.h"
 #include "devserver/store.h"
-#include "model/alloc.h"
 
 #define NS_KEY "/namespaces"
 #define CRD_KEY "apiextensions.k8s.io/customresourcedefinitions"

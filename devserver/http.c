@@ -99,7 +99,7 @@ struct reqstate {
 };
 
 /* The stream adapter MHD's reader callback gets. */
-struct stream {
+struct reader {
 	http_stream_fn *fn;
 	void *cls;
 	http_stream_free_fn *free_fn;
@@ -303,9 +303,9 @@ size_t http_server_connections(struct http_server *s)
 
 /* ---- MHD callbacks ---- */
 
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+static ssize_t reader_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
-	struct stream *s = cls;
+	struct reader *s = cls;
 	long n;
 
 	(void)pos;
@@ -317,9 +317,9 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 	return (ssize_t)n;
 }
 
-static void stream_free(void *cls)
+static void reader_free(void *cls)
 {
-	struct stream *s = cls;
+	struct reader *s = cls;
 
 	if (s->free_fn)
 		s->free_fn(s->cls);
@@ -402,7 +402,7 @@ static enum MHD_Result send_resp(struct MHD_Connection *c,
 	bool small = !r->stream && r->len <= CORK_MAX;
 
 	if (r->stream) {
-		struct stream *s = xmalloc(sizeof(*s));
+		struct reader *s = xmalloc(sizeof(*s));
 
 		s->fn = r->stream;
 		s->cls = r->stream_cls;
@@ -411,8 +411,8 @@ static enum MHD_Result send_resp(struct MHD_Connection *c,
 		r->stream_cls = NULL;
 		r->stream_free = NULL;
 		mr = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
-						       32 * 1024, stream_read,
-						       s, stream_free);
+						       32 * 1024, reader_read,
+						       s, reader_free);
 	} else {
 		static char empty[1];
 

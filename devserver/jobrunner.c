@@ -30,11 +30,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/hmap.h"
 #include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/store.h"
-#include "model/alloc.h"
 #include "model/timestamp.h"
 
 #define JOBS_KEY "batch/jobs"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/quantity.h"
 
 /* ---- what the Go types say about a JSON key ---- */

@@ -16,8 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/sbuf.h"
-#include "model/alloc.h"
 
 /* The sbuf appends, under short names for the encoder's many calls;
  * the buffer has no ceiling, so they cannot fail. */

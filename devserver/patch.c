@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 #define DIRECTIVE "$patch"
 #define RETAIN_KEYS "$retainKeys"
@@ -609,7 +609,7 @@ static const struct smp_key *smp_lookup(struct smp *s, const char *field)
  * null members are dropped. Unlike Kubernetes, a map marked "$patch":
  * "replace" keeps its content: that is what replacing nothing means.
  */
-static json_t *strip_copy(const json_t *v)
+static json_t *copy_stripped(const json_t *v)
 {
 	const char *k;
 	json_t *m, *out, *c;
@@ -627,7 +627,7 @@ static json_t *strip_copy(const json_t *v)
 			    has_prefix(k, SET_ORDER_PREFIX) ||
 			    has_prefix(k, DELETE_PRIMITIVE_PREFIX))
 				continue;
-			c = strip_copy(m);
+			c = copy_stripped(m);
 			if (c)
 				json_object_set_new(out, k, c);
 		}
@@ -640,7 +640,7 @@ static json_t *strip_copy(const json_t *v)
 			 * ({"$patch": "replace"}), never content. */
 			if (json_is_object(m) && json_object_get(m, DIRECTIVE))
 				continue;
-			c = strip_copy(m);
+			c = copy_stripped(m);
 			if (c)
 				json_array_append_new(out, c);
 		}
@@ -908,7 +908,7 @@ static json_t *merge_maps(struct smp *s, const json_t *olist, json_t *plist,
 	if (replace) {
 		json_array_clear(live);
 		json_array_foreach(rest, i, v) {
-			json_t *c = strip_copy(v);
+			json_t *c = copy_stripped(v);
 
 			if (c)
 				json_array_append_new(live, c);
@@ -947,7 +947,7 @@ static json_t *merge_maps(struct smp *s, const json_t *olist, json_t *plist,
 				goto out;
 			json_array_set_new(live, at, r);
 		} else {
-			json_t *c = strip_copy(v);
+			json_t *c = copy_stripped(v);
 
 			if (c)
 				json_array_append_new(live, c);
@@ -1100,7 +1100,7 @@ static int set_order_one(struct smp *s, json_t *orig, json_t *patch,
 	if (!plist) {
 		merged = json_incref(olist);
 	} else if (!olist || !entry) {
-		merged = strip_copy(plist);
+		merged = copy_stripped(plist);
 	} else {
 		old = path_push(&s->path, field);
 		merged = merge_slice(s, olist, plist, entry);
@@ -1203,7 +1203,7 @@ static int smp_field(struct smp *s, json_t *orig, const char *k, json_t *pv)
 		return 0;
 	}
 	/* Absent, of another type, a scalar, or a list that replaces. */
-	r = strip_copy(pv);
+	r = copy_stripped(pv);
 	if (r)
 		json_object_set_new(orig, k, r);
 	else
@@ -1227,7 +1227,7 @@ static json_t *smp_map(struct smp *s, json_t *orig, json_t *patch)
 		if (dv && !strcmp(dv, "replace")) {
 			json_decref(orig);
 			json_object_del(patch, DIRECTIVE);
-			return strip_copy(patch);
+			return copy_stripped(patch);
 		}
 		if (dv && !strcmp(dv, "delete")) {
 			json_decref(orig);

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/jx.h"
 #include "devserver/builtin.h"
 #include "devserver/store.h"
-#include "model/alloc.h"
 
 #define CRD_KEY "apiextensions.k8s.io/customresourcedefinitions"
 
@@ -95,7 +95,7 @@ static char **dup_list(const char *const *src, size_t *n)
 	return v;
 }
 
-static char **json_str_list(const json_t *arr, size_t *n)
+static char **text_list(const json_t *arr, size_t *n)
 {
 	char **v = xcalloc(json_array_size(arr) + 1, sizeof(*v));
 	size_t i;
@@ -159,10 +159,10 @@ static int type_from_crd(struct rtype *t, json_t *crd)
 	t->list_kind = jx_str(names, "listKind") ?
 		       xstrdup(jx_str(names, "listKind")) :
 		       xasprintf("%sList", kind);
-	t->short_names = json_str_list(json_object_get(names, "shortNames"),
-				       &t->nshort);
-	t->categories = json_str_list(json_object_get(names, "categories"),
-				      &t->ncat);
+	t->short_names = text_list(json_object_get(names, "shortNames"),
+				   &t->nshort);
+	t->categories = text_list(json_object_get(names, "categories"),
+				  &t->ncat);
 	t->namespaced = !jx_str(spec, "scope") ||
 			strcmp(jx_str(spec, "scope"), "Cluster") != 0;
 	t->versions = xcalloc(json_array_size(versions), sizeof(*t->versions));

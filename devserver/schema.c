@@ -25,10 +25,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/hmap.h"
 #include "base/jx.h"
 #include "base/sbuf.h"
-#include "model/alloc.h"
 #include "model/goparse.h"
 #include "model/svec.h"
 #include "model/timestamp.h"
@@ -208,19 +208,19 @@ static char *go_sharp_v(const json_t *v)
 /* ------------------------------------------------------------------ */
 /* Pruning.                                                            */
 
-struct strvec {
+struct pathvec {
 	char **v;   /* owned strings */
 	size_t n;
 	size_t cap;
 };
 
-static void strvec_push(struct strvec *sv, char *s)
+static void pathvec_push(struct pathvec *sv, char *s)
 {
 	XGROW(sv->v, sv->cap, sv->n + 1);
 	sv->v[sv->n++] = s;
 }
 
-static void strvec_release(struct strvec *sv)
+static void pathvec_release(struct pathvec *sv)
 {
 	for (size_t i = 0; i < sv->n; i++)
 		free(sv->v[i]);
@@ -231,7 +231,7 @@ static void strvec_release(struct strvec *sv)
 
 struct prune_ctx {
 	struct sbuf path;          /* the field path, never NULL */
-	struct strvec pruned; /* paths of removed fields */
+	struct pathvec pruned; /* paths of removed fields */
 	bool record;          /* collect pruned paths at all */
 };
 
@@ -242,7 +242,7 @@ static void prune_record(struct prune_ctx *c, const char *key)
 	if (!c->record)
 		return;
 	old = path_key(&c->path, key);
-	strvec_push(&c->pruned, xstrdup(c->path.buf));
+	pathvec_push(&c->pruned, xstrdup(c->path.buf));
 	path_pop(&c->path, old);
 }
 
@@ -274,7 +274,7 @@ static bool in_list(const char *const *list, const char *k)
 
 /* Drops the keys of obj not in allowed; records "<prefix>.<key>". */
 static void drop_unknown(json_t *obj, const char *const *allowed,
-			 const char *prefix, struct strvec *out)
+			 const char *prefix, struct pathvec *out)
 {
 	const char *k;
 	json_t *v;
@@ -287,14 +287,14 @@ static void drop_unknown(json_t *obj, const char *const *allowed,
 		if (in_list(allowed, k))
 			continue;
 		if (out)
-			strvec_push(out, xasprintf("%s.%s", prefix, k));
+			pathvec_push(out, xasprintf("%s.%s", prefix, k));
 		json_object_del(obj, k);
 	}
 }
 
 /* Reduces a metadata object to ObjectMeta, as the typed round trip in
  * objectmeta.Coerce / GetObjectMetaWithOptions does. */
-static void reduce_objectmeta(json_t *meta, struct strvec *out)
+static void reduce_objectmeta(json_t *meta, struct pathvec *out)
 {
 	static const struct {
 		const char *field;
@@ -465,7 +465,7 @@ static void drop_nulls(json_t *x, const json_t *s, int depth)
 void schema_prune(json_t *obj, const json_t *schema, json_t *unknown)
 {
 	struct prune_ctx c;
-	struct strvec meta = { NULL, 0, 0 };
+	struct pathvec meta = { NULL, 0, 0 };
 
 	if (!json_is_object(obj) || !json_is_object(schema))
 		return;
@@ -485,8 +485,8 @@ void schema_prune(json_t *obj, const json_t *schema, json_t *unknown)
 		for (size_t i = 0; i < meta.n; i++)
 			json_array_append_new(unknown, json_string(meta.v[i]));
 	}
-	strvec_release(&meta);
-	strvec_release(&c.pruned);
+	pathvec_release(&meta);
+	pathvec_release(&c.pruned);
 	sbuf_release(&c.path);
 }
 
@@ -923,7 +923,7 @@ static void add_type(struct vctx *c, const char *want, const char *got)
 	free(q);
 }
 
-static const char *json_type_name(const json_t *v)
+static const char *type_name_of(const json_t *v)
 {
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: return "object";
@@ -976,7 +976,7 @@ static bool check_type(struct vctx *c, const json_t *v, const json_t *s)
 	const char *types[2];
 	size_t nt = schema_types(s, types);
 	const char *format = jx_str(s, "format");
-	const char *got = json_type_name(v);
+	const char *got = type_name_of(v);
 	const char *gotfmt = json_is_integer(v) ? "int64" :
 			     json_is_real(v) ? "float64" : "";
 	bool str_or_arr = json_is_string(v) || json_is_array(v);

@@ -18,7 +18,7 @@
 
 #include <jansson.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/errors.h"
 
 struct api_status {

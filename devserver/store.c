@@ -133,9 +133,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/sbuf.h"
 #include "devserver/jsonw.h"
-#include "model/alloc.h"
 
 #ifndef CUEUE_DEVSERVER_FSYNC
 #define CUEUE_DEVSERVER_FSYNC 0
@@ -1113,7 +1113,7 @@ static void trim(struct store *s, struct resource *r, uint64_t now,
  * and readers take references only under the lock (store_next_events),
  * so nobody can be reading the bytes.
  */
-static void memo_trim(struct resource *r, struct evicted *ev)
+static void trim_memo(struct resource *r, struct evicted *ev)
 {
 	struct store_rec *e;
 
@@ -1157,7 +1157,7 @@ static void event_push(struct store *s, enum store_event_type type,
 	hist_push(&s->ring, e);
 	r->last_rv = s->rv;
 	trim(s, r, now, ev);
-	memo_trim(r, ev);
+	trim_memo(r, ev);
 	assert(s->ring.n == s->rv - s->hist_base);
 	pthread_cond_broadcast(&s->cond);
 	pthread_cond_broadcast(&r->cond);

@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/jx.h"
 #include "base/sbuf.h"
-#include "model/alloc.h"
 #include "model/goparse.h"
 #include "model/svec.h"
 #include "model/timestamp.h"
@@ -628,7 +628,7 @@ static void since(const json_t *ts, int64_t now_ms, char *buf, size_t n)
 /* ------------------------------------------------------------------ */
 /* Small JSON readers for the printers.                                */
 
-static const char *jstr(const json_t *v)
+static const char *text_of(const json_t *v)
 {
 	return json_is_string(v) ? json_string_value(v) : "";
 }
@@ -680,7 +680,7 @@ static char *format_labels(const json_t *m)
 
 	json_object_foreach((json_t *)m, k, v) {
 		XGROW(parts, cap, n + 1);
-		parts[n++] = xasprintf("%s=%s", k, jstr(v));
+		parts[n++] = xasprintf("%s=%s", k, text_of(v));
 	}
 	if (!n)
 		return xstrdup("<none>");
@@ -725,7 +725,7 @@ static char *format_label_selector(const json_t *sel)
 	json_object_foreach((json_t *)ml, k, v) {
 		XGROW(reqs, cap, n + 1);
 		reqs[n].key = k;
-		reqs[n++].text = xasprintf("%s=%s", k, jstr(v));
+		reqs[n++].text = xasprintf("%s=%s", k, text_of(v));
 	}
 	json_array_foreach(me, i, v) {
 		const char *key = jx_text(v, "key");
@@ -744,7 +744,7 @@ static char *format_label_selector(const json_t *sel)
 				goto error;
 			sv = xcalloc(nv, sizeof(*sv));
 			json_array_foreach(vals, j, x)
-				sv[j] = (char *)jstr(x);
+				sv[j] = (char *)text_of(x);
 			qsort(sv, nv, sizeof(*sv), svec_cmp);
 			sbuf_adds(&t, key);
 			sbuf_adds(&t, in ? " in (" : " notin (");
@@ -935,7 +935,7 @@ static const struct coldef webhookcfg_cols[] = {
 
 static const char *obj_name(const json_t *obj)
 {
-	return jstr(JX_DIG(obj, "metadata", "name"));
+	return text_of(JX_DIG(obj, "metadata", "name"));
 }
 
 static const json_t *obj_created(const json_t *obj)
@@ -1235,7 +1235,7 @@ static void cells_namespace(const json_t *ns, int64_t now_ms, json_t *cells,
 {
 	(void)conditions;
 	add_str(cells, obj_name(ns));
-	add_str(cells, jstr(JX_DIG(ns, "status", "phase")));
+	add_str(cells, text_of(JX_DIG(ns, "status", "phase")));
 	add_since(cells, obj_created(ns), now_ms);
 }
 
@@ -1291,10 +1291,10 @@ static void cells_event(const json_t *ev, int64_t now_ms, json_t *cells,
 		xstrdup(jx_text(io, "kind"));
 	for (p = target; *p && *p != '/'; p++)
 		*p = (char)tolower((unsigned char)*p);
-	comp = jstr(JX_DIG(ev, "source", "component"));
+	comp = text_of(JX_DIG(ev, "source", "component"));
 	if (!*comp)
 		comp = jx_text(ev, "reportingComponent");
-	host = jstr(JX_DIG(ev, "source", "host"));
+	host = text_of(JX_DIG(ev, "source", "host"));
 	if (!*host)
 		host = jx_text(ev, "reportingInstance");
 	src = *host ? xasprintf("%s, %s", comp, host) : xstrdup(comp);
@@ -1390,7 +1390,7 @@ static char *join_strings(const json_t *arr, const char *sep)
 	json_array_foreach(arr, i, x) {
 		if (i)
 			sbuf_adds(&b, sep);
-		sbuf_adds(&b, jstr(x));
+		sbuf_adds(&b, text_of(x));
 	}
 	return sbuf_detach(&b, NULL);
 }
@@ -1421,7 +1421,7 @@ static char *service_external_ip(const json_t *svc, const char *type)
 		return xstrdup("<pending>");
 	}
 	if (!strcmp(type, "ExternalName"))
-		return xstrdup(jstr(JX_DIG(svc, "spec", "externalName")));
+		return xstrdup(text_of(JX_DIG(svc, "spec", "externalName")));
 	return xstrdup("<unknown>");
 }
 
@@ -1432,7 +1432,7 @@ static void cells_service(const json_t *svc, int64_t now_ms, json_t *cells,
 	const char *type = *jx_text(spec, "type") ? jx_text(spec, "type") :
 						     "ClusterIP";
 	const json_t *ips = json_object_get(spec, "clusterIPs");
-	const char *cip = jsize(ips) ? jstr(json_array_get(ips, 0)) :
+	const char *cip = jsize(ips) ? text_of(json_array_get(ips, 0)) :
 				       jx_text(spec, "clusterIP");
 	struct sbuf ports = SBUF_INIT;
 	const json_t *pt;
@@ -1487,7 +1487,7 @@ static void cells_lease(const json_t *l, int64_t now_ms, json_t *cells,
 {
 	(void)conditions;
 	add_str(cells, obj_name(l));
-	add_str(cells, jstr(JX_DIG(l, "spec", "holderIdentity")));
+	add_str(cells, text_of(JX_DIG(l, "spec", "holderIdentity")));
 	add_since(cells, obj_created(l), now_ms);
 }
 
@@ -1593,7 +1593,7 @@ json_t *table_columns(const json_t *columns, const char *builtin_kind)
 /* A "string" column: the value as JSONPath prints it (strings raw,
  * scalars with fmt.Fprint, objects and arrays as JSON). A JSON null
  * prints as text/template's "<no value>". */
-static json_t *string_cell(const json_t *v)
+static json_t *text_cell(const json_t *v)
 {
 	char b[64];
 
@@ -1632,7 +1632,7 @@ static json_t *crd_cell(const json_t *obj, const char *type, const char *path,
 	if (!v)
 		return json_null();
 	if (!strcmp(type, "string")) {
-		cell = string_cell(v);
+		cell = text_cell(v);
 	} else if (json_is_null(v)) {
 		cell = NULL;
 	} else if (!strcmp(type, "integer")) {

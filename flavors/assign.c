@@ -31,12 +31,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/placement.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 
-enum asg_match {
+enum assign_match {
 	M_UNKNOWN = 0,
 	M_OK,
 	M_TAINT,
@@ -44,7 +44,7 @@ enum asg_match {
 	M_NOT_FOUND,
 };
 
-enum asg_reason_kind {
+enum assign_reason_kind {
 	R_UNAVAILABLE = 1, /* resource r unavailable in ClusterQueue */
 	R_NOT_FOUND,       /* flavor f not found */
 	R_TAINT,           /* untolerated taint ... in flavor f */
@@ -70,7 +70,7 @@ struct gmode {
 
 /* ---- small helpers ---- */
 
-void asg_cq_release(struct asg_cq *c)
+void assign_cq_release(struct assign_cq *c)
 {
 	for (size_t i = 0; i < c->ngroups; i++) {
 		free(c->groups[i].res);
@@ -83,7 +83,7 @@ void asg_cq_release(struct asg_cq *c)
 	c->node = -1;
 }
 
-void asg_podset_release(struct asg_podset *p)
+void assign_podset_release(struct assign_podset *p)
 {
 	free(p->req);
 	free(p->mstamp);
@@ -91,7 +91,7 @@ void asg_podset_release(struct asg_podset *p)
 	memset(p, 0, sizeof(*p));
 }
 
-void asg_result_release(struct asg_result *r)
+void assign_result_release(struct assign_result *r)
 {
 	free(r->count);
 	free(r->ps_mode);
@@ -108,9 +108,9 @@ void asg_result_release(struct asg_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-enum asg_preempt asg_oracle_none(void *ctx, const struct asg_cq *cq,
-				 int32_t preemptor, int fr, int64_t val,
-				 int *borrow_after)
+enum assign_preempt assign_oracle_none(void *ctx, const struct assign_cq *cq,
+				       int32_t preemptor, int fr, int64_t val,
+				       int *borrow_after)
 {
 	(void)ctx;
 	(void)cq;
@@ -118,7 +118,7 @@ enum asg_preempt asg_oracle_none(void *ctx, const struct asg_cq *cq,
 	(void)fr;
 	(void)val;
 	*borrow_after = 0;
-	return ASG_PP_NO_CANDIDATES;
+	return ASSIGN_PP_NO_CANDIDATES;
 }
 
 static int64_t mul_sat(int64_t a, int64_t b)
@@ -139,15 +139,15 @@ static int64_t add_sat(int64_t a, int64_t b)
 	return r;
 }
 
-static enum asg_mode to_mode(enum pmode pm)
+static enum assign_mode to_mode(enum pmode pm)
 {
 	switch (pm) {
 	case PM_NOFIT:
-		return ASG_NOFIT;
+		return ASSIGN_NOFIT;
 	case PM_FIT:
-		return ASG_FIT;
+		return ASSIGN_FIT;
 	default:
-		return ASG_PREEMPT;
+		return ASSIGN_PREEMPT;
 	}
 }
 
@@ -178,7 +178,7 @@ static bool is_preferred(struct gmode a, struct gmode b,
 }
 
 /* Kueue's shouldTryNextFlavor. */
-static bool should_try_next(struct gmode m, const struct asg_cq *cq)
+static bool should_try_next(struct gmode m, const struct assign_cq *cq)
 {
 	if (m.pm == PM_NOFIT || m.pm == PM_NO_CANDIDATES)
 		return true;
@@ -190,19 +190,19 @@ static bool should_try_next(struct gmode m, const struct asg_cq *cq)
 	return false;
 }
 
-static void push_reason(struct asg_result *r, int32_t ps, int kind,
+static void push_reason(struct assign_result *r, int32_t ps, int kind,
 			int32_t res, int32_t flv, int64_t a, int64_t b,
 			int64_t c)
 {
 	if (r->nreasons == r->cap_reasons)
 		XGROW(r->reasons, r->cap_reasons, r->nreasons + 1);
-	r->reasons[r->nreasons++] = (struct asg_reason){
+	r->reasons[r->nreasons++] = (struct assign_reason){
 		.ps = ps, .kind = (uint8_t)kind, .res = res, .flv = flv,
 		.a = a, .b = b, .c = c,
 	};
 }
 
-static int64_t assumed_usage(const struct asg_result *r, int fr)
+static int64_t assumed_usage(const struct assign_result *r, int fr)
 {
 	for (size_t i = 0; i < r->nusage; i++)
 		if (r->usage[i].fr == fr)
@@ -210,7 +210,7 @@ static int64_t assumed_usage(const struct asg_result *r, int fr)
 	return 0;
 }
 
-static void add_usage(struct asg_result *r, int fr, int64_t v)
+static void add_usage(struct assign_result *r, int fr, int64_t v)
 {
 	for (size_t i = 0; i < r->nusage; i++) {
 		if (r->usage[i].fr == fr) {
@@ -225,8 +225,8 @@ static void add_usage(struct asg_result *r, int fr, int64_t v)
 
 /* ---- flavor matching ---- */
 
-static enum asg_match match_compute(const struct asg_env *e,
-				    const struct asg_podset *p, int flv)
+static enum assign_match match_compute(const struct assign_env *e,
+				       const struct assign_podset *p, int flv)
 {
 	const struct resource_flavor *rf = e->flavors[flv].rf;
 	const struct pod_template *t = &p->ps->tmpl;
@@ -242,11 +242,11 @@ static enum asg_match match_compute(const struct asg_env *e,
 	return M_OK;
 }
 
-static enum asg_match match_cached(const struct asg_env *e,
-				   struct asg_podset *p, int flv)
+static enum assign_match match_cached(const struct assign_env *e,
+				      struct assign_podset *p, int flv)
 {
 	uint32_t gen = e->flavors[flv].gen;
-	enum asg_match m;
+	enum assign_match m;
 
 	if ((size_t)flv >= p->nm) {
 		size_t n = e->nflavors > (size_t)flv ? e->nflavors
@@ -259,7 +259,7 @@ static enum asg_match match_cached(const struct asg_env *e,
 		p->nm = n;
 	}
 	if (gen && p->mstamp[flv] == gen)
-		return (enum asg_match)p->mres[flv];
+		return (enum assign_match)p->mres[flv];
 	m = match_compute(e, p, flv);
 	p->mstamp[flv] = gen;
 	p->mres[flv] = (uint8_t)m;
@@ -269,8 +269,8 @@ static enum asg_match match_cached(const struct asg_env *e,
 /* ---- quota ---- */
 
 /* Kueue's fitsResourceQuota for demand req on top of assumed. */
-static enum pmode fits_quota(const struct asg_env *e, const struct asg_cq *cq,
-			     struct asg_result *r, int32_t ps, int res,
+static enum pmode fits_quota(const struct assign_env *e, const struct assign_cq *cq,
+			     struct assign_result *r, int32_t ps, int res,
 			     int flv, int fr, int64_t assumed, int64_t req,
 			     int *borrow)
 {
@@ -291,15 +291,15 @@ static enum pmode fits_quota(const struct asg_env *e, const struct asg_cq *cq,
 	push_reason(r, ps, R_UNUSED, res, flv, val - avail, 0, 0);
 	if (tree_nominal(e->t, cq->node, fr) >= val || may_reclaim ||
 	    cq->can_preempt_while_borrowing) {
-		asg_oracle_fn *fn = e->oracle ? e->oracle : asg_oracle_none;
+		assign_oracle_fn *fn = e->oracle ? e->oracle : assign_oracle_none;
 
 		switch (fn(e->oracle_ctx, cq, e->preemptor, fr, val,
 			   borrow)) {
-		case ASG_PP_PREEMPT:
+		case ASSIGN_PP_PREEMPT:
 			return PM_PREEMPT;
-		case ASG_PP_RECLAIM:
+		case ASSIGN_PP_RECLAIM:
 			return PM_RECLAIM;
-		case ASG_PP_NO_CANDIDATES:
+		case ASSIGN_PP_NO_CANDIDATES:
 			return PM_NO_CANDIDATES;
 		}
 	}
@@ -318,13 +318,13 @@ struct cell_meta {
  * flavor index in the group or -1. Reasons are appended to r (dropped
  * when the choice is a clean fit).
  */
-static int find_flavor(const struct asg_env *e, const struct asg_cq *cq,
-		       struct asg_podset *p, int32_t ps, int g,
-		       const struct asg_req *reqs, size_t nreqs,
-		       struct asg_result *r, size_t *nbest,
+static int find_flavor(const struct assign_env *e, const struct assign_cq *cq,
+		       struct assign_podset *p, int32_t ps, int g,
+		       const struct assign_req *reqs, size_t nreqs,
+		       struct assign_result *r, size_t *nbest,
 		       struct cell_meta *bmeta, struct cell_meta *cmeta)
 {
-	const struct asg_group *grp = &cq->groups[g];
+	const struct assign_group *grp = &cq->groups[g];
 	struct gmode best_m = { PM_NOFIT, INT_MAX };
 	size_t rstart = r->nreasons;
 	int best = -1;
@@ -332,7 +332,7 @@ static int find_flavor(const struct asg_env *e, const struct asg_cq *cq,
 	*nbest = 0;
 	for (size_t idx = 0; idx < grp->nflv; idx++) {
 		int f = grp->flv[idx];
-		enum asg_match m = match_cached(e, p, f);
+		enum assign_match m = match_cached(e, p, f);
 		struct gmode rep = { PM_FIT, 0 };
 		size_t nc = 0;
 
@@ -365,7 +365,7 @@ static int find_flavor(const struct asg_env *e, const struct asg_cq *cq,
 				rep = mode;
 			if (rep.pm == PM_NOFIT)
 				break;
-			r->cand[nc] = (struct asg_cell){
+			r->cand[nc] = (struct assign_cell){
 				.ps = ps, .res = res, .flv = f, .fr = fr,
 				.v = reqs[k].milli,
 			};
@@ -389,7 +389,7 @@ static int find_flavor(const struct asg_env *e, const struct asg_cq *cq,
 	return best;
 }
 
-static void ensure_caps(struct asg_result *r, const struct asg_cq *cq,
+static void ensure_caps(struct assign_result *r, const struct assign_cq *cq,
 			size_t nps, size_t maxreq)
 {
 	if (r->cap_ps < nps) {
@@ -407,9 +407,9 @@ static void ensure_caps(struct asg_result *r, const struct asg_cq *cq,
 		r->cap_reqs = maxreq;
 	}
 	/* best/cand hold at most one group's cells: <= maxreq. Their meta
-	 * rides in the tail of the same allocations (see asg_assign_counts). */
+	 * rides in the tail of the same allocations (see assign_flavors_with_counts). */
 	if (r->cap_best < maxreq) {
-		size_t n = maxreq * (sizeof(struct asg_cell) +
+		size_t n = maxreq * (sizeof(struct assign_cell) +
 				     sizeof(struct cell_meta));
 
 		r->best = xrealloc(r->best, n);
@@ -418,10 +418,10 @@ static void ensure_caps(struct asg_result *r, const struct asg_cq *cq,
 	}
 }
 
-enum asg_mode asg_assign_counts(const struct asg_env *e,
-				const struct asg_cq *cq,
-				struct asg_podset *ps, size_t nps,
-				const int32_t *counts, struct asg_result *r)
+enum assign_mode assign_flavors_with_counts(const struct assign_env *e,
+					    const struct assign_cq *cq,
+					    struct assign_podset *ps, size_t nps,
+					    const int32_t *counts, struct assign_result *r)
 {
 	bool pods_covered = e->pods_res >= 0 &&
 			    (size_t)e->pods_res < cq->ngroup_of &&
@@ -435,7 +435,7 @@ enum asg_mode asg_assign_counts(const struct asg_env *e,
 	ensure_caps(r, cq, nps, maxreq);
 	bmeta = (struct cell_meta *)(void *)(r->best + r->cap_best);
 	cmeta = (struct cell_meta *)(void *)(r->cand + r->cap_cand);
-	r->mode = ASG_FIT;
+	r->mode = ASSIGN_FIT;
 	r->borrowing = 0;
 	r->nps = 0;
 	r->ncells = 0;
@@ -445,7 +445,7 @@ enum asg_mode asg_assign_counts(const struct asg_env *e,
 	for (size_t i = 0; i < nps; i++) {
 		int32_t c = counts[i];
 		size_t nreqs = 0, rstart = r->nreasons, cstart = r->ncells;
-		enum asg_mode psm = ASG_FIT;
+		enum assign_mode psm = ASSIGN_FIT;
 		bool fail = false;
 
 		/* 1. This pod set's demand: per pod x count, plus `pods`
@@ -453,13 +453,13 @@ enum asg_mode asg_assign_counts(const struct asg_env *e,
 		for (size_t k = 0; k < ps[i].nreq; k++) {
 			if (pods_covered && ps[i].req[k].res == e->pods_res)
 				continue;
-			r->reqs[nreqs++] = (struct asg_req){
+			r->reqs[nreqs++] = (struct assign_req){
 				ps[i].req[k].res,
 				mul_sat(ps[i].req[k].milli, c),
 			};
 		}
 		if (pods_covered)
-			r->reqs[nreqs++] = (struct asg_req){
+			r->reqs[nreqs++] = (struct assign_req){
 				e->pods_res, mul_sat(1000, c) };
 		r->count[i] = c;
 		r->nps = i + 1;
@@ -506,15 +506,15 @@ enum asg_mode asg_assign_counts(const struct asg_env *e,
 			for (size_t b = 0; b < nbest; b++) {
 				r->cells[r->ncells++] = r->best[b];
 				if (bmeta[b].mode < (int8_t)psm)
-					psm = (enum asg_mode)bmeta[b].mode;
+					psm = (enum assign_mode)bmeta[b].mode;
 				if (bmeta[b].borrow > r->borrowing)
 					r->borrowing = bmeta[b].borrow;
 			}
 		}
 		if (fail) {
 			r->ncells = cstart;
-			r->ps_mode[i] = ASG_NOFIT;
-			r->mode = ASG_NOFIT;
+			r->ps_mode[i] = ASSIGN_NOFIT;
+			r->mode = ASSIGN_NOFIT;
 			return r->mode;
 		}
 		/* 3. Later pod sets see this one's usage (assumedUsage). */
@@ -528,7 +528,7 @@ enum asg_mode asg_assign_counts(const struct asg_env *e,
 }
 
 /* §2.4: counts for step k of D: count - floor(d * k / D). */
-static void reduced_counts(const struct asg_podset *ps, size_t nps,
+static void reduced_counts(const struct assign_podset *ps, size_t nps,
 			   int64_t k, int64_t d, int32_t *out)
 {
 	for (size_t i = 0; i < nps; i++) {
@@ -540,9 +540,9 @@ static void reduced_counts(const struct asg_podset *ps, size_t nps,
 	}
 }
 
-enum asg_mode asg_assign(const struct asg_env *e, const struct asg_cq *cq,
-			 struct asg_podset *ps, size_t nps,
-			 struct asg_result *r)
+enum assign_mode assign_flavors(const struct assign_env *e, const struct assign_cq *cq,
+				struct assign_podset *ps, size_t nps,
+				struct assign_result *r)
 {
 	int64_t d = 0, lo, hi, good = -1, last = -1;
 	int32_t *counts;
@@ -559,7 +559,7 @@ enum asg_mode asg_assign(const struct asg_env *e, const struct asg_cq *cq,
 		if (ps[i].min_count < ps[i].count)
 			d += ps[i].count - ps[i].min_count;
 	}
-	if (asg_assign_counts(e, cq, ps, nps, counts, r) == ASG_FIT ||
+	if (assign_flavors_with_counts(e, cq, ps, nps, counts, r) == ASSIGN_FIT ||
 	    !e->partial_admission || d == 0)
 		return r->mode;
 	/* Go's sort.Search over [0, D]: the smallest k whose reduced counts
@@ -571,7 +571,7 @@ enum asg_mode asg_assign(const struct asg_env *e, const struct asg_cq *cq,
 
 		reduced_counts(ps, nps, h, d, counts);
 		last = h;
-		if (asg_assign_counts(e, cq, ps, nps, counts, r) == ASG_FIT) {
+		if (assign_flavors_with_counts(e, cq, ps, nps, counts, r) == ASSIGN_FIT) {
 			good = h;
 			hi = h;
 		} else {
@@ -581,14 +581,14 @@ enum asg_mode asg_assign(const struct asg_env *e, const struct asg_cq *cq,
 	if (good >= 0 && good == lo) {
 		if (last != good) {
 			reduced_counts(ps, nps, good, d, counts);
-			asg_assign_counts(e, cq, ps, nps, counts, r);
+			assign_flavors_with_counts(e, cq, ps, nps, counts, r);
 		}
 		return r->mode;
 	}
 	/* Nothing fits: report the full-count assignment. */
 	for (size_t i = 0; i < nps; i++)
 		counts[i] = ps[i].count;
-	return asg_assign_counts(e, cq, ps, nps, counts, r);
+	return assign_flavors_with_counts(e, cq, ps, nps, counts, r);
 }
 
 /* ---- messages ---- */
@@ -637,9 +637,9 @@ static void sb_taint(struct sbuf *b, const struct taint *t)
 }
 
 /* Appends one reason's sentence to b. */
-static void reason_append(struct sbuf *b, const struct asg_env *e,
-			  const struct asg_podset *p,
-			  const struct asg_reason *rs)
+static void reason_append(struct sbuf *b, const struct assign_env *e,
+			  const struct assign_podset *p,
+			  const struct assign_reason *rs)
 {
 	char q1[QUANTITY_BUF], q2[QUANTITY_BUF], q3[QUANTITY_BUF];
 	const char *res = rs->res >= 0 ? e->res_names[rs->res] : "";
@@ -690,8 +690,8 @@ static void reason_append(struct sbuf *b, const struct asg_env *e,
 	}
 }
 
-char *asg_message(const struct asg_env *e, const struct asg_podset *ps,
-		  struct asg_result *r)
+char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
+		     struct assign_result *r)
 {
 	struct sbuf b = { r->msgbuf, 0, r->msgcap };
 	size_t *off, total = 1, i = 0;

@@ -13,13 +13,13 @@
  * the largest counts that fit (partial admission).
  *
  * Preemption seam: when a demand fits only after evicting something, the
- * assigner asks an oracle (asg_oracle_fn). cueue has no preemption yet:
- * asg_oracle_none always answers "no candidates", which yields Kueue's
+ * assigner asks an oracle (assign_oracle_fn). cueue has no preemption yet:
+ * assign_oracle_none always answers "no candidates", which yields Kueue's
  * "insufficient unused quota ... N more needed" pending message.
  *
  * No strings are compared and nothing is allocated per call once the
- * caller's scratch (struct asg_result) has grown; messages are built only
- * on request (asg_message). Pure: no I/O, no globals; the tree is only
+ * caller's scratch (struct assign_result) has grown; messages are built only
+ * on request (assign_message). Pure: no I/O, no globals; the tree is only
  * read.
  */
 #ifndef FLAVORS_ASSIGN_H
@@ -34,14 +34,14 @@
 
 /* A ResourceFlavor as the assigner sees it (the caller's table, indexed
  * by a dense flavor id). */
-struct asg_flavor {
+struct assign_flavor {
 	const char *name;                /* borrowed; never NULL */
 	const struct resource_flavor *rf; /* borrowed; NULL when missing */
 	uint32_t gen;                    /* changes whenever rf changes; > 0 */
 };
 
 /* One resourceGroup of a compiled ClusterQueue. */
-struct asg_group {
+struct assign_group {
 	int *res;     /* owned; resource ids in coveredResources order */
 	size_t nres;
 	int *flv;     /* owned; flavor ids in preference order */
@@ -50,9 +50,9 @@ struct asg_group {
 };
 
 /* A ClusterQueue compiled at sched_cq_set time. */
-struct asg_cq {
+struct assign_cq {
 	int node;                       /* tree node of the CQ */
-	struct asg_group *groups;       /* owned */
+	struct assign_group *groups;       /* owned */
 	size_t ngroups;
 	int16_t *group_of;              /* owned; resource id -> group, -1 */
 	size_t ngroup_of;               /* ids >= this are undeclared */
@@ -63,42 +63,42 @@ struct asg_cq {
 	bool can_preempt_while_borrowing;
 };
 
-void asg_cq_release(struct asg_cq *c);
+void assign_cq_release(struct assign_cq *c);
 
 /* One per-pod request: a dense resource id and milli-units. */
-struct asg_req {
+struct assign_req {
 	int res;
 	int64_t milli; /* per pod, >= 0 */
 };
 
 /* A pod set of a pending workload, precompiled at sched_wl_set time. */
-struct asg_podset {
+struct assign_podset {
 	const struct pod_set *ps; /* borrowed (the workload's) */
 	int32_t count;            /* effective count (minus reclaimable) */
 	int32_t min_count;        /* == count when no minCount */
-	struct asg_req *req;      /* owned; sorted by resource name */
+	struct assign_req *req;      /* owned; sorted by resource name */
 	size_t nreq;
 	/* Flavor match cache, indexed by flavor id: valid when mstamp
-	 * equals the flavor's gen; mres is an enum asg_match. */
+	 * equals the flavor's gen; mres is an enum assign_match. */
 	uint32_t *mstamp;         /* owned */
 	uint8_t *mres;            /* owned */
 	size_t nm;
 };
 
-void asg_podset_release(struct asg_podset *p);
+void assign_podset_release(struct assign_podset *p);
 
 /* FlavorAssignmentMode, ordered so min() is the worst. */
-enum asg_mode {
-	ASG_NOFIT = 0,
-	ASG_PREEMPT,
-	ASG_FIT,
+enum assign_mode {
+	ASSIGN_NOFIT = 0,
+	ASSIGN_PREEMPT,
+	ASSIGN_FIT,
 };
 
 /* Kueue's PreemptionPossibility. */
-enum asg_preempt {
-	ASG_PP_NO_CANDIDATES = 0,
-	ASG_PP_PREEMPT,  /* victims in the same ClusterQueue */
-	ASG_PP_RECLAIM,  /* every victim in another ClusterQueue */
+enum assign_preempt {
+	ASSIGN_PP_NO_CANDIDATES = 0,
+	ASSIGN_PP_PREEMPT,  /* victims in the same ClusterQueue */
+	ASSIGN_PP_RECLAIM,  /* every victim in another ClusterQueue */
 };
 
 /* The preemption oracle: could evicting something make val of fr fit cq
@@ -106,24 +106,24 @@ enum asg_preempt {
  * workload being assigned, whose priority and queue order decide who may
  * be preempted)? Sets *borrow_after to the borrowing level after those
  * evictions. */
-typedef enum asg_preempt asg_oracle_fn(void *ctx, const struct asg_cq *cq,
-				       int32_t preemptor, int fr, int64_t val,
-				       int *borrow_after);
+typedef enum assign_preempt assign_oracle_fn(void *ctx, const struct assign_cq *cq,
+					     int32_t preemptor, int fr, int64_t val,
+					     int *borrow_after);
 
 /* Today's oracle: never any candidate (borrow_after 0), as Kueue answers
  * when nothing may be preempted. */
-enum asg_preempt asg_oracle_none(void *ctx, const struct asg_cq *cq,
-				 int32_t preemptor, int fr, int64_t val,
-				 int *borrow_after);
+enum assign_preempt assign_oracle_none(void *ctx, const struct assign_cq *cq,
+				       int32_t preemptor, int fr, int64_t val,
+				       int *borrow_after);
 
-struct asg_env {
+struct assign_env {
 	const struct tree *t;
-	const struct asg_flavor *flavors; /* by flavor id */
+	const struct assign_flavor *flavors; /* by flavor id */
 	size_t nflavors;
 	const char *const *res_names;     /* by resource id */
 	size_t nres;
 	int pods_res;                     /* id of "pods", or -1 */
-	asg_oracle_fn *oracle;            /* NULL: asg_oracle_none */
+	assign_oracle_fn *oracle;            /* NULL: assign_oracle_none */
 	void *oracle_ctx;
 	int32_t preemptor;                /* handed to the oracle: the
 					     caller's id of the workload
@@ -133,7 +133,7 @@ struct asg_env {
 };
 
 /* One assigned (pod set, resource): what status.admission records. */
-struct asg_cell {
+struct assign_cell {
 	int32_t ps;   /* pod set index */
 	int32_t res;  /* resource id */
 	int32_t flv;  /* flavor id */
@@ -142,10 +142,10 @@ struct asg_cell {
 };
 
 /* A reason a pod set did not fit cleanly, kept as data until asked for
- * as text (see asg_message for the wordings). */
-struct asg_reason {
+ * as text (see assign_message for the wordings). */
+struct assign_reason {
 	int32_t ps;
-	uint8_t kind;  /* enum asg_reason_kind, private */
+	uint8_t kind;  /* enum assign_reason_kind, private */
 	int32_t res;
 	int32_t flv;
 	int64_t a, b, c;
@@ -153,40 +153,40 @@ struct asg_reason {
 
 /*
  * The outcome of one assignment; a reusable scratch owned by the caller
- * (zero it once; asg_result_release frees it). Valid until the next
- * asg_assign on it.
+ * (zero it once; assign_result_release frees it). Valid until the next
+ * assign_flavors on it.
  */
-struct asg_result {
-	enum asg_mode mode;       /* representative: worst over pod sets */
+struct assign_result {
+	enum assign_mode mode;       /* representative: worst over pod sets */
 	int borrowing;            /* §2.3 level: max over chosen flavors */
 	size_t nps;               /* pod sets assigned (stops at a failure) */
 	int32_t *count;           /* [nps] counts assigned (partial) */
-	int8_t *ps_mode;          /* [nps] enum asg_mode per pod set */
-	struct asg_cell *cells;   /* ordered by pod set */
+	int8_t *ps_mode;          /* [nps] enum assign_mode per pod set */
+	struct assign_cell *cells;   /* ordered by pod set */
 	size_t ncells;
 	struct fr_val *usage;     /* summed per fr, in first-use order */
 	size_t nusage;
-	struct asg_reason *reasons; /* grouped by pod set */
+	struct assign_reason *reasons; /* grouped by pod set */
 	size_t nreasons;
 	/* private scratch */
 	size_t cap_ps, cap_cells, cap_usage, cap_reasons;
 	int32_t *counts_scratch;
 	size_t cap_counts;
-	struct asg_cell *best;
+	struct assign_cell *best;
 	size_t cap_best;
-	struct asg_cell *cand;
+	struct assign_cell *cand;
 	size_t cap_cand;
-	struct asg_req *reqs;
+	struct assign_req *reqs;
 	size_t cap_reqs;
 	int32_t *group_flv;       /* per group: chosen flavor index, -1 */
 	size_t cap_group;
-	char *msgbuf;             /* asg_message's sentences */
+	char *msgbuf;             /* assign_message's sentences */
 	size_t msgcap;
 	size_t *offs;
 	size_t cap_offs;
 };
 
-void asg_result_release(struct asg_result *r);
+void assign_result_release(struct assign_result *r);
 
 /*
  * Assigns flavors to every pod set of a workload for ClusterQueue cq
@@ -196,15 +196,15 @@ void asg_result_release(struct asg_result *r);
  * no reduction fits). ps match caches are filled as a side effect.
  * Returns out->mode.
  */
-enum asg_mode asg_assign(const struct asg_env *e, const struct asg_cq *cq,
-			 struct asg_podset *ps, size_t nps,
-			 struct asg_result *out);
+enum assign_mode assign_flavors(const struct assign_env *e, const struct assign_cq *cq,
+				struct assign_podset *ps, size_t nps,
+				struct assign_result *out);
 
 /* Assigns with the given counts only (no partial search). */
-enum asg_mode asg_assign_counts(const struct asg_env *e,
-				const struct asg_cq *cq,
-				struct asg_podset *ps, size_t nps,
-				const int32_t *counts, struct asg_result *out);
+enum assign_mode assign_flavors_with_counts(const struct assign_env *e,
+					    const struct assign_cq *cq,
+					    struct assign_podset *ps, size_t nps,
+					    const int32_t *counts, struct assign_result *out);
 
 /*
  * Kueue's Assignment.Message(): for each pod set that is not a clean fit,
@@ -212,7 +212,7 @@ enum asg_mode asg_assign_counts(const struct asg_env *e,
  * by ", ">", pod sets joined by "; ". Returns a new string ("" when
  * everything fits). r's scratch holds the sentences meanwhile.
  */
-char *asg_message(const struct asg_env *e, const struct asg_podset *ps,
-		  struct asg_result *r);
+char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
+		     struct assign_result *r);
 
 #endif

@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 /* ---- ordering ---------------------------------------------------------- */
 

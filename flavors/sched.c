@@ -8,8 +8,8 @@
  * DESIGN
  * Everything that needs strings is resolved at _set time: names become
  * dense ids (hash indexes in struct nidx), a ClusterQueue's resource
- * groups become tree fr ids (struct asg_cq), a pending workload's pod sets
- * become per-pod (resource id, milli) pairs (struct asg_podset), so the
+ * groups become tree fr ids (struct assign_cq), a pending workload's pod sets
+ * become per-pod (resource id, milli) pairs (struct assign_podset), so the
  * cycle works on integers only. Each ClusterQueue keeps the list of the
  * workloads holding quota in its tree node (its holders), which eviction
  * walks and preemption will search.
@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "flavors/sched_int.h"
-#include "model/alloc.h"
 #include "model/podreq.h"
 #include "model/resources.h"
 #include "model/selector.h"
@@ -187,7 +187,7 @@ static int32_t flavor_get(struct sched *s, const char *name)
 	id = nidx_add(&s->flv_idx, name);
 	if (s->nflv == s->capflv)
 		XGROW(s->flv, s->capflv, s->nflv + 1);
-	s->flv[s->nflv++] = (struct asg_flavor){
+	s->flv[s->nflv++] = (struct assign_flavor){
 		.name = s->flv_idx.key[id], .rf = NULL, .gen = next_gen(s) };
 	return id;
 }
@@ -302,7 +302,7 @@ int32_t sched_find_wl(const struct sched *s, const char *key)
 	return nidx_find(&s->wl_idx, key);
 }
 
-void sched_asg_env(const struct sched *s, struct asg_env *e)
+void sched_assign_env(const struct sched *s, struct assign_env *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->t = s->t;
@@ -311,7 +311,7 @@ void sched_asg_env(const struct sched *s, struct asg_env *e)
 	e->res_names = (const char *const *)s->res_idx.key;
 	e->nres = s->res_idx.n;
 	e->pods_res = s->pods_res;
-	e->oracle = asg_oracle_none;
+	e->oracle = assign_oracle_none;
 	e->preemptor = -1;
 	e->ignore_undeclared = s->o.ignore_undeclared;
 	e->partial_admission = s->o.partial_admission;
@@ -341,7 +341,7 @@ struct sched *sched_new(const struct sched_opts *o)
 static void wl_free(struct swl *r)
 {
 	for (size_t i = 0; i < r->nps; i++)
-		asg_podset_release(&r->ps[i]);
+		assign_podset_release(&r->ps[i]);
 	free(r->ps);
 	free(r->usage);
 	free(r);
@@ -360,7 +360,7 @@ void sched_free(struct sched *s)
 	for (size_t i = 0; i < s->ncq; i++) {
 		struct scq *c = &s->cqs[i];
 
-		asg_cq_release(&c->c);
+		assign_cq_release(&c->c);
 		free(c->flavors);
 		free(c->invalid);
 		free(c->message);
@@ -373,7 +373,7 @@ void sched_free(struct sched *s)
 	}
 	free(s->lqs);
 	for (size_t i = 0; i < s->nns; i++)
-		strmap_release(&s->ns[i].labels);
+		smap_release(&s->ns[i].labels);
 	free(s->ns);
 	free(s->coh);
 	free(s->flv);
@@ -392,7 +392,7 @@ void sched_free(struct sched *s)
 		free(s->ent[i].asg);
 	}
 	free(s->ent);
-	asg_result_release(&s->res_scratch);
+	assign_result_release(&s->res_scratch);
 	tree_undo_release(&s->undo);
 	free(s->stack);
 	free(s->mark);
@@ -528,7 +528,7 @@ static void cq_update_active(struct sched *s, int32_t id)
 		size_t nrs = 0;
 
 		for (size_t i = 0; i < c->nflavors; i++) {
-			const struct asg_flavor *f = &s->flv[c->flavors[i]];
+			const struct assign_flavor *f = &s->flv[c->flavors[i]];
 
 			if (!f->rf)
 				join_names(&miss, &mlen, &mcap, f->name);
@@ -734,13 +734,13 @@ static void add_flavor_ref(struct scq *c, int32_t f)
 static void cq_compile(struct sched *s, struct scq *c)
 {
 	const struct cluster_queue *cq = c->cq;
-	struct asg_cq *a = &c->c;
+	struct assign_cq *a = &c->c;
 
 	a->groups = xcalloc(cq->ngroups ? cq->ngroups : 1, sizeof(*a->groups));
 	a->ngroups = cq->ngroups;
 	for (size_t g = 0; g < cq->ngroups; g++) {
 		const struct resource_group *rg = &cq->groups[g];
-		struct asg_group *ag = &a->groups[g];
+		struct assign_group *ag = &a->groups[g];
 
 		ag->nres = rg->ncovered;
 		ag->res = xcalloc(ag->nres ? ag->nres : 1, sizeof(*ag->res));
@@ -788,7 +788,7 @@ void sched_cq_set(struct sched *s, const struct cluster_queue *cq,
 	free(c->invalid);
 	c->invalid = xstrdup_or_null(invalid);
 	c->gen = next_gen(s);
-	asg_cq_release(&c->c);
+	assign_cq_release(&c->c);
 	c->c.node = c->node;
 	free(c->flavors);
 	c->flavors = NULL;
@@ -837,7 +837,7 @@ void sched_cq_remove(struct sched *s, const char *name)
 	c->exists = false;
 	FREE_AND_NULL(c->invalid);
 	c->gen = next_gen(s);
-	asg_cq_release(&c->c);
+	assign_cq_release(&c->c);
 	c->c.node = c->node;
 	free(c->flavors);
 	c->flavors = NULL;
@@ -868,15 +868,15 @@ void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop)
 /* ---- namespaces ---- */
 
 void sched_namespace_set(struct sched *s, const char *name,
-			 const struct strmap *labels)
+			 const struct smap *labels)
 {
 	int32_t id = ns_get(s, name);
 
 	s->state++;
 	if (labels)
-		strmap_copy(&s->ns[id].labels, labels);
+		smap_copy(&s->ns[id].labels, labels);
 	else
-		strmap_release(&s->ns[id].labels);
+		smap_release(&s->ns[id].labels);
 	s->ns[id].gen = next_gen(s);
 	for (size_t i = 0; i < s->ncq; i++)
 		requeue_cq(s, (int32_t)i);
@@ -889,7 +889,7 @@ void sched_namespace_remove(struct sched *s, const char *name)
 	if (id < 0)
 		return;
 	s->state++;
-	strmap_release(&s->ns[id].labels);
+	smap_release(&s->ns[id].labels);
 	s->ns[id].gen = next_gen(s);
 }
 
@@ -1086,7 +1086,7 @@ static void admission_usage(struct sched *s, const struct workload *w,
 				recl = w->reclaimable[j].count;
 		for (size_t k = 0; k < p->usage.n; k++) {
 			const char *rn = p->usage.v[k].name;
-			const char *fl = strmap_get(&p->flavors, rn);
+			const char *fl = smap_get(&p->flavors, rn);
 			int64_t v = p->usage.v[k].milli;
 
 			if (!fl || v <= 0)
@@ -1191,7 +1191,7 @@ static uint64_t eq_str(uint64_t h, const char *str)
 	return eq_bytes(h, str, strlen(str) + 1);
 }
 
-static uint64_t eq_strmap(uint64_t h, const struct strmap *m)
+static uint64_t eq_strmap(uint64_t h, const struct smap *m)
 {
 	h = eq_u64(h, m->n);
 	for (size_t i = 0; i < m->n; i++) {
@@ -1233,7 +1233,7 @@ static uint64_t wl_eq_hash(const struct swl *r)
 	h = eq_u64(h, (uint64_t)(uint32_t)r->qi.priority);
 	h = eq_u64(h, r->nps);
 	for (size_t i = 0; i < r->nps; i++) {
-		const struct asg_podset *p = &r->ps[i];
+		const struct assign_podset *p = &r->ps[i];
 		const struct pod_template *t = &p->ps->tmpl;
 
 		h = eq_str(h, p->ps->name);
@@ -1266,7 +1266,7 @@ static uint64_t wl_eq_hash(const struct swl *r)
 	return h ? h : 1;
 }
 
-static bool str_same(const char *a, const char *b)
+static bool same_str(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));
 }
@@ -1296,7 +1296,7 @@ static bool podsets_same(const struct workload *o, const struct workload *w)
 		return false;
 	for (size_t i = 0; i < w->nreclaimable; i++)
 		if (o->reclaimable[i].count != w->reclaimable[i].count ||
-		    !str_same(o->reclaimable[i].name, w->reclaimable[i].name))
+		    !same_str(o->reclaimable[i].name, w->reclaimable[i].name))
 			return false;
 	for (size_t i = 0; i < w->npod_sets; i++) {
 		const struct pod_set *a = &o->pod_sets[i], *b = &w->pod_sets[i];
@@ -1305,7 +1305,7 @@ static bool podsets_same(const struct workload *o, const struct workload *w)
 		if (a->count != b->count ||
 		    a->has_min_count != b->has_min_count ||
 		    (a->has_min_count && a->min_count != b->min_count) ||
-		    !str_same(a->name, b->name))
+		    !same_str(a->name, b->name))
 			return false;
 		if (x->ncontainers != y->ncontainers ||
 		    x->ninit_containers != y->ninit_containers ||
@@ -1320,7 +1320,7 @@ static bool podsets_same(const struct workload *o, const struct workload *w)
 		    !reslist_equal(&x->overhead, &y->overhead) ||
 		    !reslist_equal(&x->pod_requests, &y->pod_requests) ||
 		    !reslist_equal(&x->pod_limits, &y->pod_limits) ||
-		    !strmap_equal(&x->node_selector, &y->node_selector))
+		    !smap_equal(&x->node_selector, &y->node_selector))
 			return false;
 		for (size_t k = 0; k < x->ntols; k++)
 			if (!toleration_equal(&x->tols[k], &y->tols[k]))
@@ -1333,13 +1333,13 @@ static void compile_podsets(struct sched *s, struct swl *r,
 			    const struct workload *w)
 {
 	for (size_t i = 0; i < r->nps; i++)
-		asg_podset_release(&r->ps[i]);
+		assign_podset_release(&r->ps[i]);
 	free(r->ps);
 	r->nps = w->npod_sets;
 	r->ps = xcalloc(r->nps ? r->nps : 1, sizeof(*r->ps));
 	for (size_t i = 0; i < r->nps; i++) {
 		const struct pod_set *p = &w->pod_sets[i];
-		struct asg_podset *a = &r->ps[i];
+		struct assign_podset *a = &r->ps[i];
 		struct reslist rl = RESLIST_INIT;
 		struct err err;
 		int32_t recl = 0;
@@ -1578,7 +1578,7 @@ void sched_wl_remove(struct sched *s, const char *ns, const char *name)
 	r->last_hash = 0;
 	r->last_reason = NULL;
 	for (size_t i = 0; i < r->nps; i++)
-		asg_podset_release(&r->ps[i]);
+		assign_podset_release(&r->ps[i]);
 	FREE_AND_NULL(r->ps);
 	r->nps = 0;
 }

@@ -71,7 +71,7 @@
 #include <stdint.h>
 
 #include "model/objects.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 struct sched;
 
@@ -125,7 +125,7 @@ void sched_cq_remove(struct sched *s, const char *name);
 /* Namespace labels, for ClusterQueue namespaceSelectors (copied). A
  * namespace never set has no labels. */
 void sched_namespace_set(struct sched *s, const char *name,
-			 const struct strmap *labels);
+			 const struct smap *labels);
 void sched_namespace_remove(struct sched *s, const char *name);
 
 /*

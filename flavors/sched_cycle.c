@@ -20,7 +20,7 @@
  * held by Requeued=False whose cause has ended (reactivated, its queue
  * restarted) gets one DEC_REQUEUE.
  *
- * Preemption seam: the assigner asks env.oracle (asg_oracle_none today:
+ * Preemption seam: the assigner asks env.oracle (assign_oracle_none today:
  * "no candidates") with the preempting workload's id, so a head that
  * would need preemption is reported with Kueue's "insufficient unused
  * quota ... N more needed" and, unless reclaimWithinCohort is Any,
@@ -31,8 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "flavors/sched_int.h"
-#include "model/alloc.h"
 
 #define MSG_NS_MISMATCH "Workload namespace doesn't match ClusterQueue selector"
 #define MSG_NO_LONGER_FITS \
@@ -42,10 +42,10 @@
 /* ---- the cycle ---- */
 
 static struct sched_assignment *make_asg(int32_t cq,
-					 const struct asg_result *r)
+					 const struct assign_result *r)
 {
 	size_t sz = sizeof(struct sched_assignment) +
-		    r->ncells * sizeof(struct asg_cell) +
+		    r->ncells * sizeof(struct assign_cell) +
 		    r->nusage * sizeof(struct fr_val) +
 		    (r->nps + 1) * sizeof(size_t) + r->nps * sizeof(int32_t);
 	struct sched_assignment *a = xmalloc(sz);
@@ -56,8 +56,8 @@ static struct sched_assignment *make_asg(int32_t cq,
 	a->nps = r->nps;
 	a->ncells = r->ncells;
 	a->nusage = r->nusage;
-	a->cells = (struct asg_cell *)(void *)p;
-	p += r->ncells * sizeof(struct asg_cell);
+	a->cells = (struct assign_cell *)(void *)p;
+	p += r->ncells * sizeof(struct assign_cell);
 	a->usage = (struct fr_val *)(void *)p;
 	p += r->nusage * sizeof(struct fr_val);
 	a->first = (size_t *)(void *)p;
@@ -218,12 +218,12 @@ static void admit(struct sched *s, struct sched_decisions *out,
 }
 
 /* Nominate (§2.2) one popped head into entry e. */
-static void nominate(struct sched *s, struct asg_env *env,
+static void nominate(struct sched *s, struct assign_env *env,
 		     struct sentry *e)
 {
 	struct swl *r = s->wls[e->wl];
 	struct scq *c = &s->cqs[e->cq];
-	struct asg_result *res = &s->res_scratch;
+	struct assign_result *res = &s->res_scratch;
 
 	e->priority = r->qi.priority;
 	e->ts = r->qi.ts_ms;
@@ -234,22 +234,22 @@ static void nominate(struct sched *s, struct asg_env *env,
 	e->message = NULL;
 	e->reason = NULL;
 	if (!sched_ns_ok(s, r, c)) {
-		e->mode = ASG_NOFIT;
+		e->mode = ASSIGN_NOFIT;
 		e->why = RQ_NAMESPACE_MISMATCH;
 		e->reason = REASON_PENDING;
 		e->message = xstrdup(MSG_NS_MISMATCH);
 		return;
 	}
 	env->preemptor = r->id;
-	e->mode = asg_assign(env, &c->c, r->ps, r->nps, res);
+	e->mode = assign_flavors(env, &c->c, r->ps, r->nps, res);
 	e->borrowing = res->borrowing;
-	if (e->mode != ASG_NOFIT)
+	if (e->mode != ASSIGN_NOFIT)
 		e->asg = make_asg(e->cq, res);
-	if (e->mode != ASG_FIT) {
-		e->why = e->mode == ASG_NOFIT ? RQ_NO_FIT
+	if (e->mode != ASSIGN_FIT) {
+		e->why = e->mode == ASSIGN_NOFIT ? RQ_NO_FIT
 					      : RQ_PREEMPTION_NO_CANDIDATES;
 		e->reason = REASON_PENDING;
-		e->message = asg_message(env, r->ps, res);
+		e->message = assign_message(env, r->ps, res);
 	}
 }
 
@@ -276,12 +276,12 @@ static void report_fresh(void *ctx, struct qitem *it)
 static size_t round_run(struct sched *s, struct sched_decisions *out,
 			int64_t now, size_t *npopped, size_t *nparked)
 {
-	struct asg_env env;
+	struct assign_env env;
 	size_t nadm = 0;
 	/* the round's reservations are undone to here at its end */
 	size_t sp = tree_undo_savepoint(&s->undo);
 
-	sched_asg_env(s, &env);
+	sched_assign_env(s, &env);
 	s->cycle++;
 	s->nent = 0;
 	/* 1. Heads: one per active ClusterQueue. */
@@ -315,16 +315,16 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 		struct scq *c = &s->cqs[e->cq];
 		struct swl *r = s->wls[e->wl];
 
-		if (e->mode == ASG_PREEMPT) {
+		if (e->mode == ASSIGN_PREEMPT) {
 			if (c->cq->reclaim != RWC_ANY)
 				reserve(s, c, e);
-		} else if (e->mode == ASG_FIT &&
+		} else if (e->mode == ASSIGN_FIT &&
 			   !tree_fits(s->t, c->node, e->asg->usage,
 				      e->asg->nusage)) {
 			e->why = RQ_FAILED_AFTER_NOMINATION;
 			e->reason = REASON_PENDING;
 			e->message = xstrdup(MSG_NO_LONGER_FITS);
-		} else if (e->mode == ASG_FIT) {
+		} else if (e->mode == ASSIGN_FIT) {
 			admit(s, out, e);
 			nadm++;
 			continue;
@@ -505,13 +505,13 @@ void sched_decision_admission(const struct sched *s,
 					   : DEFAULT_PODSET_NAME;
 
 		p->name = xstrdup(name);
-		strmap_init(&p->flavors);
+		smap_init(&p->flavors);
 		reslist_init(&p->usage);
 		for (size_t k = a->first[i]; k < a->first[i + 1]; k++) {
-			const struct asg_cell *c = &a->cells[k];
+			const struct assign_cell *c = &a->cells[k];
 			const char *rn = s->res_idx.key[c->res];
 
-			strmap_set(&p->flavors, rn, s->flv[c->flv].name);
+			smap_set(&p->flavors, rn, s->flv[c->flv].name);
 			reslist_set(&p->usage, rn, c->v);
 		}
 		p->has_count = true;

@@ -46,7 +46,7 @@ struct swl {
 	int32_t lq;                 /* LocalQueue id or -1 */
 	struct qitem qi;            /* embedded queue link */
 	/* pending: compiled pod sets */
-	struct asg_podset *ps;      /* owned */
+	struct assign_podset *ps;      /* owned */
 	size_t nps;
 	int64_t gen;                /* metadata.generation last compiled */
 	uint32_t cond_sig;          /* Evicted/Requeued signature */
@@ -83,7 +83,7 @@ struct scq {
 	char *invalid;                    /* owned or NULL */
 	int node;                         /* tree node (always alive) */
 	uint32_t gen;                     /* changes on every set */
-	struct asg_cq c;                  /* compiled groups */
+	struct assign_cq c;                  /* compiled groups */
 	struct cq_queue q;
 	int32_t *flavors;                 /* owned; flavor ids referenced */
 	size_t nflavors;
@@ -120,7 +120,7 @@ struct slq {
 
 struct sns {
 	const char *name;     /* ns_idx's */
-	struct strmap labels; /* owned copy */
+	struct smap labels; /* owned copy */
 	uint32_t gen;
 };
 
@@ -137,7 +137,7 @@ struct sentry {
 	int64_t ts;
 	const char *uid;
 	uint64_t uid_pre;          /* queue_uid_prefix(uid) */
-	enum asg_mode mode;
+	enum assign_mode mode;
 	enum requeue_reason why;
 	const char *reason;        /* pending: static reason, or NULL */
 	char *message;             /* pending: owned message */
@@ -150,7 +150,7 @@ struct sched_assignment {
 	size_t nps;
 	int32_t *count;         /* [nps] */
 	size_t *first;          /* [nps + 1] cell ranges */
-	struct asg_cell *cells; /* [ncells] */
+	struct assign_cell *cells; /* [ncells] */
 	size_t ncells;
 	struct fr_val *usage;   /* [nusage] */
 	size_t nusage;
@@ -166,7 +166,7 @@ struct sched {
 	int64_t now;                /* last now_ms seen (cycle, tick) */
 	size_t nbackoff;            /* records with qi.requeue_at_ms != 0 */
 
-	struct asg_flavor *flv;     /* by flavor id; names flv_idx's */
+	struct assign_flavor *flv;     /* by flavor id; names flv_idx's */
 	size_t nflv, capflv;
 	struct nidx flv_idx;
 
@@ -206,7 +206,7 @@ struct sched {
 	/* cycle scratch */
 	struct sentry *ent;
 	size_t nent, capent;
-	struct asg_result res_scratch;
+	struct assign_result res_scratch;
 	struct tree_undo undo;
 	int32_t *stack;
 	size_t capstack;
@@ -227,7 +227,7 @@ struct sched {
 int32_t sched_find_cq(const struct sched *s, const char *name);
 int32_t sched_find_lq(const struct sched *s, const char *name);
 int32_t sched_find_wl(const struct sched *s, const char *key);
-void sched_asg_env(const struct sched *s, struct asg_env *e);
+void sched_assign_env(const struct sched *s, struct assign_env *e);
 /* Marks ClusterQueue (LocalQueue) id for the next sched_take_dirty;
  * id < 0 is a no-op. */
 void sched_dirty_cq(struct sched *s, int32_t id);

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "flavors/sched.h"
 #include "flavors/sched_int.h"
-#include "model/alloc.h"
 
 void sched_cq_status(const struct sched *s, const char *name,
 		     struct sched_cq_status *st)
@@ -35,7 +35,7 @@ void sched_cq_status(const struct sched *s, const char *name,
 
 /* Resource ids of a group sorted by name (insertion sort: groups are
  * small). */
-static void sorted_res(const struct sched *s, const struct asg_group *g,
+static void sorted_res(const struct sched *s, const struct assign_group *g,
 		       size_t *order)
 {
 	for (size_t i = 0; i < g->nres; i++)
@@ -73,7 +73,7 @@ void sched_cq_usage(const struct sched *s, const char *name,
 		return;
 	*out = xcalloc(nf, sizeof(**out));
 	for (size_t g = 0; g < c->c.ngroups; g++) {
-		const struct asg_group *grp = &c->c.groups[g];
+		const struct assign_group *grp = &c->c.groups[g];
 		size_t *order = xmalloc((grp->nres ? grp->nres : 1) *
 					sizeof(*order));
 

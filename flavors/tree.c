@@ -2,7 +2,7 @@
  * tree: the cohort forest and its quota arithmetic (kueue-scheduler.md §3,
  * after Kueue's pkg/cache/scheduler/resource_node.go). Owns every node,
  * quota and usage cell of one tree value; never does I/O, never reads a
- * clock, keeps no global state. Allocation goes through model/alloc.h.
+ * clock, keeps no global state. Allocation goes through base/alloc.h.
  *
  * DESIGN
  *

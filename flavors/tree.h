@@ -29,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 #define TREE_UNLIMITED INT64_MAX /* a nil borrowing/lending limit */
 

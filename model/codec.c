@@ -77,7 +77,7 @@ static const struct codec_enum stop_tab[] = {
 	{ NULL, 0, false },
 };
 
-static const struct codec_enum strategy_tab[] = {
+static const struct codec_enum queueing_tab[] = {
 	{ "StrictFIFO", QS_STRICT_FIFO, false },
 	{ "BestEffortFIFO", QS_BEST_EFFORT_FIFO, false },
 	{ NULL, 0, false },
@@ -442,7 +442,7 @@ static void dec_cq_spec(struct codec_ctx *c, const json_t *obj,
 	dec_groups(c, spec, &cq->groups, &cq->ngroups);
 	cq->cohort = codec_strdup(c, spec,
 			      c->v == API_V1BETA2 ? "cohortName" : "cohort");
-	if (codec_enum(c, spec, "queueingStrategy", strategy_tab, &v))
+	if (codec_enum(c, spec, "queueingStrategy", queueing_tab, &v))
 		cq->strategy = (enum queueing_strategy)v;
 	cq->has_ns_selector = codec_read_selector(c, spec, "namespaceSelector",
 					   &cq->ns_selector);

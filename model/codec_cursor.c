@@ -522,7 +522,7 @@ size_t codec_strv(struct codec_ctx *c, const json_t *o, const char *key,
 
 /* map[string]string; reports values that are not strings. */
 void codec_map(struct codec_ctx *c, const json_t *o, const char *key,
-	       struct strmap *out)
+	       struct smap *out)
 {
 	const json_t *mo = codec_obj(c, o, key);
 	const char *k;
@@ -537,7 +537,7 @@ void codec_map(struct codec_ctx *c, const json_t *o, const char *key,
 		const char *s = codec_v_str(c, NULL, v);
 
 		if (s)
-			strmap_set(out, k, s);
+			smap_set(out, k, s);
 		codec_pop(c, mk);
 	}
 	codec_pop(c, m);

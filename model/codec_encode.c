@@ -58,7 +58,7 @@ static void set_opaque(json_t *o, const char *key, const char *text)
 		json_object_set_new(o, key, j);
 }
 
-static json_t *enc_strmap(const struct strmap *m)
+static json_t *enc_strmap(const struct smap *m)
 {
 	json_t *o = json_object();
 
@@ -68,7 +68,7 @@ static json_t *enc_strmap(const struct strmap *m)
 }
 
 /* Sets key to the map unless it is empty (omitempty maps). */
-static void set_strmap(json_t *o, const char *key, const struct strmap *m)
+static void set_strmap(json_t *o, const char *key, const struct smap *m)
 {
 	if (m->n)
 		json_object_set_new(o, key, enc_strmap(m));
@@ -326,7 +326,7 @@ static json_t *build_pod_template(const struct pod_template *t)
 }
 
 /* Replaces (or removes, when empty) metadata[key] with m. */
-static void replace_map(json_t *md, const char *key, const struct strmap *m)
+static void replace_map(json_t *md, const char *key, const struct smap *m)
 {
 	if (m->n)
 		json_object_set_new(md, key, enc_strmap(m));

@@ -147,7 +147,7 @@ size_t codec_strv(struct codec_ctx *c, const json_t *o, const char *key,
 		  char ***out);
 /* map[string]string entries added to out. */
 void codec_map(struct codec_ctx *c, const json_t *o, const char *key,
-	       struct strmap *out);
+	       struct smap *out);
 /* corev1.ResourceList entries added to out; true when the map is there. */
 bool codec_reslist(struct codec_ctx *c, const json_t *o, const char *key,
 		   struct reslist *out);

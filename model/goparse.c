@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 enum goparse_rc goparse_int(const char *s, int bits, int64_t *out)
 {

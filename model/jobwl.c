@@ -15,12 +15,12 @@
 
 #include <openssl/evp.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/goparse.h"
 #include "model/names.h"
 #include "model/placement.h"
 #include "model/resources.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 #define HASH_LEN 5
 /* 253 (longest object name) - "-" - hash: Kueue's maxPrefixLength. */
@@ -144,10 +144,10 @@ static void append_json_string(char **buf, const char *key, const char *s)
  */
 static char *topology_request(const struct pod_template *t, struct err *err)
 {
-	const struct strmap *a = &t->annotations;
-	const char *required = strmap_get(a, ANNOT_TAS_REQUIRED);
-	const char *preferred = strmap_get(a, ANNOT_TAS_PREFERRED);
-	const char *unconstrained = strmap_get(a, ANNOT_TAS_UNCONSTRAINED);
+	const struct smap *a = &t->annotations;
+	const char *required = smap_get(a, ANNOT_TAS_REQUIRED);
+	const char *preferred = smap_get(a, ANNOT_TAS_PREFERRED);
+	const char *unconstrained = smap_get(a, ANNOT_TAS_UNCONSTRAINED);
 	char *body = xstrdup("");
 	char *res;
 
@@ -178,8 +178,8 @@ static char *topology_request(const struct pod_template *t, struct err *err)
 static int min_count(const struct job *job, int32_t count, struct pod_set *ps,
 		     struct err *err)
 {
-	const char *v = strmap_get(&job->meta.annotations,
-				   ANNOT_MIN_PARALLELISM);
+	const char *v = smap_get(&job->meta.annotations,
+				 ANNOT_MIN_PARALLELISM);
 	int32_t n;
 
 	if (!v)
@@ -207,8 +207,8 @@ static int resolve_priority(const struct job *job,
 			    const struct priority_lookup *prio,
 			    struct workload *wl, struct err *err)
 {
-	const char *wpc = nonempty(strmap_get(&job->meta.labels,
-					      LABEL_PRIORITY_CLASS));
+	const char *wpc = nonempty(smap_get(&job->meta.labels,
+					    LABEL_PRIORITY_CLASS));
 	const char *pc = nonempty(job->tmpl.priority_class_name);
 	const char *def = NULL;
 	int32_t value = 0;
@@ -263,20 +263,20 @@ static void build_meta(const struct job *job, const struct jobwl_opts *opts,
 
 	for (size_t i = 0; opts && i < opts->nlabel_keys_to_copy; i++) {
 		const char *k = opts->label_keys_to_copy[i];
-		const char *v = strmap_get(&job->meta.labels, k);
+		const char *v = smap_get(&job->meta.labels, k);
 
 		if (v)
-			strmap_set(&m->labels, k, v);
+			smap_set(&m->labels, k, v);
 	}
 	/* Set after the copied labels, so it wins as in Kueue. */
 	if (is_label_value(uid))
-		strmap_set(&m->labels, LABEL_JOB_UID, uid);
+		smap_set(&m->labels, LABEL_JOB_UID, uid);
 
 	for (size_t i = 0; i < job->meta.annotations.n; i++) {
-		const struct strkv *kv = &job->meta.annotations.v[i];
+		const struct smap_kv *kv = &job->meta.annotations.v[i];
 
 		if (!strncmp(kv->key, PROVREQ_PREFIX, strlen(PROVREQ_PREFIX)))
-			strmap_set(&m->annotations, kv->key, kv->value);
+			smap_set(&m->annotations, kv->key, kv->value);
 	}
 }
 
@@ -300,12 +300,12 @@ int jobwl_build(const struct job *job, const struct jobwl_opts *opts,
 
 	/* 2. Spec scalars: queue (label, else the deprecated annotation),
 	 *    maximum execution time (ignored unless a positive int32). */
-	queue = nonempty(strmap_get(&job->meta.labels, LABEL_QUEUE_NAME));
+	queue = nonempty(smap_get(&job->meta.labels, LABEL_QUEUE_NAME));
 	if (!queue)
-		queue = nonempty(strmap_get(&job->meta.annotations,
-					    LABEL_QUEUE_NAME));
+		queue = nonempty(smap_get(&job->meta.annotations,
+					  LABEL_QUEUE_NAME));
 	wl.queue_name = xstrdup_or_null(queue);
-	s = strmap_get(&job->meta.labels, LABEL_MAX_EXEC_TIME);
+	s = smap_get(&job->meta.labels, LABEL_MAX_EXEC_TIME);
 	if (s && parse_int32(s, &n) && n > 0) {
 		wl.has_max_exec = true;
 		wl.max_exec_seconds = n;
@@ -322,7 +322,7 @@ int jobwl_build(const struct job *job, const struct jobwl_opts *opts,
 		goto out;
 	pod_template_copy(&ps->tmpl, &job->tmpl);
 	for (size_t i = 0; i < NMANAGED_LABELS; i++)
-		strmap_del(&ps->tmpl.labels, managed_labels[i]);
+		smap_del(&ps->tmpl.labels, managed_labels[i]);
 	ps->topology_request = topology_request(&job->tmpl, err);
 	if (!ps->topology_request)
 		goto out;
@@ -379,7 +379,7 @@ bool jobwl_pod_set_matches(const struct pod_set *built,
 		return false;
 	if (!directives)
 		return true;
-	if (!strmap_equal(&x->node_selector, &y->node_selector) ||
+	if (!smap_equal(&x->node_selector, &y->node_selector) ||
 	    x->ntols != y->ntols ||
 	    x->affinity.present != y->affinity.present)
 		return false;

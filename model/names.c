@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 #define LABEL_MAX 63      /* DNS-1123 label, label key name part, value */
 #define SUBDOMAIN_MAX 253 /* DNS-1123 subdomain, label key prefix */

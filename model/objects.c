@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/svec.h"
 
 enum api_version api_version_parse(const char *s)
@@ -50,8 +50,8 @@ void object_meta_release(struct object_meta *m)
 	free(m->generate_name);
 	free(m->uid);
 	free(m->resource_version);
-	strmap_release(&m->labels);
-	strmap_release(&m->annotations);
+	smap_release(&m->labels);
+	smap_release(&m->annotations);
 	svec_free(m->finalizers, m->nfinalizers);
 	for (size_t i = 0; i < m->nowners; i++)
 		owner_ref_release(&m->owners[i]);
@@ -72,8 +72,8 @@ void object_meta_copy(struct object_meta *dst, const struct object_meta *src)
 	dst->generation = src->generation;
 	dst->creation_ms = src->creation_ms;
 	dst->deletion_ms = src->deletion_ms;
-	strmap_copy(&dst->labels, &src->labels);
-	strmap_copy(&dst->annotations, &src->annotations);
+	smap_copy(&dst->labels, &src->labels);
+	smap_copy(&dst->annotations, &src->annotations);
 	dst->finalizers = svec_copy((const char *const *)src->finalizers,
 				    src->nfinalizers);
 	dst->nfinalizers = src->nfinalizers;
@@ -162,7 +162,7 @@ bool conditions_is_true(const struct conditions *c, const char *type)
 	return x && x->status == COND_TRUE;
 }
 
-static bool str_same(const char *a, const char *b)
+static bool eq_null_empty(const char *a, const char *b)
 {
 	return !strcmp(a ? a : "", b ? b : "");
 }
@@ -188,12 +188,12 @@ bool conditions_set(struct conditions *c, const char *type,
 		x->last_transition_ms = now_ms;
 		changed = true;
 	}
-	if (!x->reason || !str_same(x->reason, reason)) {
+	if (!x->reason || !eq_null_empty(x->reason, reason)) {
 		free(x->reason);
 		x->reason = xstrdup(reason ? reason : "");
 		changed = true;
 	}
-	if (!x->message || !str_same(x->message, message)) {
+	if (!x->message || !eq_null_empty(x->message, message)) {
 		free(x->message);
 		x->message = xstrdup(message ? message : "");
 		changed = true;
@@ -265,7 +265,7 @@ void flavor_usages_release(struct flavor_usage *u, size_t n)
 void resource_flavor_release(struct resource_flavor *rf)
 {
 	object_meta_release(&rf->meta);
-	strmap_release(&rf->node_labels);
+	smap_release(&rf->node_labels);
 	for (size_t i = 0; i < rf->ntaints; i++)
 		taint_release(&rf->taints[i]);
 	free(rf->taints);
@@ -351,14 +351,14 @@ static struct container_res *containers_copy(const struct container_res *c,
 
 void pod_template_release(struct pod_template *t)
 {
-	strmap_release(&t->labels);
-	strmap_release(&t->annotations);
+	smap_release(&t->labels);
+	smap_release(&t->annotations);
 	containers_release(t->containers, t->ncontainers);
 	containers_release(t->init_containers, t->ninit_containers);
 	reslist_release(&t->overhead);
 	reslist_release(&t->pod_requests);
 	reslist_release(&t->pod_limits);
-	strmap_release(&t->node_selector);
+	smap_release(&t->node_selector);
 	node_affinity_release(&t->affinity);
 	for (size_t i = 0; i < t->ntols; i++)
 		toleration_release(&t->tols[i]);
@@ -374,8 +374,8 @@ void pod_template_copy(struct pod_template *dst, const struct pod_template *src)
 	if (dst == src)
 		return; /* releasing dst first would free src */
 	pod_template_release(dst);
-	strmap_copy(&dst->labels, &src->labels);
-	strmap_copy(&dst->annotations, &src->annotations);
+	smap_copy(&dst->labels, &src->labels);
+	smap_copy(&dst->annotations, &src->annotations);
 	dst->containers = containers_copy(src->containers, src->ncontainers);
 	dst->ncontainers = src->ncontainers;
 	dst->init_containers = containers_copy(src->init_containers,
@@ -385,7 +385,7 @@ void pod_template_copy(struct pod_template *dst, const struct pod_template *src)
 	dst->has_pod_resources = src->has_pod_resources;
 	reslist_copy(&dst->pod_requests, &src->pod_requests);
 	reslist_copy(&dst->pod_limits, &src->pod_limits);
-	strmap_copy(&dst->node_selector, &src->node_selector);
+	smap_copy(&dst->node_selector, &src->node_selector);
 	node_affinity_copy(&dst->affinity, &src->affinity);
 	if (src->ntols) {
 		dst->tols = xcalloc(src->ntols, sizeof(*dst->tols));
@@ -403,7 +403,7 @@ void pod_template_copy(struct pod_template *dst, const struct pod_template *src)
 static void psa_release(struct pod_set_assignment *p)
 {
 	free(p->name);
-	strmap_release(&p->flavors);
+	smap_release(&p->flavors);
 	reslist_release(&p->usage);
 	free(p->topology_assignment);
 }
@@ -431,7 +431,7 @@ void admission_copy(struct admission *dst, const struct admission *src)
 		struct pod_set_assignment *d = &dst->psa[i];
 
 		d->name = xstrdup_or_null(s->name);
-		strmap_copy(&d->flavors, &s->flavors);
+		smap_copy(&d->flavors, &s->flavors);
 		reslist_copy(&d->usage, &s->usage);
 		d->has_count = s->has_count;
 		d->count = s->count;

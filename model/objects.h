@@ -26,7 +26,7 @@
 #include "model/placement.h"
 #include "model/resources.h"
 #include "model/selector.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 #define KUEUE_GROUP "kueue.x-k8s.io"
 #define FINALIZER_RESOURCE_IN_USE "kueue.x-k8s.io/resource-in-use"
@@ -71,8 +71,8 @@ struct object_meta {
 	int64_t generation;     /* 0 = unset */
 	int64_t creation_ms;    /* creationTimestamp, epoch ms; 0 = unset */
 	int64_t deletion_ms;    /* deletionTimestamp, epoch ms; 0 = not deleting */
-	struct strmap labels;
-	struct strmap annotations;
+	struct smap labels;
+	struct smap annotations;
 	char **finalizers;      /* owned array of owned strings */
 	size_t nfinalizers;
 	struct owner_ref *owners; /* owned */
@@ -129,7 +129,7 @@ const char *cond_status_name(enum cond_status s); /* "True" ... */
 struct resource_flavor {
 	struct object_meta meta;
 	enum api_version version; /* as received */
-	struct strmap node_labels;
+	struct smap node_labels;
 	struct taint *taints;     /* owned; nodeTaints */
 	size_t ntaints;
 	struct toleration *tols;  /* owned; tolerations */
@@ -350,8 +350,8 @@ struct container_res {
 };
 
 struct pod_template {
-	struct strmap labels;      /* metadata.labels */
-	struct strmap annotations; /* metadata.annotations */
+	struct smap labels;      /* metadata.labels */
+	struct smap annotations; /* metadata.annotations */
 	struct container_res *containers;      /* owned */
 	size_t ncontainers;
 	struct container_res *init_containers; /* owned */
@@ -360,7 +360,7 @@ struct pod_template {
 	bool has_pod_resources;    /* spec.resources (pod-level) present */
 	struct reslist pod_requests;
 	struct reslist pod_limits;
-	struct strmap node_selector;
+	struct smap node_selector;
 	struct node_affinity affinity; /* required node affinity */
 	struct toleration *tols;   /* owned */
 	size_t ntols;
@@ -392,7 +392,7 @@ struct pod_set {
 
 struct pod_set_assignment {
 	char *name;            /* owned; pod set name */
-	struct strmap flavors; /* resource -> flavor */
+	struct smap flavors; /* resource -> flavor */
 	struct reslist usage;  /* resourceUsage: per-pod x count */
 	bool has_count;
 	int32_t count;

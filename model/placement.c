@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 static const char *const effect_names[] = {
 	[EFFECT_ALL] = "",
@@ -54,7 +54,7 @@ int taint_effect_parse(const char *s, bool allow_all, enum taint_effect *out)
 }
 
 /* NULL reads as "" so a half-built struct cannot crash a matcher. */
-static const char *str_or_empty(const char *s)
+static const char *or_empty(const char *s)
 {
 	return s ? s : "";
 }
@@ -98,9 +98,9 @@ void toleration_copy(struct toleration *dst, const struct toleration *src)
  * lists are merged). */
 bool toleration_equal(const struct toleration *a, const struct toleration *b)
 {
-	if (strcmp(str_or_empty(a->key), str_or_empty(b->key)) ||
+	if (strcmp(or_empty(a->key), or_empty(b->key)) ||
 	    a->op != b->op ||
-	    strcmp(str_or_empty(a->value), str_or_empty(b->value)) ||
+	    strcmp(or_empty(a->value), or_empty(b->value)) ||
 	    a->effect != b->effect || a->has_seconds != b->has_seconds)
 		return false;
 	return !a->has_seconds || a->seconds == b->seconds;
@@ -108,16 +108,16 @@ bool toleration_equal(const struct toleration *a, const struct toleration *b)
 
 bool toleration_tolerates(const struct toleration *tol, const struct taint *t)
 {
-	const char *key = str_or_empty(tol->key);
+	const char *key = or_empty(tol->key);
 
 	if (tol->effect != EFFECT_ALL && tol->effect != t->effect)
 		return false;
-	if (*key && strcmp(key, str_or_empty(t->key)))
+	if (*key && strcmp(key, or_empty(t->key)))
 		return false;
 	switch (tol->op) {
 	case TOL_EQUAL:
-		return !strcmp(str_or_empty(tol->value),
-			       str_or_empty(t->value));
+		return !strcmp(or_empty(tol->value),
+			       or_empty(t->value));
 	case TOL_EXISTS:
 		return true;
 	}
@@ -206,7 +206,7 @@ struct node_term *node_affinity_add_term(struct node_affinity *a)
  * terms at all matches nothing.
  */
 bool node_affinity_matches(const struct node_affinity *a,
-			   const struct strmap *labels)
+			   const struct smap *labels)
 {
 	if (!a || !a->present)
 		return true;
@@ -222,14 +222,14 @@ bool node_affinity_matches(const struct node_affinity *a,
 /* The term restricted to the keys in node_labels matches them; nkept
  * receives how many expressions survived the filter. */
 static bool filtered_term_matches(const struct label_selector *e,
-				  const struct strmap *node_labels,
+				  const struct smap *node_labels,
 				  size_t *nkept)
 {
 	bool ok = true;
 
 	*nkept = 0;
 	for (size_t i = 0; i < e->n; i++) {
-		if (!strmap_has(node_labels, e->reqs[i].key))
+		if (!smap_has(node_labels, e->reqs[i].key))
 			continue;
 		(*nkept)++;
 		if (!sel_req_matches(&e->reqs[i], node_labels))
@@ -238,16 +238,16 @@ static bool filtered_term_matches(const struct label_selector *e,
 	return ok;
 }
 
-bool flavor_matches_selectors(const struct strmap *node_labels,
-			      const struct strmap *node_selector,
+bool flavor_matches_selectors(const struct smap *node_labels,
+			      const struct smap *node_selector,
 			      const struct node_affinity *affinity)
 {
 	bool matched = false;
 
 	/* 1. nodeSelector: keys the flavor defines must carry equal values */
 	for (size_t i = 0; node_selector && i < node_selector->n; i++) {
-		const char *have = strmap_get(node_labels,
-					      node_selector->v[i].key);
+		const char *have = smap_get(node_labels,
+					    node_selector->v[i].key);
 
 		if (have && strcmp(have, node_selector->v[i].value))
 			return false;

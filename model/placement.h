@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "model/selector.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 enum taint_effect {
 	EFFECT_ALL = 0,            /* toleration with empty effect: all */
@@ -98,7 +98,7 @@ struct node_term *node_affinity_add_term(struct node_affinity *a);
 /* Kubernetes semantics against a node's labels: terms ORed, a term with no
  * expressions matches nothing, Gt/Lt compare integers. */
 bool node_affinity_matches(const struct node_affinity *a,
-			   const struct strmap *labels);
+			   const struct smap *labels);
 
 /*
  * Kueue's flavor check: true when the pod's nodeSelector and required node
@@ -106,8 +106,8 @@ bool node_affinity_matches(const struct node_affinity *a,
  * keys present in node_labels. A term that loses every expression to that
  * filter makes the affinity match.
  */
-bool flavor_matches_selectors(const struct strmap *node_labels,
-			      const struct strmap *node_selector,
+bool flavor_matches_selectors(const struct smap *node_labels,
+			      const struct smap *node_selector,
 			      const struct node_affinity *affinity);
 
 #endif

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/errors.h"
 
 struct resource {

@@ -99,9 +99,9 @@ static bool has_value(const struct sel_req *r, const char *v)
 	return false;
 }
 
-bool sel_req_matches(const struct sel_req *req, const struct strmap *labels)
+bool sel_req_matches(const struct sel_req *req, const struct smap *labels)
 {
-	const char *v = labels ? strmap_get(labels, req->key) : NULL;
+	const char *v = labels ? smap_get(labels, req->key) : NULL;
 	int64_t have, want;
 
 	switch (req->op) {
@@ -126,7 +126,7 @@ bool sel_req_matches(const struct sel_req *req, const struct strmap *labels)
 }
 
 bool label_selector_matches(const struct label_selector *s,
-			    const struct strmap *labels)
+			    const struct smap *labels)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (!sel_req_matches(&s->reqs[i], labels))

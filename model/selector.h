@@ -15,9 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/errors.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 enum sel_op {
 	SEL_IN,             /* key has one of values */
@@ -55,9 +55,9 @@ void label_selector_add(struct label_selector *s, const char *key,
 			size_t nvalues);
 
 /* True when labels satisfy req / every requirement of s. */
-bool sel_req_matches(const struct sel_req *req, const struct strmap *labels);
+bool sel_req_matches(const struct sel_req *req, const struct smap *labels);
 bool label_selector_matches(const struct label_selector *s,
-			    const struct strmap *labels);
+			    const struct smap *labels);
 
 /*
  * Parses the string form used by ?labelSelector= and kubectl -l:

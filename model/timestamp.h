@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 #define TIMESTAMP_BUF 40
 

@@ -254,7 +254,7 @@ static void check_fair_sharing(bool has_weight, int64_t weight,
 #define RF_MAX_TAINTS 8
 #define RF_MAX_TOLS 8
 
-static bool str_empty(const char *s)
+static bool text_empty(const char *s)
 {
 	return !s || !*s;
 }
@@ -263,7 +263,7 @@ static bool str_empty(const char *s)
  * cover, in the order of the CRD; each fails at most once for the list. */
 static bool tol_key_needs_exists(const struct toleration *t)
 {
-	return str_empty(t->key) && t->op != TOL_EXISTS;
+	return text_empty(t->key) && t->op != TOL_EXISTS;
 }
 
 static bool tol_seconds_need_no_execute(const struct toleration *t)
@@ -273,7 +273,7 @@ static bool tol_seconds_need_no_execute(const struct toleration *t)
 
 static bool tol_exists_has_value(const struct toleration *t)
 {
-	return t->op == TOL_EXISTS && !str_empty(t->value);
+	return t->op == TOL_EXISTS && !text_empty(t->value);
 }
 
 static const struct {
@@ -374,7 +374,7 @@ static void check_tolerations(const char *root, const struct toleration *tols,
 	for (size_t i = 0; i < n; i++) {
 		size_t m;
 
-		if (str_empty(tols[i].key))
+		if (text_empty(tols[i].key))
 			continue;
 		m = validate_path_push(&p, "[%zu].key", i);
 		check_qualified_name(fe, p.s, tols[i].key);
@@ -394,7 +394,7 @@ static bool taint_equal(const struct taint *a, const struct taint *b)
 static bool rf_spec_equal(const struct resource_flavor *a,
 			  const struct resource_flavor *b)
 {
-	if (!strmap_equal(&a->node_labels, &b->node_labels) ||
+	if (!smap_equal(&a->node_labels, &b->node_labels) ||
 	    a->ntaints != b->ntaints || a->ntols != b->ntols ||
 	    !validate_opt_str_eq(a->topology_name, b->topology_name))
 		return false;
@@ -753,7 +753,7 @@ void validate_cluster_queue(const struct cluster_queue *cq,
 	bool v2 = cq->version == API_V1BETA2;
 	struct rg_opts o = {
 		.parent_word = "cohort",
-		.has_parent = !str_empty(cq->cohort),
+		.has_parent = !text_empty(cq->cohort),
 		/* CEL's !has(self.cohort): an explicit "" slips past it and
 		 * meets the webhook's per-field check instead. */
 		.cel_borrowing = !cq->cohort,
@@ -802,7 +802,7 @@ void validate_cohort(const struct cohort *c, const struct cohort *old,
 {
 	struct rg_opts o = {
 		.parent_word = "parent",
-		.has_parent = !str_empty(c->parent),
+		.has_parent = !text_empty(c->parent),
 		.cel_borrowing = false,   /* no CEL on CohortSpec */
 		.lending_le_nominal = false,
 	};

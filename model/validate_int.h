@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/errors.h"
 #include "model/objects.h"
 

@@ -36,12 +36,12 @@
 
 static const char *label(const struct job *j, const char *key)
 {
-	return strmap_get(&j->meta.labels, key);
+	return smap_get(&j->meta.labels, key);
 }
 
 static const char *annotation(const struct job *j, const char *key)
 {
-	return strmap_get(&j->meta.annotations, key);
+	return smap_get(&j->meta.annotations, key);
 }
 
 /* Go's m[key] on a string map: absent reads as "". */

@@ -368,8 +368,8 @@ static bool affinity_equal(const struct node_affinity *a,
 static bool template_equal(const struct pod_template *a,
 			   const struct pod_template *b)
 {
-	return strmap_equal(&a->labels, &b->labels) &&
-	       strmap_equal(&a->annotations, &b->annotations) &&
+	return smap_equal(&a->labels, &b->labels) &&
+	       smap_equal(&a->annotations, &b->annotations) &&
 	       a->ncontainers == b->ncontainers &&
 	       containers_equal(a->containers, b->containers, a->ncontainers) &&
 	       a->ninit_containers == b->ninit_containers &&
@@ -379,7 +379,7 @@ static bool template_equal(const struct pod_template *a,
 	       a->has_pod_resources == b->has_pod_resources &&
 	       reslist_equal(&a->pod_requests, &b->pod_requests) &&
 	       reslist_equal(&a->pod_limits, &b->pod_limits) &&
-	       strmap_equal(&a->node_selector, &b->node_selector) &&
+	       smap_equal(&a->node_selector, &b->node_selector) &&
 	       affinity_equal(&a->affinity, &b->affinity) &&
 	       a->ntols == b->ntols &&
 	       tolerations_equal(a->tols, b->tols, a->ntols) &&
@@ -431,7 +431,7 @@ static bool psa_equal(const struct pod_set_assignment *a,
 {
 	/* topologyAssignment may be filled in later (TAS, on by default). */
 	return validate_str_eq(a->name, b->name) &&
-	       strmap_equal(&a->flavors, &b->flavors) &&
+	       smap_equal(&a->flavors, &b->flavors) &&
 	       reslist_equal(&a->usage, &b->usage) &&
 	       a->has_count == b->has_count &&
 	       (!a->has_count || a->count == b->count);

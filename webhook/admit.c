@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "config/config.h"
-#include "model/alloc.h"
 #include "model/validate.h"
 #include "webhook/jsonpatch.h"
 
@@ -155,19 +155,19 @@ void admit_policy_release(struct admit_policy *p)
 
 bool admit_ns_is_managed(const struct admit_ctx *ctx, const char *ns)
 {
-	const struct strmap *labels;
-	struct strmap tmp = STRMAP_INIT;
+	const struct smap *labels;
+	struct smap tmp = SMAP_INIT;
 	bool ok;
 
 	if (!ctx->pol->has_ns_selector)
 		return true;
 	labels = nsview_labels(ctx->ns, ns);
 	if (!labels) {
-		strmap_set(&tmp, NS_NAME_LABEL, ns ? ns : "");
+		smap_set(&tmp, NS_NAME_LABEL, ns ? ns : "");
 		labels = &tmp;
 	}
 	ok = label_selector_matches(&ctx->pol->ns_selector, labels);
-	strmap_release(&tmp);
+	smap_release(&tmp);
 	return ok;
 }
 
@@ -231,11 +231,11 @@ static const char *nonempty(const char *s)
 /* Kueue's QueueNameForObject: the label, else (v0.14) the annotation. */
 static const char *job_queue_name(const struct job *j)
 {
-	const char *q = nonempty(strmap_get(&j->meta.labels,
-					    LABEL_QUEUE_NAME));
+	const char *q = nonempty(smap_get(&j->meta.labels,
+					  LABEL_QUEUE_NAME));
 
-	return q ? q : nonempty(strmap_get(&j->meta.annotations,
-					   LABEL_QUEUE_NAME));
+	return q ? q : nonempty(smap_get(&j->meta.annotations,
+					 LABEL_QUEUE_NAME));
 }
 
 /* Is the Job's controller owner a job kind Kueue manages? Then the
@@ -313,7 +313,7 @@ void admit_mutate_job(const struct admit_ctx *ctx, enum kind want,
 	/* 2. (HEAD) WorkloadPriorityClass defaulting: no class label, not a
 	 * child, and a class named "default" exists. */
 	if (p->wpc_defaulting && !child &&
-	    !nonempty(strmap_get(&j.meta.labels, LABEL_PRIORITY_CLASS)) &&
+	    !nonempty(smap_get(&j.meta.labels, LABEL_PRIORITY_CLASS)) &&
 	    nsview_has_default_wpc(ctx->ns))
 		json_object_set_new(ensure_object(ensure_object(copy,
 							       "metadata"),

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
 struct pathbuf {
 	char *s;    /* NUL-terminated JSON Pointer */

@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/svec.h"
 
 struct ns_entry {
 	char *name;          /* owned */
-	struct strmap labels;
+	struct smap labels;
 	size_t seq;          /* insertion order, for last-wins */
 };
 
@@ -39,7 +39,7 @@ void nsview_free(struct nsview *v)
 		return;
 	for (size_t i = 0; i < v->nns; i++) {
 		free(v->ns[i].name);
-		strmap_release(&v->ns[i].labels);
+		smap_release(&v->ns[i].labels);
 	}
 	free(v->ns);
 	for (size_t i = 0; i < v->ndflt; i++)
@@ -49,7 +49,7 @@ void nsview_free(struct nsview *v)
 }
 
 void nsview_set_labels(struct nsview *v, const char *ns,
-		       const struct strmap *labels)
+		       const struct smap *labels)
 {
 	struct ns_entry *e;
 
@@ -58,9 +58,9 @@ void nsview_set_labels(struct nsview *v, const char *ns,
 	XGROW(v->ns, v->capns, v->nns + 1);
 	e = &v->ns[v->nns];
 	e->name = xstrdup(ns);
-	strmap_init(&e->labels);
+	smap_init(&e->labels);
 	if (labels)
-		strmap_copy(&e->labels, labels);
+		smap_copy(&e->labels, labels);
 	e->seq = v->nns++;
 }
 
@@ -106,7 +106,7 @@ void nsview_freeze(struct nsview *v)
 	for (size_t i = 0; i < v->nns; i++) {
 		if (i + 1 < v->nns && !strcmp(v->ns[i].name, v->ns[i + 1].name)) {
 			free(v->ns[i].name);
-			strmap_release(&v->ns[i].labels);
+			smap_release(&v->ns[i].labels);
 			continue;
 		}
 		v->ns[w++] = v->ns[i];
@@ -148,7 +148,7 @@ static int cmp_key_entry(const void *key, const void *e)
 	return strcmp(key, ((const struct ns_entry *)e)->name);
 }
 
-const struct strmap *nsview_labels(const struct nsview *v, const char *ns)
+const struct smap *nsview_labels(const struct nsview *v, const char *ns)
 {
 	const struct ns_entry *e;
 

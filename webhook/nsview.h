@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model/strmap.h"
+#include "model/smap.h"
 
 struct nsview;
 
@@ -29,7 +29,7 @@ void nsview_free(struct nsview *v);
 /* Records namespace ns with a copy of its labels (replacing earlier
  * ones). Only before freezing. */
 void nsview_set_labels(struct nsview *v, const char *ns,
-		       const struct strmap *labels);
+		       const struct smap *labels);
 /* Records that ns has a LocalQueue named "default". Only before
  * freezing. */
 void nsview_set_default_lq(struct nsview *v, const char *ns);
@@ -46,7 +46,7 @@ bool nsview_is_frozen(const struct nsview *v);
 bool nsview_has_default_lq(const struct nsview *v, const char *ns);
 /* The labels of ns (borrowed, valid while v lives) or NULL when ns was
  * never recorded. */
-const struct strmap *nsview_labels(const struct nsview *v, const char *ns);
+const struct smap *nsview_labels(const struct nsview *v, const char *ns);
 size_t nsview_count(const struct nsview *v);
 bool nsview_has_default_wpc(const struct nsview *v);
 

@@ -12,7 +12,7 @@
 
 /* A JSON string of s, never NULL: text that is not valid UTF-8 (which
  * jansson refuses) becomes "" rather than a missing member. */
-static json_t *jstr(const char *s)
+static json_t *new_text(const char *s)
 {
 	json_t *j = json_string(s ? s : "");
 
@@ -205,7 +205,7 @@ json_t *review_encode_admission(const char *api_version, const char *uid,
 {
 	json_t *resp = json_object(), *rev = json_object();
 
-	json_object_set_new(resp, "uid", jstr(uid));
+	json_object_set_new(resp, "uid", new_text(uid));
 	json_object_set_new(resp, "allowed", json_boolean(r->allowed));
 
 	if (r->code || r->message || r->reason) {
@@ -216,9 +216,9 @@ json_t *review_encode_admission(const char *api_version, const char *uid,
 			json_object_set_new(st, "status",
 					    json_string("Failure"));
 		if (r->message)
-			json_object_set_new(st, "message", jstr(r->message));
+			json_object_set_new(st, "message", new_text(r->message));
 		if (r->reason)
-			json_object_set_new(st, "reason", jstr(r->reason));
+			json_object_set_new(st, "reason", new_text(r->reason));
 		if (r->code)
 			json_object_set_new(st, "code",
 					    json_integer(r->code));
@@ -240,11 +240,11 @@ json_t *review_encode_admission(const char *api_version, const char *uid,
 		json_t *w = json_array();
 
 		for (size_t i = 0; i < r->nwarnings; i++)
-			json_array_append_new(w, jstr(r->warnings[i]));
+			json_array_append_new(w, new_text(r->warnings[i]));
 		json_object_set_new(resp, "warnings", w);
 	}
 	json_object_set_new(rev, "apiVersion",
-			    jstr(api_version ? api_version
+			    new_text(api_version ? api_version
 					     : REVIEW_ADMISSION_V1));
 	json_object_set_new(rev, "kind", json_string("AdmissionReview"));
 	json_object_set_new(rev, "response", resp);
@@ -306,12 +306,12 @@ json_t *review_encode_conversion(const char *api_version, const char *uid,
 {
 	json_t *resp = json_object(), *rev = json_object();
 
-	json_object_set_new(resp, "uid", jstr(uid));
+	json_object_set_new(resp, "uid", new_text(uid));
 	if (failure) {
 		json_t *res = json_object();
 
 		json_object_set_new(res, "status", json_string("Failure"));
-		json_object_set_new(res, "message", jstr(failure));
+		json_object_set_new(res, "message", new_text(failure));
 		json_object_set_new(resp, "result", res);
 		json_object_set_new(resp, "convertedObjects", json_array());
 	} else {
@@ -322,7 +322,7 @@ json_t *review_encode_conversion(const char *api_version, const char *uid,
 					      : json_array());
 	}
 	json_object_set_new(rev, "apiVersion",
-			    jstr(api_version ? api_version
+			    new_text(api_version ? api_version
 					     : REVIEW_CONVERSION_V1));
 	json_object_set_new(rev, "kind", json_string("ConversionReview"));
 	json_object_set_new(rev, "response", resp);

@@ -35,8 +35,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "flavors/sched.h"
-#include "model/alloc.h"
 #include "model/objects.h"
 
 static double cpu_us(void)
@@ -56,7 +56,7 @@ static struct resource_flavor *mk_flavor(const char *name, const char *lk,
 
 	rf->meta.name = xstrdup(name);
 	if (lk)
-		strmap_set(&rf->node_labels, lk, lv);
+		smap_set(&rf->node_labels, lk, lv);
 	if (taint) {
 		rf->taints = xcalloc(1, sizeof(*rf->taints));
 		rf->ntaints = 1;
@@ -149,7 +149,7 @@ static struct workload *mk_wl(const char *name, int prio, int64_t ts,
 	if (gpu)
 		reslist_set(&c->requests, "nvidia.com/gpu", gpu);
 	if (gpu_label)
-		strmap_set(&ps->tmpl.node_selector, "gpu", gpu_label);
+		smap_set(&ps->tmpl.node_selector, "gpu", gpu_label);
 	if (spot) {
 		ps->tmpl.tols = xcalloc(1, sizeof(*ps->tmpl.tols));
 		ps->tmpl.ntols = 1;

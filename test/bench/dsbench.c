@@ -52,7 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "test/bench/benchlib.h"
 
 #define NS "bench"
@@ -76,7 +76,7 @@ struct opts {
 	bool storage[2];        /* [0] memory, [1] disk */
 	int repeat;             /* runs per scenario; the median is kept */
 	bool quick;
-	bool curl_clients;      /* --client curl: libcurl request threads */
+	bool libcurl_clients;      /* --client curl: libcurl request threads */
 };
 
 /* A started devserver and what it cost. */
@@ -886,7 +886,7 @@ static int scenario(const struct opts *o, bool disk, int nwatch,
 	if (server_start(o, disk, &srv) < 0)
 		return -1;
 	r.url = srv.url;
-	if (!o->curl_clients && !strncmp(srv.url, "http://", 7)) {
+	if (!o->libcurl_clients && !strncmp(srv.url, "http://", 7)) {
 		snprintf(r.host, sizeof(r.host), "%.120s", srv.url + 7);
 		r.host[strcspn(r.host, "/")] = '\0';
 		r.raw = true;
@@ -1079,7 +1079,7 @@ static void report(const struct opts *o, bool disk, int nwatch,
 	snprintf(note, sizeof(note), "%d clients (threads, one keep-alive "
 		 "connection each, %s) x %s ConfigMaps: all creates and merge "
 		 "patches / the two phases' wall time; %s", o->nclients,
-		 o->curl_clients ? "libcurl" : "raw HTTP/1.1 sockets",
+		 o->libcurl_clients ? "libcurl" : "raw HTTP/1.1 sockets",
 		 grouped((double)o->nobjects, a, sizeof(a)),
 		 o->repeat == 1 ? "one run" : "the run with the median rate "
 		 "of the repeats (full run: 3)");
@@ -1282,7 +1282,7 @@ static void parse_opts(int argc, char **argv, struct opts *o)
 		} else if (!strcmp(a, "--client")) {
 			if (strcmp(v, "raw") && strcmp(v, "curl"))
 				die("--client is raw or curl");
-			o->curl_clients = !strcmp(v, "curl");
+			o->libcurl_clients = !strcmp(v, "curl");
 		} else if (!strcmp(a, "--repeat")) {
 			o->repeat = parse_int(v, 1);
 		} else if (!strcmp(a, "--storage")) {

@@ -56,7 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/errors.h"
 #include "test/bench/benchlib.h"
 

@@ -2,7 +2,7 @@
  * tree_bench: micro-benchmark of flavors/tree.c, the cohort forest.
  * Not built by the Makefile; build and run from the top directory with:
  *
- *   cc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I. test/bench/tree_bench.c flavors/tree.c model/alloc.c -o build/tree_bench && ./build/tree_bench
+ *   cc -std=c17 -O2 -D_POSIX_C_SOURCE=200809L -I. test/bench/tree_bench.c flavors/tree.c base/alloc.c -o build/tree_bench && ./build/tree_bench
  *
  * Shape: 1,000 ClusterQueues in 10 cohorts under one root, 3 flavor x
  * resource pairs, some lending and borrowing limits. Measures tree_copy

@@ -52,8 +52,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model/alloc.h"
-#include "model/strmap.h"
+#include "base/alloc.h"
+#include "model/smap.h"
 #include "test/bench/benchlib.h"
 #include "webhook/certs.h"
 #include "webhook/nsview.h"
@@ -416,7 +416,7 @@ int main(void)
 	struct webhook_opts wo;
 	struct webhook *wh;
 	struct nsview *nv;
-	struct strmap labels = STRMAP_INIT;
+	struct smap labels = SMAP_INIT;
 	struct MHD_Daemon *bare;
 	struct err err = { "" };
 	struct target tw = { .name = "webhook", .check = true };
@@ -450,11 +450,11 @@ int main(void)
 		return 1;
 	}
 	nv = nsview_new();
-	strmap_set(&labels, "kubernetes.io/metadata.name", "team");
+	smap_set(&labels, "kubernetes.io/metadata.name", "team");
 	nsview_set_labels(nv, "team", &labels);
 	nsview_set_default_lq(nv, "team");
 	webhook_publish_snapshot(wh, nv);
-	strmap_release(&labels);
+	smap_release(&labels);
 	bare = bare_start(&c, &bare_port);
 	if (!bare || !bare_port) {
 		bench_note("cannot start the bare responder");

@@ -17,10 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/b64.h"
 #include "devserver/api.h"
 #include "devserver/http.h"
-#include "model/alloc.h"
 #include "test/support/support.h"
 
 #define MAXREQ 64

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "devserver/api.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/devserver/admhook.h"
 #include "test/support/support.h"

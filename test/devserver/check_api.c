@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "devserver/api.h"
 #include "devserver/http.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/devserver/dsclient.h"
 #include "test/support/support.h"

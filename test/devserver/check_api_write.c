@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "devserver/api.h"
 #include "devserver/http.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/devserver/dsclient.h"
 #include "test/support/support.h"
@@ -403,7 +403,7 @@ START_TEST(error_statuses)
 }
 END_TEST
 
-START_TEST(strict_field_validation)
+START_TEST(field_validation_strict)
 {
 	static const char body[] =
 		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\",\"kind\":"
@@ -627,7 +627,7 @@ Suite *api_write_suite(void)
 	tcase_add_checked_fixture(tc, start_with_crds, ds_stop);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, error_statuses);
-	tcase_add_test(tc, strict_field_validation);
+	tcase_add_test(tc, field_validation_strict);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("built-ins");

@@ -25,11 +25,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "controller/certmgr.h"
 #include "controller/kube.h"
 #include "controller/loop.h"
 #include "inproc.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 #include "webhook/certs.h"

@@ -27,7 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "suites.h"
 #include "test/devserver/dsclient.h"
 #include "test/support/support.h"

@@ -59,7 +59,7 @@
 struct column {
 	const char *name;
 	const char *type;
-	const char *json_path;
+	const char *jsonpath;
 	const char *description;
 	int priority; /* 0: no priority key (or 0) */
 };
@@ -420,7 +420,7 @@ static void check_columns(const struct crd_case *c, const json_t *v,
 
 		ck_assert_str_eq(jx_str(col, "name"), w->name);
 		ck_assert_str_eq(jx_str(col, "type"), w->type);
-		ck_assert_str_eq(jx_str(col, "jsonPath"), w->json_path);
+		ck_assert_str_eq(jx_str(col, "jsonPath"), w->jsonpath);
 		ck_assert_str_eq(jx_str(col, "description"), w->description);
 		ck_assert_int_eq(prio ? json_integer_value(prio) : 0,
 				 w->priority);
@@ -466,7 +466,7 @@ static void check_subresources(const struct crd_case *c, const json_t *v)
 		ck_assert_uint_eq(json_object_size(sub), c->status ? 1 : 0);
 }
 
-START_TEST(structure)
+START_TEST(crd_structure)
 {
 	const struct crd_case *c = &crds[_i];
 	json_t *crd = load_crd(c->file);
@@ -680,7 +680,7 @@ static void lint(const json_t *s, const char *path, struct report *r)
 }
 
 /* Loop index: CRD (_i / 2), version (v1beta2 even, v1beta1 odd). */
-START_TEST(structural_schema)
+START_TEST(schema_structural)
 {
 	const struct crd_case *c = &crds[_i / 2];
 	const char *version = _i % 2 ? "v1beta1" : "v1beta2";
@@ -1467,8 +1467,8 @@ START_TEST(workload_status)
 	w.admission.npsa = 1;
 	w.admission.psa = p = xcalloc(1, sizeof(*p));
 	p->name = xstrdup("main");
-	strmap_set(&p->flavors, "cpu", "on-demand");
-	strmap_set(&p->flavors, "memory", "on-demand");
+	smap_set(&p->flavors, "cpu", "on-demand");
+	smap_set(&p->flavors, "memory", "on-demand");
 	reslist_set(&p->usage, "cpu", 3000);
 	reslist_set(&p->usage, "memory", 3000LL << 30);
 	p->has_count = true;
@@ -1556,8 +1556,8 @@ Suite *crds_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("structure");
-	tcase_add_loop_test(tc, structure, 0, (int)NCRDS);
-	tcase_add_loop_test(tc, structural_schema, 0, (int)(2 * NCRDS));
+	tcase_add_loop_test(tc, crd_structure, 0, (int)NCRDS);
+	tcase_add_loop_test(tc, schema_structural, 0, (int)(2 * NCRDS));
 	tcase_add_loop_test(tc, own_spelling, 0, (int)NCRDS);
 	tcase_add_test(tc, pod_template_preserved);
 	suite_add_tcase(s, tc);

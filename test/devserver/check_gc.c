@@ -17,11 +17,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/gc.h"
 #include "devserver/store.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 

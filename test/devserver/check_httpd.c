@@ -24,12 +24,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "controller/httpd.h"
 #include "controller/kueue_metrics.h"
 #include "controller/metrics.h"
 #include "controller/procstat.h"
 #include "devserver/tls.h"
-#include "model/alloc.h"
 #include "suites.h"
 
 /* ---- clients ---- */

@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "devserver/api.h"
 #include "devserver/jobrunner.h"
 #include "devserver/store.h"
-#include "model/alloc.h"
 #include "model/timestamp.h"
 #include "suites.h"
 #include "test/support/support.h"

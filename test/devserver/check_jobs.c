@@ -32,13 +32,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "controller/jobs.h"
 #include "controller/kube.h"
 #include "controller/loop.h"
 #include "controller/manager.h"
 #include "controller/metrics.h"
 #include "inproc.h"
-#include "model/alloc.h"
 #include "model/jobwl.h"
 #include "model/selector.h"
 #include "suites.h"

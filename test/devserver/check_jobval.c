@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "devserver/jobval.h"
-#include "model/alloc.h"
 #include "model/errors.h"
 #include "suites.h"
 #include "test/devserver/dsclient.h"

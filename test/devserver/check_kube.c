@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/b64.h"
 #include "base/jx.h"
 #include "controller/kube.h"
@@ -43,7 +44,6 @@
 #include "devserver/api.h"
 #include "devserver/http.h"
 #include "devserver/tls.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "controller/loop.h"
 #include "controller/timers.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 

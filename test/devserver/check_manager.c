@@ -32,14 +32,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/hmap.h"
 #include "controller/events.h"
-#include "controller/hmap.h"
 #include "controller/kube.h"
 #include "controller/log.h"
 #include "controller/loop.h"
 #include "controller/manager.h"
 #include "inproc.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 

@@ -331,7 +331,7 @@ static const struct jp_case jp_cases[] = {
 	  "{'spec':{'suspend':true,'template':{}}}", NULL },
 };
 
-START_TEST(json_patch_table)
+START_TEST(jsonpatch_table)
 {
 	const struct jp_case *c = &jp_cases[_i];
 	struct frozen d = freeze(c->doc), p = freeze(c->patch);
@@ -353,7 +353,7 @@ END_TEST
 /* A.13: a patch with two "op" members is invalid. patch_json sees parsed
  * JSON, where the duplicate is gone, so the devserver must decode patch
  * bodies with JSON_REJECT_DUPLICATES; this pins that the flag does it. */
-START_TEST(json_patch_a13_duplicates)
+START_TEST(jsonpatch_a13_duplicates)
 {
 	const char *body = "[{\"op\":\"add\",\"path\":\"/baz\",\"value\":\"qux\",\"op\":\"remove\"}]";
 	json_error_t e;
@@ -612,7 +612,7 @@ static const struct smp_case smp_cases[] = {
 	  NULL },
 };
 
-START_TEST(strategic_table)
+START_TEST(smpatch_table)
 {
 	const struct smp_case *c = &smp_cases[_i];
 	struct frozen t = freeze(c->target), p = freeze(c->patch);
@@ -626,7 +626,7 @@ START_TEST(strategic_table)
 END_TEST
 
 /* Custom tables: a nested "*" path and a primitive set of their own. */
-START_TEST(strategic_custom_keys)
+START_TEST(smpatch_custom_keys)
 {
 	static const struct smp_key keys[] = {
 		{ "items", "id" },
@@ -952,13 +952,13 @@ Suite *patch_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("json-patch");
-	tcase_add_loop_test(tc, json_patch_table, 0, N(jp_cases));
-	tcase_add_test(tc, json_patch_a13_duplicates);
+	tcase_add_loop_test(tc, jsonpatch_table, 0, N(jp_cases));
+	tcase_add_test(tc, jsonpatch_a13_duplicates);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("strategic-merge");
-	tcase_add_loop_test(tc, strategic_table, 0, N(smp_cases));
-	tcase_add_test(tc, strategic_custom_keys);
+	tcase_add_loop_test(tc, smpatch_table, 0, N(smp_cases));
+	tcase_add_test(tc, smpatch_custom_keys);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("server-side-apply");

@@ -19,8 +19,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "devserver/http.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/devserver/dsclient.h"
 #include "test/support/support.h"

@@ -28,8 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "devserver/store.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 

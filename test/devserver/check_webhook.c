@@ -24,13 +24,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/b64.h"
 #include "base/jx.h"
 #include "config/config.h"
 #include "config/yamljson.h"
 #include "devserver/api.h"
 #include "devserver/status.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 #include "webhook/certs.h"
@@ -735,13 +735,13 @@ END_TEST
 static struct nsview *team_view(bool with_default)
 {
 	struct nsview *v = nsview_new();
-	struct strmap l = STRMAP_INIT;
+	struct smap l = SMAP_INIT;
 
-	strmap_set(&l, "kubernetes.io/metadata.name", "team");
+	smap_set(&l, "kubernetes.io/metadata.name", "team");
 	nsview_set_labels(v, "team", &l);
 	if (with_default)
 		nsview_set_default_lq(v, "team");
-	strmap_release(&l);
+	smap_release(&l);
 	return v;
 }
 

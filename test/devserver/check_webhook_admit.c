@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "base/b64.h"
 #include "config/config.h"
 #include "config/yamljson.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 #include "webhook/admit.h"
@@ -53,23 +53,23 @@ enum pol { P_DEFAULT, P_MANAGE_ALL, P_HEAD, P_NO_PARTIAL };
 static struct nsview *make_view(enum view v)
 {
 	struct nsview *nv;
-	struct strmap l = STRMAP_INIT;
+	struct smap l = SMAP_INIT;
 
 	if (v == V_NONE)
 		return NULL;
 	nv = nsview_new();
-	strmap_set(&l, "kubernetes.io/metadata.name", "team");
-	strmap_set(&l, "env", "prod");
+	smap_set(&l, "kubernetes.io/metadata.name", "team");
+	smap_set(&l, "env", "prod");
 	nsview_set_labels(nv, "team", &l);
 	nsview_set_default_lq(nv, "team");
-	strmap_release(&l);
-	strmap_set(&l, "kubernetes.io/metadata.name", "kube-system");
+	smap_release(&l);
+	smap_set(&l, "kubernetes.io/metadata.name", "kube-system");
 	nsview_set_labels(nv, "kube-system", &l);
 	nsview_set_default_lq(nv, "kube-system");
-	strmap_release(&l);
-	strmap_set(&l, "kubernetes.io/metadata.name", "other");
+	smap_release(&l);
+	smap_set(&l, "kubernetes.io/metadata.name", "other");
 	nsview_set_labels(nv, "other", &l);
-	strmap_release(&l);
+	smap_release(&l);
 	if (v == V_WPC)
 		nsview_set_default_wpc(nv);
 	nsview_freeze(nv);
@@ -939,7 +939,7 @@ START_TEST(review_decoding)
 }
 END_TEST
 
-static bool json_is_text(const json_t *j, const char *text)
+static bool is_json_text(const json_t *j, const char *text)
 {
 	json_t *w = t_json(text);
 	bool eq = json_equal(j, w);
@@ -1002,7 +1002,7 @@ START_TEST(review_round_trip)
 	review_deny(&out, 403, "Forbidden", "no");
 	ans = review_encode_admission(NULL, "abc", &out);
 	resp = json_object_get(ans, "response");
-	ck_assert(json_is_text(json_object_get(resp, "status"),
+	ck_assert(is_json_text(json_object_get(resp, "status"),
 		"{\"metadata\":{},\"status\":\"Failure\",\"message\":\"no\","
 		"\"reason\":\"Forbidden\",\"code\":403}"));
 	ck_assert_ptr_null(json_object_get(resp, "patch"));
@@ -1054,10 +1054,10 @@ END_TEST
 START_TEST(namespace_view)
 {
 	struct nsview *v = nsview_new();
-	struct strmap a = STRMAP_INIT, b = STRMAP_INIT;
+	struct smap a = SMAP_INIT, b = SMAP_INIT;
 
-	strmap_set(&a, "x", "1");
-	strmap_set(&b, "x", "2");
+	smap_set(&a, "x", "1");
+	smap_set(&b, "x", "2");
 	nsview_set_labels(v, "n2", &a);
 	nsview_set_labels(v, "n1", &a);
 	nsview_set_labels(v, "n2", &b); /* the later one wins */
@@ -1066,14 +1066,14 @@ START_TEST(namespace_view)
 	ck_assert(!nsview_is_frozen(v));
 	nsview_freeze(v);
 	ck_assert_uint_eq(nsview_count(v), 2);
-	ck_assert_str_eq(strmap_get(nsview_labels(v, "n2"), "x"), "2");
-	ck_assert_str_eq(strmap_get(nsview_labels(v, "n1"), "x"), "1");
+	ck_assert_str_eq(smap_get(nsview_labels(v, "n2"), "x"), "2");
+	ck_assert_str_eq(smap_get(nsview_labels(v, "n1"), "x"), "1");
 	ck_assert_ptr_null(nsview_labels(v, "n3"));
 	ck_assert(nsview_has_default_lq(v, "n2"));
 	ck_assert(!nsview_has_default_lq(v, "n1"));
 	ck_assert(!nsview_has_default_lq(NULL, "n1"));
-	strmap_release(&a);
-	strmap_release(&b);
+	smap_release(&a);
+	smap_release(&b);
 	nsview_free(v);
 }
 END_TEST

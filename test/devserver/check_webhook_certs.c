@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "base/b64.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 #include "webhook/certs.h"

@@ -28,6 +28,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "config/config.h"
 #include "config/yamljson.h"
 #include "controller/certmgr.h"
@@ -36,7 +37,6 @@
 #include "controller/manager.h"
 #include "controller/wiring.h"
 #include "inproc.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 #include "webhook/webhook.h"

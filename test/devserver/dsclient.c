@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "devserver/api.h"
 #include "devserver/http.h"
-#include "model/alloc.h"
 #include "test/support/support.h"
 
 struct ds_server DS;

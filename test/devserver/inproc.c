@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/alloc.h"
 #include "controller/kube.h"
 #include "controller/kubeconfig.h"
 #include "controller/log.h"
@@ -17,7 +18,6 @@
 #include "devserver/gc.h"
 #include "devserver/http.h"
 #include "devserver/jobrunner.h"
-#include "model/alloc.h"
 #include "test/support/support.h"
 
 static struct {

@@ -18,10 +18,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (label_selector_parse(s, &a, &e) == 0) {
 		char *t = label_selector_string(&a), *u;
 		struct field_errors fe = FIELD_ERRORS_INIT;
-		struct strmap labels = STRMAP_INIT;
+		struct smap labels = SMAP_INIT;
 
-		strmap_set(&labels, "a", "b");
-		strmap_set(&labels, "k", "5");
+		smap_set(&labels, "a", "b");
+		smap_set(&labels, "k", "5");
 		(void)label_selector_matches(&a, &labels);
 		label_selector_validate(&a, "spec.sel", &fe);
 		if (label_selector_parse(t, &b, &e) != 0) {
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(t);
 		free(u);
 		field_errors_release(&fe);
-		strmap_release(&labels);
+		smap_release(&labels);
 	}
 	label_selector_release(&a);
 	label_selector_release(&b);

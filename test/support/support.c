@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/objects.h"
 #include "model/resources.h"
 

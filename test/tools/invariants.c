@@ -63,14 +63,14 @@
 
 #include <jansson.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/codec.h"
 #include "model/errors.h"
 #include "model/objects.h"
 #include "model/podreq.h"
 #include "model/quantity.h"
 #include "model/resources.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 
 #define UNLIMITED INT64_MAX
 
@@ -334,7 +334,7 @@ static void collect_frs(struct state *st)
 
 			for (size_t r = 0; r < psa->usage.n; r++) {
 				const char *res = psa->usage.v[r].name;
-				const char *fl = strmap_get(&psa->flavors, res);
+				const char *fl = smap_get(&psa->flavors, res);
 
 				if (fl)
 					(void)fr_index(st, fl, res);
@@ -477,7 +477,7 @@ static void charge_assignment(struct state *st, const struct workload *w,
 
 	for (size_t r = 0; r < psa->usage.n; r++) {
 		const char *rn = psa->usage.v[r].name;
-		const char *fl = strmap_get(&psa->flavors, rn);
+		const char *fl = smap_get(&psa->flavors, rn);
 		size_t k;
 
 		if (!fl) {
@@ -818,7 +818,7 @@ static void check_jobs(struct state *st)
 		bool runs = true, seen = false;
 		int32_t want = 0, have;
 
-		if (!strmap_get(&j->meta.labels, "kueue.x-k8s.io/queue-name"))
+		if (!smap_get(&j->meta.labels, "kueue.x-k8s.io/queue-name"))
 			continue;
 		/* only the first copy of each uid is checked */
 		for (size_t k = 0; k < i && !seen; k++)

@@ -101,7 +101,7 @@ static struct resource_flavor *flavor(struct world *w, const char *name,
 			char *eq = strchr(tok, '=');
 
 			*eq = '\0';
-			strmap_set(&rf->node_labels, tok, eq + 1);
+			smap_set(&rf->node_labels, tok, eq + 1);
 		}
 		free(buf);
 	}
@@ -350,7 +350,7 @@ static char *adm_of(const struct world *w, const char *name, size_t i,
 	ck_assert(d && d->kind == DEC_ADMIT);
 	sched_decision_admission(w->s, d, &a);
 	ck_assert_uint_gt(a.npsa, i);
-	f = strmap_get(&a.psa[i].flavors, res);
+	f = smap_get(&a.psa[i].flavors, res);
 	if (count)
 		*count = a.psa[i].count;
 	if (!f) {
@@ -551,7 +551,7 @@ END_TEST
 
 static void set_selector(struct workload *wl, const char *k, const char *v)
 {
-	strmap_set(&wl->pod_sets[0].tmpl.node_selector, k, v);
+	smap_set(&wl->pod_sets[0].tmpl.node_selector, k, v);
 }
 
 static void add_toleration(struct workload *wl, const char *k, const char *v)
@@ -626,7 +626,7 @@ START_TEST(flavor_changes_invalidate_cache)
 	 * flavor event requeues the parked workload. */
 	rf2 = xcalloc(1, sizeof(*rf2));
 	rf2->meta.name = xstrdup("f");
-	strmap_set(&rf2->node_labels, "zone", "b");
+	smap_set(&rf2->node_labels, "zone", "b");
 	w.rf[w.nrf++] = rf2;
 	sched_flavor_set(w.s, rf2);
 	CHECK(&w);
@@ -847,7 +847,7 @@ START_TEST(in_cycle_reservation)
 }
 END_TEST
 
-START_TEST(strict_vs_best_effort)
+START_TEST(fifo_strict_vs_best_effort)
 {
 	struct world w;
 	struct cluster_queue *cq;
@@ -972,7 +972,7 @@ START_TEST(usage_before_cq_exists)
 	h->admission.npsa = 1;
 	p = &h->admission.psa[0];
 	p->name = xstrdup("main");
-	strmap_set(&p->flavors, "cpu", "default");
+	smap_set(&p->flavors, "cpu", "default");
 	reslist_set(&p->usage, "cpu", 2000);
 	p->has_count = true;
 	p->count = 2;
@@ -995,7 +995,7 @@ START_TEST(namespace_mismatch)
 {
 	struct world w;
 	struct cluster_queue *cq;
-	struct strmap labels = STRMAP_INIT;
+	struct smap labels = SMAP_INIT;
 	const char *v = "a";
 
 	world_init(&w, NULL);
@@ -1003,16 +1003,16 @@ START_TEST(namespace_mismatch)
 	cq = cq_new("cq", NULL, "cpu: default=4");
 	label_selector_add(&cq->ns_selector, "team", SEL_IN, &v, 1);
 	cq_add(&w, cq);
-	strmap_set(&labels, "team", "b");
+	smap_set(&labels, "team", "b");
 	sched_namespace_set(w.s, "ns", &labels);
 	workload(&w, "x", 0, 1, "cq", "main:1:cpu=1");
 	ck_assert_uint_eq(cycle(&w), 0);
 	expect_pending(&w, "x",
 		       "Workload namespace doesn't match ClusterQueue selector");
 	/* Labels now match: the namespace event requeues it. */
-	strmap_set(&labels, "team", "a");
+	smap_set(&labels, "team", "a");
 	sched_namespace_set(w.s, "ns", &labels);
-	strmap_release(&labels);
+	smap_release(&labels);
 	ck_assert_uint_eq(cycle(&w), 1);
 	world_free(&w);
 }
@@ -1282,7 +1282,7 @@ Suite *assign_suite(void)
 
 	tc = tcase_create("cycle");
 	tcase_add_test(tc, in_cycle_reservation);
-	tcase_add_test(tc, strict_vs_best_effort);
+	tcase_add_test(tc, fifo_strict_vs_best_effort);
 	tcase_add_test(tc, assume_forget_confirm);
 	tcase_add_test(tc, quota_freed_requeues);
 	tcase_add_test(tc, usage_before_cq_exists);

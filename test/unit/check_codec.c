@@ -67,7 +67,7 @@ START_TEST(cluster_queue_v1beta1)
 	ck_assert_str_eq(cq.meta.resource_version, "4242");
 	ck_assert_int_eq(cq.meta.generation, 3);
 	ck_assert_int_eq(cq.meta.creation_ms, 1796018400000LL);
-	ck_assert_str_eq(strmap_get(&cq.meta.labels, "team"), "a");
+	ck_assert_str_eq(smap_get(&cq.meta.labels, "team"), "a");
 	ck_assert(object_meta_has_finalizer(&cq.meta,
 					    FINALIZER_RESOURCE_IN_USE));
 	ck_assert_str_eq(cq.cohort, "all-teams");
@@ -204,7 +204,7 @@ START_TEST(flavor_cohort_wpc)
 	json_t *j = fixture("rf-v1beta1.json");
 
 	ck_assert_int_eq(codec_decode_resource_flavor(j, &rf, &fe), 0);
-	ck_assert_str_eq(strmap_get(&rf.node_labels, "instance-type"), "spot");
+	ck_assert_str_eq(smap_get(&rf.node_labels, "instance-type"), "spot");
 	ck_assert_uint_eq(rf.ntaints, 1);
 	ck_assert_str_eq(rf.taints[0].key, "spot");
 	ck_assert_str_eq(rf.taints[0].value, "true");
@@ -276,7 +276,7 @@ START_TEST(workload_v1beta1)
 	ck_assert_int_eq(ps->min_count, 2);
 	ck_assert_str_eq(ps->topology_request,
 			 "{\"podIndexLabel\":\"batch.kubernetes.io/job-completion-index\"}");
-	ck_assert_str_eq(strmap_get(&ps->tmpl.labels, "app"), "sample");
+	ck_assert_str_eq(smap_get(&ps->tmpl.labels, "app"), "sample");
 	ck_assert_int_eq(reslist_get(&ps->tmpl.containers[0].requests,
 				     "memory"), 128 * MI);
 	ck_assert_int_eq(reslist_get(&ps->tmpl.containers[0].limits, "cpu"),
@@ -285,7 +285,7 @@ START_TEST(workload_v1beta1)
 	ck_assert(workload_is_admitted(&w));
 	ck_assert(w.has_admission);
 	ck_assert_str_eq(w.admission.cluster_queue, "team-a-cq");
-	ck_assert_str_eq(strmap_get(&w.admission.psa[0].flavors, "cpu"),
+	ck_assert_str_eq(smap_get(&w.admission.psa[0].flavors, "cpu"),
 			 "on-demand");
 	ck_assert_int_eq(reslist_get(&w.admission.psa[0].usage, "memory"),
 			 384 * MI);
@@ -356,7 +356,7 @@ START_TEST(job_and_pod_template)
 	ck_assert_int_eq(job.completion_ms, 0);
 	ck_assert_str_eq(job.conds.v[0].reason, "JobResumed");
 	/* the template */
-	ck_assert_str_eq(strmap_get(&t->labels, "app"), "sample");
+	ck_assert_str_eq(smap_get(&t->labels, "app"), "sample");
 	ck_assert_uint_eq(t->ncontainers, 1);
 	ck_assert_int_eq(reslist_get(&t->containers[0].requests, "cpu"), 500);
 	ck_assert_uint_eq(t->ninit_containers, 2);
@@ -366,7 +366,7 @@ START_TEST(job_and_pod_template)
 	ck_assert(t->has_pod_resources);
 	ck_assert_int_eq(reslist_get(&t->pod_requests, "cpu"), 2000);
 	ck_assert_int_eq(reslist_get(&t->pod_limits, "memory"), 2 * GI);
-	ck_assert_str_eq(strmap_get(&t->node_selector, "tier"), "spot");
+	ck_assert_str_eq(smap_get(&t->node_selector, "tier"), "spot");
 	ck_assert(t->affinity.present);
 	ck_assert_uint_eq(t->affinity.n, 2);
 	term = &t->affinity.terms[0];

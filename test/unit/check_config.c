@@ -11,9 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "config/config.h"
 #include "config/config_int.h"
-#include "model/alloc.h"
 #include "model/selector.h"
 #include "suites.h"
 #include "test/support/support.h"
@@ -1163,15 +1163,15 @@ START_TEST(namespace_selector_rule)
 		"    cueue.dev/managed: \"true\"\n", &c);
 	ck_assert_sel(&c.managed_jobs_ns_selector, "cueue.dev/managed=true");
 	{
-		struct strmap l = STRMAP_INIT;
+		struct smap l = SMAP_INIT;
 
-		strmap_set(&l, "kubernetes.io/metadata.name", "team-a");
+		smap_set(&l, "kubernetes.io/metadata.name", "team-a");
 		ck_assert(!label_selector_matches(
 			&c.managed_jobs_ns_selector.sel, &l));
-		strmap_set(&l, "cueue.dev/managed", "true");
+		smap_set(&l, "cueue.dev/managed", "true");
 		ck_assert(label_selector_matches(
 			&c.managed_jobs_ns_selector.sel, &l));
-		strmap_release(&l);
+		smap_release(&l);
 	}
 	config_release(&c);
 	/* syntax errors are reported, and the match rule is skipped */
@@ -1239,7 +1239,7 @@ START_TEST(too_big)
 }
 END_TEST
 
-static const struct fail_case yaml_cases[] = {
+static const struct fail_case bad_yaml_cases[] = {
 	{ "unclosed flow", V2 "webhook: {port: 1\n",
 	  "t.yaml:4:1: invalid YAML: did not find expected ',' or '}' (while "
 	  "parsing a flow mapping at line 3, column 10)" },
@@ -1270,14 +1270,14 @@ static const struct fail_case yaml_cases[] = {
 	  "object)" },
 };
 
-START_TEST(yaml_table)
+START_TEST(bad_yaml_table)
 {
-	load_fails1(yaml_cases[_i].text, yaml_cases[_i].want);
+	load_fails1(bad_yaml_cases[_i].text, bad_yaml_cases[_i].want);
 }
 END_TEST
 
 /* YAML 1.1 as go-yaml v2 reads it, anchors, merges, empty documents. */
-START_TEST(yaml_semantics)
+START_TEST(loaded_yaml_semantics)
 {
 	struct config c;
 
@@ -1729,8 +1729,8 @@ Suite *config_suite(void)
 
 	tc = tcase_create("limits-yaml");
 	tcase_add_test(tc, too_big);
-	tcase_add_loop_test(tc, yaml_table, 0, NCASES(yaml_cases));
-	tcase_add_test(tc, yaml_semantics);
+	tcase_add_loop_test(tc, bad_yaml_table, 0, NCASES(bad_yaml_cases));
+	tcase_add_test(tc, loaded_yaml_semantics);
 	tcase_add_test(tc, alias_bomb);
 	tcase_set_timeout(tc, 120); /* sanitizers on a busy machine */
 	suite_add_tcase(s, tc);

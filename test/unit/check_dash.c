@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "demo/dash.h"
-#include "demo/stream.h"
+#include "demo/feed.h"
 #include "suites.h"
 #include "test/support/support.h"
 
@@ -20,11 +20,11 @@ static const char *const products[] = { "H100", "A100" };
 static const char *const flavor_names[] = { "h100", "a100" };
 
 /* One Job of 2 pods x 2 GPUs, the first of its plan (suffix -001). */
-static struct stream_job one_job = {
-	.name = "research-exp-001", .team = 2, .klass = STREAM_EXPERIMENT,
+static struct feed_job one_job = {
+	.name = "research-exp-001", .team = 2, .klass = FEED_EXPERIMENT,
 	.pods = 2, .gpus_per_pod = 2, .at_ms = 0, .runtime_ms = 1000,
 };
-static const struct stream one_job_plan = { &one_job, 1 };
+static const struct feed one_job_plan = { &one_job, 1 };
 
 /* ClusterQueue team-<team>: h100 then a100, 8 GPUs each, Active. */
 static json_t *cq(const char *team)
@@ -50,8 +50,8 @@ static json_t *cq(const char *team)
 
 static void add_queues(struct dash *d)
 {
-	for (int t = 0; t < STREAM_NTEAM; t++) {
-		json_t *o = cq(stream_team_name(t));
+	for (int t = 0; t < FEED_NTEAM; t++) {
+		json_t *o = cq(feed_team_name(t));
 
 		dash_cluster_queue(d, o, false, 1);
 		json_decref(o);

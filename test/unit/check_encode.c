@@ -26,7 +26,7 @@ static void assert_same_workload(const struct workload *a,
 	ck_assert_pstr_eq(a->meta.uid, b->meta.uid);
 	ck_assert_int_eq(a->meta.generation, b->meta.generation);
 	ck_assert_int_eq(a->meta.creation_ms, b->meta.creation_ms);
-	ck_assert(strmap_equal(&a->meta.labels, &b->meta.labels));
+	ck_assert(smap_equal(&a->meta.labels, &b->meta.labels));
 	ck_assert_uint_eq(a->meta.nfinalizers, b->meta.nfinalizers);
 	ck_assert_uint_eq(a->meta.nowners, b->meta.nowners);
 	ck_assert_uint_eq(a->npod_sets, b->npod_sets);
@@ -39,7 +39,7 @@ static void assert_same_workload(const struct workload *a,
 		ck_assert_int_eq(x->min_count, y->min_count);
 		ck_assert_pstr_eq(x->tmpl.raw, y->tmpl.raw);
 		ck_assert_pstr_eq(x->topology_request, y->topology_request);
-		ck_assert(strmap_equal(&x->tmpl.labels, &y->tmpl.labels));
+		ck_assert(smap_equal(&x->tmpl.labels, &y->tmpl.labels));
 		ck_assert_uint_eq(x->tmpl.ncontainers, y->tmpl.ncontainers);
 	}
 	ck_assert_pstr_eq(a->queue_name, b->queue_name);
@@ -70,7 +70,7 @@ static void assert_same_workload(const struct workload *a,
 		const struct pod_set_assignment *y = &b->admission.psa[i];
 
 		ck_assert_str_eq(x->name, y->name);
-		ck_assert(strmap_equal(&x->flavors, &y->flavors));
+		ck_assert(smap_equal(&x->flavors, &y->flavors));
 		ck_assert(reslist_equal(&x->usage, &y->usage));
 		ck_assert_int_eq(x->has_count, y->has_count);
 		ck_assert_int_eq(x->count, y->count);
@@ -193,8 +193,8 @@ START_TEST(workload_encoding)
 			 "busybox");
 	json_decref(enc);
 
-	strmap_set(&w.pod_sets[0].tmpl.labels, "kueue.x-k8s.io/podset", "main");
-	strmap_release(&w.pod_sets[0].tmpl.annotations);
+	smap_set(&w.pod_sets[0].tmpl.labels, "kueue.x-k8s.io/podset", "main");
+	smap_release(&w.pod_sets[0].tmpl.annotations);
 	w.has_admission = false;
 	admission_release(&w.admission);
 	enc = codec_encode_workload_status(&w, API_V1BETA1);
@@ -233,7 +233,7 @@ START_TEST(pod_template_without_raw)
 	enc = codec_encode_pod_template(&job.tmpl);
 	ck_assert_refcount(enc, 1);
 	ck_assert_int_eq(codec_decode_pod_template(enc, "", &back, &fe), 0);
-	ck_assert(strmap_equal(&back.labels, &job.tmpl.labels));
+	ck_assert(smap_equal(&back.labels, &job.tmpl.labels));
 	ck_assert_uint_eq(back.ncontainers, 1);
 	ck_assert(reslist_equal(&back.containers[0].requests,
 				&job.tmpl.containers[0].requests));
@@ -244,7 +244,7 @@ START_TEST(pod_template_without_raw)
 	ck_assert(reslist_equal(&back.overhead, &job.tmpl.overhead));
 	ck_assert(back.has_pod_resources);
 	ck_assert(reslist_equal(&back.pod_limits, &job.tmpl.pod_limits));
-	ck_assert(strmap_equal(&back.node_selector, &job.tmpl.node_selector));
+	ck_assert(smap_equal(&back.node_selector, &job.tmpl.node_selector));
 	ck_assert(back.affinity.present);
 	ck_assert_uint_eq(back.affinity.n, 2);
 	ck_assert_uint_eq(back.affinity.terms[0].exprs.n, 2);

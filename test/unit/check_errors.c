@@ -1,10 +1,10 @@
-/* Suite "errors": field error wording, aggregation, strmap, timestamps. */
+/* Suite "errors": field error wording, aggregation, smap, timestamps. */
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/errors.h"
-#include "model/strmap.h"
+#include "model/smap.h"
 #include "model/timestamp.h"
 #include "suites.h"
 #include "test/support/support.h"
@@ -154,26 +154,26 @@ START_TEST(cuts_keep_utf8)
 }
 END_TEST
 
-START_TEST(strmap_sorted)
+START_TEST(smap_sorted)
 {
-	struct strmap m = STRMAP_INIT, c = STRMAP_INIT;
+	struct smap m = SMAP_INIT, c = SMAP_INIT;
 
-	strmap_set(&m, "b", "2");
-	strmap_set(&m, "a", "1");
-	strmap_set(&m, "c", "3");
-	strmap_set(&m, "b", "22");
+	smap_set(&m, "b", "2");
+	smap_set(&m, "a", "1");
+	smap_set(&m, "c", "3");
+	smap_set(&m, "b", "22");
 	ck_assert_uint_eq(m.n, 3);
 	ck_assert_str_eq(m.v[0].key, "a");
-	ck_assert_str_eq(strmap_get(&m, "b"), "22");
-	ck_assert_ptr_null(strmap_get(&m, "zz"));
-	strmap_copy(&c, &m);
-	strmap_copy(&c, &c); /* onto itself: a no-op, not a free */
-	ck_assert(strmap_equal(&c, &m));
-	ck_assert(strmap_del(&c, "a"));
-	ck_assert(!strmap_del(&c, "a"));
-	ck_assert(!strmap_equal(&c, &m));
-	strmap_release(&m);
-	strmap_release(&c);
+	ck_assert_str_eq(smap_get(&m, "b"), "22");
+	ck_assert_ptr_null(smap_get(&m, "zz"));
+	smap_copy(&c, &m);
+	smap_copy(&c, &c); /* onto itself: a no-op, not a free */
+	ck_assert(smap_equal(&c, &m));
+	ck_assert(smap_del(&c, "a"));
+	ck_assert(!smap_del(&c, "a"));
+	ck_assert(!smap_equal(&c, &m));
+	smap_release(&m);
+	smap_release(&c);
 }
 END_TEST
 
@@ -248,8 +248,8 @@ Suite *errors_suite(void)
 	tcase_add_test(tc, utf8_trim);
 	tcase_add_test(tc, cuts_keep_utf8);
 	suite_add_tcase(s, tc);
-	tc = tcase_create("strmap");
-	tcase_add_test(tc, strmap_sorted);
+	tc = tcase_create("smap");
+	tcase_add_test(tc, smap_sorted);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("timestamps");
 	tcase_add_test(tc, timestamps);

@@ -128,26 +128,26 @@ static void make_job(struct job *j)
 	j->meta.name = xstrdup("my-job");
 	j->meta.namespace = xstrdup("team-a");
 	j->meta.uid = xstrdup("uid-1");
-	strmap_set(&j->meta.labels, LABEL_QUEUE_NAME, "lq-a");
-	strmap_set(&j->meta.labels, "team", "ml");
-	strmap_set(&j->meta.labels, "other", "x");
-	strmap_set(&j->meta.annotations,
-		   "provreq.kueue.x-k8s.io/maxRunDurationSeconds", "600");
-	strmap_set(&j->meta.annotations,
-		   "provreq.kueue.x-k8s.io/ValidUntilSeconds", "0");
-	strmap_set(&j->meta.annotations, "provreq.example.com/x", "no");
-	strmap_set(&j->meta.annotations, "unrelated", "no");
+	smap_set(&j->meta.labels, LABEL_QUEUE_NAME, "lq-a");
+	smap_set(&j->meta.labels, "team", "ml");
+	smap_set(&j->meta.labels, "other", "x");
+	smap_set(&j->meta.annotations,
+		 "provreq.kueue.x-k8s.io/maxRunDurationSeconds", "600");
+	smap_set(&j->meta.annotations,
+		 "provreq.kueue.x-k8s.io/ValidUntilSeconds", "0");
+	smap_set(&j->meta.annotations, "provreq.example.com/x", "no");
+	smap_set(&j->meta.annotations, "unrelated", "no");
 	j->has_parallelism = true;
 	j->parallelism = 3;
 	j->has_completions = true;
 	j->completions = 6;
-	strmap_set(&j->tmpl.labels, "app", "pi");
-	strmap_set(&j->tmpl.labels, "controller-uid", "uid-1");
-	strmap_set(&j->tmpl.labels, "job-name", "my-job");
-	strmap_set(&j->tmpl.labels, "batch.kubernetes.io/controller-uid",
-		   "uid-1");
-	strmap_set(&j->tmpl.labels, "batch.kubernetes.io/job-name", "my-job");
-	strmap_set(&j->tmpl.annotations, "note", "kept");
+	smap_set(&j->tmpl.labels, "app", "pi");
+	smap_set(&j->tmpl.labels, "controller-uid", "uid-1");
+	smap_set(&j->tmpl.labels, "job-name", "my-job");
+	smap_set(&j->tmpl.labels, "batch.kubernetes.io/controller-uid",
+		 "uid-1");
+	smap_set(&j->tmpl.labels, "batch.kubernetes.io/job-name", "my-job");
+	smap_set(&j->tmpl.annotations, "note", "kept");
 	j->tmpl.containers = xcalloc(1, sizeof(*j->tmpl.containers));
 	j->tmpl.ncontainers = 1;
 	j->tmpl.containers[0].name = xstrdup("main");
@@ -231,18 +231,18 @@ START_TEST(build_all_fields)
 
 	/* labels: job-uid + the configured keys present on the Job */
 	ck_assert_uint_eq(wl.meta.labels.n, 2);
-	ck_assert_str_eq(strmap_get(&wl.meta.labels, LABEL_JOB_UID), "uid-1");
-	ck_assert_str_eq(strmap_get(&wl.meta.labels, "team"), "ml");
-	ck_assert_ptr_null(strmap_get(&wl.meta.labels, "other"));
-	ck_assert_ptr_null(strmap_get(&wl.meta.labels, LABEL_QUEUE_NAME));
+	ck_assert_str_eq(smap_get(&wl.meta.labels, LABEL_JOB_UID), "uid-1");
+	ck_assert_str_eq(smap_get(&wl.meta.labels, "team"), "ml");
+	ck_assert_ptr_null(smap_get(&wl.meta.labels, "other"));
+	ck_assert_ptr_null(smap_get(&wl.meta.labels, LABEL_QUEUE_NAME));
 
 	/* annotations: only provreq.kueue.x-k8s.io/ ones */
 	ck_assert_uint_eq(wl.meta.annotations.n, 2);
-	ck_assert_str_eq(strmap_get(&wl.meta.annotations,
-				    "provreq.kueue.x-k8s.io/maxRunDurationSeconds"),
+	ck_assert_str_eq(smap_get(&wl.meta.annotations,
+				  "provreq.kueue.x-k8s.io/maxRunDurationSeconds"),
 			 "600");
-	ck_assert_str_eq(strmap_get(&wl.meta.annotations,
-				    "provreq.kueue.x-k8s.io/ValidUntilSeconds"),
+	ck_assert_str_eq(smap_get(&wl.meta.annotations,
+				  "provreq.kueue.x-k8s.io/ValidUntilSeconds"),
 			 "0");
 
 	ck_assert_str_eq(wl.queue_name, "lq-a");
@@ -263,10 +263,10 @@ START_TEST(build_all_fields)
 	/* template: Job-controller labels gone, but for
 	 * batch.kubernetes.io/job-name */
 	ck_assert_uint_eq(ps->tmpl.labels.n, 2);
-	ck_assert_str_eq(strmap_get(&ps->tmpl.labels, "app"), "pi");
-	ck_assert_str_eq(strmap_get(&ps->tmpl.labels,
-				    "batch.kubernetes.io/job-name"), "my-job");
-	ck_assert_str_eq(strmap_get(&ps->tmpl.annotations, "note"), "kept");
+	ck_assert_str_eq(smap_get(&ps->tmpl.labels, "app"), "pi");
+	ck_assert_str_eq(smap_get(&ps->tmpl.labels,
+				  "batch.kubernetes.io/job-name"), "my-job");
+	ck_assert_str_eq(smap_get(&ps->tmpl.annotations, "note"), "kept");
 	ck_assert_uint_eq(ps->tmpl.ncontainers, 1);
 	ck_assert_int_eq(reslist_get(&ps->tmpl.containers[0].requests, "cpu"),
 			 1000);
@@ -346,10 +346,10 @@ START_TEST(job_uid_label)
 	}
 	ck_assert_int_eq(jobwl_build(&j, NULL, &wl, &err), 0);
 	if (c->labelled)
-		ck_assert_str_eq(strmap_get(&wl.meta.labels, LABEL_JOB_UID),
+		ck_assert_str_eq(smap_get(&wl.meta.labels, LABEL_JOB_UID),
 				 j.meta.uid);
 	else
-		ck_assert_ptr_null(strmap_get(&wl.meta.labels, LABEL_JOB_UID));
+		ck_assert_ptr_null(smap_get(&wl.meta.labels, LABEL_JOB_UID));
 	/* the owner reference carries the uid either way */
 	ck_assert_str_eq(wl.meta.owners[0].uid, j.meta.uid);
 	workload_release(&wl);
@@ -371,11 +371,11 @@ START_TEST(label_copy)
 	make_job(&j);
 	ck_assert_int_eq(jobwl_build(&j, &opts, &wl, &err), 0);
 	ck_assert_uint_eq(wl.meta.labels.n, 4);
-	ck_assert_str_eq(strmap_get(&wl.meta.labels, "team"), "ml");
-	ck_assert_str_eq(strmap_get(&wl.meta.labels, "other"), "x");
-	ck_assert_str_eq(strmap_get(&wl.meta.labels, LABEL_QUEUE_NAME), "lq-a");
-	ck_assert_str_eq(strmap_get(&wl.meta.labels, LABEL_JOB_UID), "uid-1");
-	ck_assert_ptr_null(strmap_get(&wl.meta.labels, "missing"));
+	ck_assert_str_eq(smap_get(&wl.meta.labels, "team"), "ml");
+	ck_assert_str_eq(smap_get(&wl.meta.labels, "other"), "x");
+	ck_assert_str_eq(smap_get(&wl.meta.labels, LABEL_QUEUE_NAME), "lq-a");
+	ck_assert_str_eq(smap_get(&wl.meta.labels, LABEL_JOB_UID), "uid-1");
+	ck_assert_ptr_null(smap_get(&wl.meta.labels, "missing"));
 	workload_release(&wl);
 	job_release(&j);
 }
@@ -403,12 +403,12 @@ START_TEST(queue_name)
 	struct err err = { "" };
 
 	make_job(&j);
-	strmap_del(&j.meta.labels, LABEL_QUEUE_NAME);
+	smap_del(&j.meta.labels, LABEL_QUEUE_NAME);
 	if (c->label)
-		strmap_set(&j.meta.labels, LABEL_QUEUE_NAME, c->label);
+		smap_set(&j.meta.labels, LABEL_QUEUE_NAME, c->label);
 	if (c->annotation)
-		strmap_set(&j.meta.annotations, LABEL_QUEUE_NAME,
-			   c->annotation);
+		smap_set(&j.meta.annotations, LABEL_QUEUE_NAME,
+			 c->annotation);
 	ck_assert_int_eq(jobwl_build(&j, NULL, &wl, &err), 0);
 	if (c->want)
 		ck_assert_str_eq(wl.queue_name, c->want);
@@ -448,7 +448,7 @@ START_TEST(max_exec)
 	struct err err = { "" };
 
 	make_job(&j);
-	strmap_set(&j.meta.labels, LABEL_MAX_EXEC_TIME, c->label);
+	smap_set(&j.meta.labels, LABEL_MAX_EXEC_TIME, c->label);
 	ck_assert_int_eq(jobwl_build(&j, NULL, &wl, &err), 0);
 	ck_assert_msg(wl.has_max_exec == c->has, "label \"%s\"", c->label);
 	if (c->has)
@@ -502,8 +502,8 @@ START_TEST(min_parallelism)
 	j.has_completions = c->completions != 0;
 	j.completions = c->completions;
 	if (c->annotation)
-		strmap_set(&j.meta.annotations, ANNOT_MIN_PARALLELISM,
-			   c->annotation);
+		smap_set(&j.meta.annotations, ANNOT_MIN_PARALLELISM,
+			 c->annotation);
 	rc = jobwl_build(&j, NULL, &wl, &err);
 	ck_assert_msg(rc == c->rc, "annotation \"%s\": rc %d (%s)",
 		      c->annotation ? c->annotation : "(none)", rc, err.msg);
@@ -554,7 +554,7 @@ START_TEST(topology)
 
 	make_job(&j);
 	if (c->key)
-		strmap_set(&j.tmpl.annotations, c->key, c->value);
+		smap_set(&j.tmpl.annotations, c->key, c->value);
 	rc = jobwl_build(&j, NULL, &wl, &err);
 	if (c->want) {
 		ck_assert_msg(rc == 0, "%s", err.msg);
@@ -576,10 +576,10 @@ START_TEST(topology_required_first)
 	struct err err = { "" };
 
 	make_job(&j);
-	strmap_set(&j.tmpl.annotations,
-		   "kueue.x-k8s.io/podset-preferred-topology", "p");
-	strmap_set(&j.tmpl.annotations,
-		   "kueue.x-k8s.io/podset-required-topology", "r");
+	smap_set(&j.tmpl.annotations,
+		 "kueue.x-k8s.io/podset-preferred-topology", "p");
+	smap_set(&j.tmpl.annotations,
+		 "kueue.x-k8s.io/podset-required-topology", "r");
 	ck_assert_int_eq(jobwl_build(&j, NULL, &wl, &err), 0);
 	ck_assert_str_eq(wl.pod_sets[0].topology_request,
 			 "{\"required\":\"r\"," IDX "}");
@@ -645,7 +645,7 @@ START_TEST(priority)
 
 	make_job(&j);
 	if (c->label)
-		strmap_set(&j.meta.labels, LABEL_PRIORITY_CLASS, c->label);
+		smap_set(&j.meta.labels, LABEL_PRIORITY_CLASS, c->label);
 	if (c->tmpl_pc)
 		j.tmpl.priority_class_name = xstrdup(c->tmpl_pc);
 	wl.queue_name = xstrdup("stale");

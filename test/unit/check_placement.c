@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/placement.h"
 #include "suites.h"
 #include "test/support/support.h"
 
 /* Builds a label map from "k=v,k2=v2" ("" is the empty map). */
-static void t_labels(struct strmap *m, const char *text)
+static void t_labels(struct smap *m, const char *text)
 {
 	char *copy = xstrdup(text), *save = NULL;
 
@@ -19,7 +19,7 @@ static void t_labels(struct strmap *m, const char *text)
 
 		ck_assert_msg(eq != NULL, "bad labels '%s'", text);
 		*eq = '\0';
-		strmap_set(m, kv, eq + 1);
+		smap_set(m, kv, eq + 1);
 	}
 	free(copy);
 }
@@ -285,7 +285,7 @@ static const struct {
 START_TEST(affinity)
 {
 	struct node_affinity a;
-	struct strmap labels = STRMAP_INIT;
+	struct smap labels = SMAP_INIT;
 
 	t_affinity(&a, aff_cases[_i].present, aff_cases[_i].terms,
 		   aff_cases[_i].n);
@@ -293,7 +293,7 @@ START_TEST(affinity)
 	ck_assert_msg(node_affinity_matches(&a, &labels) == aff_cases[_i].want,
 		      "%s", aff_cases[_i].name);
 	node_affinity_release(&a);
-	strmap_release(&labels);
+	smap_release(&labels);
 }
 END_TEST
 
@@ -366,7 +366,7 @@ static const struct {
 START_TEST(flavor)
 {
 	struct node_affinity a;
-	struct strmap fl = STRMAP_INIT, sel = STRMAP_INIT;
+	struct smap fl = SMAP_INIT, sel = SMAP_INIT;
 
 	t_affinity(&a, flavor_cases[_i].present, flavor_cases[_i].terms,
 		   flavor_cases[_i].n);
@@ -375,18 +375,18 @@ START_TEST(flavor)
 	ck_assert_msg(flavor_matches_selectors(&fl, &sel, &a) ==
 		      flavor_cases[_i].want, "%s", flavor_cases[_i].name);
 	node_affinity_release(&a);
-	strmap_release(&fl);
-	strmap_release(&sel);
+	smap_release(&fl);
+	smap_release(&sel);
 }
 END_TEST
 
 START_TEST(flavor_null_parts)
 {
-	struct strmap fl = STRMAP_INIT;
+	struct smap fl = SMAP_INIT;
 
-	strmap_set(&fl, "zone", "a");
+	smap_set(&fl, "zone", "a");
 	ck_assert(flavor_matches_selectors(&fl, NULL, NULL));
-	strmap_release(&fl);
+	smap_release(&fl);
 }
 END_TEST
 
@@ -401,7 +401,7 @@ START_TEST(copies)
 	struct node_affinity a, ac;
 	static const struct tterm terms[] = { { "zone in (a,b)", 0 },
 					      { "cores>4", 1 } };
-	struct strmap labels = STRMAP_INIT;
+	struct smap labels = SMAP_INIT;
 	char *s;
 
 	taint_copy(&tc, &t);
@@ -443,12 +443,12 @@ START_TEST(copies)
 	s = label_selector_string(&ac.terms[0].exprs);
 	ck_assert_str_eq(s, "zone in (a,b)");
 	free(s);
-	strmap_set(&labels, "cores", "5");
+	smap_set(&labels, "cores", "5");
 	ck_assert(node_affinity_matches(&ac, &labels));
 	node_affinity_release(&ac);
 	ck_assert(!ac.present);
 	ck_assert_uint_eq(ac.n, 0);
-	strmap_release(&labels);
+	smap_release(&labels);
 }
 END_TEST
 

@@ -186,7 +186,7 @@ END_TEST
 
 /* ---- StrictFIFO -------------------------------------------------------- */
 
-START_TEST(strict_head_of_line_blocking)
+START_TEST(head_of_line_blocking_strict)
 {
 	static const enum requeue_reason blocking[] = {
 		RQ_GENERIC, RQ_NO_FIT, RQ_PREEMPTION_NO_CANDIDATES,
@@ -949,7 +949,7 @@ Suite *queue_suite(void)
 	tcase_add_test(tc, counts_and_visit);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("strict-fifo");
-	tcase_add_test(tc, strict_head_of_line_blocking);
+	tcase_add_test(tc, head_of_line_blocking_strict);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("best-effort-fifo");
 	tcase_add_test(tc, besteffort_nofit_parks);

@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "flavors/sched.h"
-#include "model/alloc.h"
 #include "model/objects.h"
 #include "model/quantity.h"
 #include "model/resources.h"
@@ -661,7 +661,7 @@ static const struct pod_set_assignment *psa_of(const struct rec *r,
 static const char *flavor_of(const struct rec *r, const char *ps,
 			     const char *res)
 {
-	return strmap_get(&psa_of(r, ps)->flavors, res);
+	return smap_get(&psa_of(r, ps)->flavors, res);
 }
 
 static void expect_flavor(const struct rec *r, const char *ps,
@@ -1200,7 +1200,7 @@ static void fifo_setup(enum queueing_strategy qs)
 	put_wl(mk_wl("small", 0, T0 - 40 * SEC, 1, "cpu=1"), "q");
 }
 
-START_TEST(strict_fifo_blocks)
+START_TEST(fifo_strict_blocks)
 {
 	struct sched_cq_status st;
 
@@ -1416,11 +1416,11 @@ static void arch_setup(void)
 
 	fx_begin();
 	rf = mk_flavor("x86");
-	strmap_set(&rf->node_labels, "arch", "amd64");
-	strmap_set(&rf->node_labels, "pool", "main");
+	smap_set(&rf->node_labels, "arch", "amd64");
+	smap_set(&rf->node_labels, "pool", "main");
 	put_flavor(rf);
 	rf = mk_flavor("arm");
-	strmap_set(&rf->node_labels, "arch", "arm64");
+	smap_set(&rf->node_labels, "arch", "arm64");
 	put_flavor(rf);
 	add_cq("q", NULL, "x86:cpu=10 arm:cpu=10");
 }
@@ -1442,15 +1442,15 @@ START_TEST(node_selector_picks_flavor)
 
 	arch_setup();
 	w = mk_wl("arm-sel", 0, T0 - 3 * SEC, 1, "cpu=1");
-	strmap_set(&w->pod_sets[0].tmpl.node_selector, "arch", "arm64");
+	smap_set(&w->pod_sets[0].tmpl.node_selector, "arch", "arm64");
 	put_wl(w, "q");
 	/* A key no flavor defines is ignored. */
 	w = mk_wl("zone-sel", 0, T0 - 2 * SEC, 1, "cpu=1");
-	strmap_set(&w->pod_sets[0].tmpl.node_selector, "zone", "z1");
+	smap_set(&w->pod_sets[0].tmpl.node_selector, "zone", "z1");
 	put_wl(w, "q");
 	/* pool=main only exists on x86: arm ignores the key. */
 	w = mk_wl("pool-sel", 0, T0 - SEC, 1, "cpu=1");
-	strmap_set(&w->pod_sets[0].tmpl.node_selector, "pool", "other");
+	smap_set(&w->pod_sets[0].tmpl.node_selector, "pool", "other");
 	put_wl(w, "q");
 	settle();
 	r = expect_admitted("arm-sel", "q");
@@ -1492,11 +1492,11 @@ START_TEST(node_affinity_nofit_message)
 
 	fx_begin();
 	rf = mk_flavor("x86");
-	strmap_set(&rf->node_labels, "arch", "amd64");
+	smap_set(&rf->node_labels, "arch", "amd64");
 	put_flavor(rf);
 	add_cq("q", NULL, "x86:cpu=10");
 	w = mk_wl("sel", 0, T0 - SEC, 1, "cpu=1");
-	strmap_set(&w->pod_sets[0].tmpl.node_selector, "arch", "arm64");
+	smap_set(&w->pod_sets[0].tmpl.node_selector, "arch", "arm64");
 	put_wl(w, "q");
 	settle();
 	expect_pending("sel", PS_MAIN "flavor x86 doesn't match node affinity");
@@ -1520,11 +1520,11 @@ START_TEST(nofit_reasons_sorted)
 	flavor_taint(rf, "spot", "true", EFFECT_NO_SCHEDULE);
 	put_flavor(rf);
 	rf = mk_flavor("x86");
-	strmap_set(&rf->node_labels, "arch", "amd64");
+	smap_set(&rf->node_labels, "arch", "amd64");
 	put_flavor(rf);
 	add_cq("q", NULL, "spot:cpu=10 x86:cpu=10");
 	w = mk_wl("w", 0, T0, 1, "cpu=1");
-	strmap_set(&w->pod_sets[0].tmpl.node_selector, "arch", "arm64");
+	smap_set(&w->pod_sets[0].tmpl.node_selector, "arch", "arm64");
 	put_wl(w, "q");
 	settle();
 	expect_pending("w", PS_MAIN "flavor x86 doesn't match node affinity, "
@@ -2180,7 +2180,7 @@ static struct workload *mk_held(const char *name, const char *cq,
 	a->count = count;
 	parse_res(req, &per_pod);
 	for (size_t i = 0; i < per_pod.n; i++) {
-		strmap_set(&a->flavors, per_pod.v[i].name, flavor);
+		smap_set(&a->flavors, per_pod.v[i].name, flavor);
 		reslist_set(&a->usage, per_pod.v[i].name,
 			    per_pod.v[i].milli * count);
 	}
@@ -2424,11 +2424,11 @@ END_TEST
 
 static void ns_labels(const char *ns, const char *key, const char *value)
 {
-	struct strmap m = STRMAP_INIT;
+	struct smap m = SMAP_INIT;
 
-	strmap_set(&m, key, value);
+	smap_set(&m, key, value);
 	sched_namespace_set(F.s, ns, &m);
-	strmap_release(&m);
+	smap_release(&m);
 	CHECK();
 }
 
@@ -3537,23 +3537,23 @@ START_TEST(flavor_change_requeues)
 
 	fx_begin();
 	rf = mk_flavor("gpu");
-	strmap_set(&rf->node_labels, "arch", "amd64");
+	smap_set(&rf->node_labels, "arch", "amd64");
 	flavor_taint(rf, "gpu", "true", EFFECT_NO_SCHEDULE);
 	put_flavor(rf);
 	add_cq("q", NULL, "gpu:cpu=4");
 	w = mk_wl("w", 0, T0, 1, "cpu=1");
-	strmap_set(&w->pod_sets[0].tmpl.node_selector, "arch", "arm64");
+	smap_set(&w->pod_sets[0].tmpl.node_selector, "arch", "arm64");
 	put_wl(w, "q");
 	settle();
 	expect_pending("w", PS_MAIN "untolerated taint {gpu true NoSchedule "
 		       "<nil>} in flavor gpu");
 	rf = mk_flavor("gpu");
-	strmap_set(&rf->node_labels, "arch", "amd64");
+	smap_set(&rf->node_labels, "arch", "amd64");
 	put_flavor(rf);
 	settle();
 	expect_pending("w", PS_MAIN "flavor gpu doesn't match node affinity");
 	rf = mk_flavor("gpu");
-	strmap_set(&rf->node_labels, "arch", "arm64");
+	smap_set(&rf->node_labels, "arch", "arm64");
 	put_flavor(rf);
 	settle();
 	expect_admitted("w", "q");
@@ -3591,8 +3591,8 @@ static int64_t live_usage(const struct live *l, size_t n, const char *cq,
 		if (!l[i].alive || strcmp(r->cq, cq) != 0)
 			continue;
 		for (size_t j = 0; j < r->adm.npsa; j++) {
-			const char *f = strmap_get(&r->adm.psa[j].flavors,
-						   "cpu");
+			const char *f = smap_get(&r->adm.psa[j].flavors,
+						 "cpu");
 
 			if (f && !strcmp(f, flavor))
 				sum += reslist_get(&r->adm.psa[j].usage, "cpu");
@@ -3951,7 +3951,7 @@ Suite *sched_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("queueing-strategy");
-	tcase_add_test(tc, strict_fifo_blocks);
+	tcase_add_test(tc, fifo_strict_blocks);
 	tcase_add_test(tc, best_effort_skips);
 	tcase_add_test(tc, best_effort_requeue_on_remove);
 	suite_add_tcase(s, tc);

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
 #include "flavors/sched.h"
-#include "model/alloc.h"
 #include "model/objects.h"
 #include "suites.h"
 #include "test/support/support.h"
@@ -324,7 +324,7 @@ END_TEST
 
 /* StrictFIFO has no classes: a blocked head stays at the head and is
  * reported once; nothing behind it is tried. */
-START_TEST(strict_fifo_unchanged)
+START_TEST(fifo_strict_unchanged)
 {
 	struct pool p = { 0 };
 	int64_t nom[1] = { 2 };
@@ -365,7 +365,7 @@ START_TEST(namespace_splits_classes)
 	struct sched *s = new_sched(true);
 	struct sched_decisions d = { 0 };
 	struct cluster_queue *cq;
-	struct strmap lab = STRMAP_INIT;
+	struct smap lab = SMAP_INIT;
 	struct sel_req *rq;
 
 	mk_flavor(&p, "f1");
@@ -377,9 +377,9 @@ START_TEST(namespace_splits_classes)
 	rq->key = xstrdup("team");
 	rq->op = SEL_EXISTS;
 	sched_cq_set(s, cq, NULL);
-	strmap_set(&lab, "team", "x");
+	smap_set(&lab, "team", "x");
 	sched_namespace_set(s, "good", &lab);
-	strmap_release(&lab);
+	smap_release(&lab);
 	sched_wl_set(s, mk_wl(&p, "bad", "b0", 0, T0, 1, 0, 1000), "q", NULL);
 	sched_wl_set(s, mk_wl(&p, "bad", "b1", 0, T0 + 1, 1, 0, 1000), "q",
 		     NULL);
@@ -726,7 +726,7 @@ Suite *sched_equiv_suite(void)
 	tcase_add_test(tc, class_parks_whole);
 	tcase_add_test(tc, other_class_admitted);
 	tcase_add_test(tc, push_into_parked_class);
-	tcase_add_test(tc, strict_fifo_unchanged);
+	tcase_add_test(tc, fifo_strict_unchanged);
 	tcase_add_test(tc, namespace_splits_classes);
 	tcase_add_test(tc, requeue_batching);
 	tcase_add_test(tc, backoff_leaves_class);

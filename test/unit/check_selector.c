@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "model/selector.h"
 #include "suites.h"
 #include "test/support/support.h"
 
 /* Builds a label map from "k=v,k2=v2" ("" is the empty map; "k=" gives k
  * the empty value). */
-static void t_labels(struct strmap *m, const char *text)
+static void t_labels(struct smap *m, const char *text)
 {
 	char *copy = xstrdup(text), *save = NULL;
 
@@ -20,7 +20,7 @@ static void t_labels(struct strmap *m, const char *text)
 
 		ck_assert_msg(eq != NULL, "bad labels '%s'", text);
 		*eq = '\0';
-		strmap_set(m, kv, eq + 1);
+		smap_set(m, kv, eq + 1);
 	}
 	free(copy);
 }
@@ -180,7 +180,7 @@ START_TEST(parse_sorts_values_and_keys)
 }
 END_TEST
 
-START_TEST(string_does_not_reorder_selector)
+START_TEST(selector_text_keeps_order)
 {
 	struct label_selector sel = LABEL_SELECTOR_INIT;
 	static const char *const vals[] = { "c", "a", "b" };
@@ -274,7 +274,7 @@ static const struct {
 START_TEST(matching)
 {
 	struct label_selector sel = LABEL_SELECTOR_INIT;
-	struct strmap labels = STRMAP_INIT;
+	struct smap labels = SMAP_INIT;
 	struct err err = { "" };
 
 	ck_assert_msg(label_selector_parse(match_cases[_i].sel, &sel,
@@ -285,7 +285,7 @@ START_TEST(matching)
 		      match_cases[_i].want, "'%s' on {%s}",
 		      match_cases[_i].sel, match_cases[_i].labels);
 	label_selector_release(&sel);
-	strmap_release(&labels);
+	smap_release(&labels);
 }
 END_TEST
 
@@ -293,11 +293,11 @@ END_TEST
 START_TEST(odd_requirements)
 {
 	struct sel_req r = { (char *)"a", SEL_GT, NULL, 0 };
-	struct strmap labels = STRMAP_INIT;
+	struct smap labels = SMAP_INIT;
 	char *two[] = { (char *)"1", (char *)"2" };
 	char *word[] = { (char *)"x" };
 
-	strmap_set(&labels, "a", "10");
+	smap_set(&labels, "a", "10");
 	ck_assert(!sel_req_matches(&r, &labels));    /* Gt without a value */
 	r.values = two;
 	r.nvalues = 2;
@@ -311,7 +311,7 @@ START_TEST(odd_requirements)
 	r.op = SEL_NOT_IN;
 	ck_assert(sel_req_matches(&r, &labels));     /* NotIn () */
 	ck_assert(sel_req_matches(&r, NULL));
-	strmap_release(&labels);
+	smap_release(&labels);
 }
 END_TEST
 
@@ -443,7 +443,7 @@ Suite *selector_suite(void)
 	tcase_add_loop_test(tc, parse_round_trip, 0,
 			    sizeof(parse_cases) / sizeof(parse_cases[0]));
 	tcase_add_test(tc, parse_sorts_values_and_keys);
-	tcase_add_test(tc, string_does_not_reorder_selector);
+	tcase_add_test(tc, selector_text_keeps_order);
 	tcase_add_test(tc, copy_is_deep);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("matching");

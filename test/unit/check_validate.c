@@ -1165,7 +1165,7 @@ END_TEST
 
 /* Hand-built structs: the validators need no codec, and a zeroed struct
  * is a valid empty object. */
-START_TEST(structs_without_codec)
+START_TEST(bare_structs_without_codec)
 {
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	struct local_queue lq;
@@ -1197,7 +1197,7 @@ Suite *validate_suite(void)
 	tcase_add_test(tc, cq_item_limits);
 	tcase_add_test(tc, long_names);
 	tcase_add_test(tc, wpc_description);
-	tcase_add_test(tc, structs_without_codec);
+	tcase_add_test(tc, bare_structs_without_codec);
 	suite_add_tcase(s, tc);
 	return s;
 }

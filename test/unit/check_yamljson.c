@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/alloc.h"
 #include "config/yamljson.h"
-#include "model/alloc.h"
 #include "suites.h"
 #include "test/support/support.h"
 

@@ -4,7 +4,7 @@
 #include <check.h>
 #include <stdlib.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 #include "test/support/support.h"
 
 /* Decodes obj as kind k into a throwaway struct; returns the decoder's

@@ -1,34 +1,34 @@
 /*
- * strmap: sorted string map (see strmap.h). Insertion is O(n) by memmove;
+ * smap: sorted string map (see smap.h). Insertion is O(n) by memmove;
  * maps here hold tens of entries (labels, selectors), where a sorted array
  * beats a hash table on both memory and speed.
  */
-#include "model/strmap.h"
+#include "model/smap.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
-void strmap_init(struct strmap *m)
+void smap_init(struct smap *m)
 {
 	m->v = NULL;
 	m->n = 0;
 	m->cap = 0;
 }
 
-void strmap_release(struct strmap *m)
+void smap_release(struct smap *m)
 {
 	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].key);
 		free(m->v[i].value);
 	}
 	free(m->v);
-	strmap_init(m);
+	smap_init(m);
 }
 
 /* Index of key, or of where it would be inserted (with *found false). */
-static size_t find(const struct strmap *m, const char *key, bool *found)
+static size_t find(const struct smap *m, const char *key, bool *found)
 {
 	size_t lo = 0, hi = m->n;
 
@@ -49,7 +49,7 @@ static size_t find(const struct strmap *m, const char *key, bool *found)
 	return lo;
 }
 
-void strmap_set(struct strmap *m, const char *key, const char *value)
+void smap_set(struct smap *m, const char *key, const char *value)
 {
 	bool found;
 	size_t i = find(m, key, &found);
@@ -68,7 +68,7 @@ void strmap_set(struct strmap *m, const char *key, const char *value)
 	m->n++;
 }
 
-bool strmap_del(struct strmap *m, const char *key)
+bool smap_del(struct smap *m, const char *key)
 {
 	bool found;
 	size_t i = find(m, key, &found);
@@ -82,7 +82,7 @@ bool strmap_del(struct strmap *m, const char *key)
 	return true;
 }
 
-const char *strmap_get(const struct strmap *m, const char *key)
+const char *smap_get(const struct smap *m, const char *key)
 {
 	bool found;
 	size_t i = find(m, key, &found);
@@ -90,16 +90,16 @@ const char *strmap_get(const struct strmap *m, const char *key)
 	return found ? m->v[i].value : NULL;
 }
 
-bool strmap_has(const struct strmap *m, const char *key)
+bool smap_has(const struct smap *m, const char *key)
 {
-	return strmap_get(m, key) != NULL;
+	return smap_get(m, key) != NULL;
 }
 
-void strmap_copy(struct strmap *dst, const struct strmap *src)
+void smap_copy(struct smap *dst, const struct smap *src)
 {
 	if (dst == src)
 		return; /* releasing dst first would free src */
-	strmap_release(dst);
+	smap_release(dst);
 	if (!src->n)
 		return;
 	dst->v = xcalloc(src->n, sizeof(*dst->v));
@@ -111,7 +111,7 @@ void strmap_copy(struct strmap *dst, const struct strmap *src)
 	dst->n = src->n;
 }
 
-bool strmap_equal(const struct strmap *a, const struct strmap *b)
+bool smap_equal(const struct smap *a, const struct smap *b)
 {
 	if (a->n != b->n)
 		return false;

@@ -1,5 +1,5 @@
 /*
- * stream: the demo's Job mix (see stream.h). The mix is what a shared
+ * feed: the demo's Job mix (see feed.h). The mix is what a shared
  * GPU cluster sees in a busy hour: many small inference Jobs, fewer but
  * large training Jobs (single 8-GPU pods and gangs of 2-4 pods that must
  * start together), and a tail of research experiments. The numbers are
@@ -11,30 +11,30 @@
  * the demo is a client program, not part of the core, and the JSON goes
  * straight into a POST body.
  */
-#include "demo/stream.h"
+#include "demo/feed.h"
 
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "model/alloc.h"
+#include "base/alloc.h"
 
-static const char *const team_names[STREAM_NTEAM] = {
+static const char *const team_names[FEED_NTEAM] = {
 	"nlp", "recsys", "research"
 };
 
-static const char *const class_names[STREAM_NCLASS] = {
-	[STREAM_INFERENCE] = "prod-inference",
-	[STREAM_TRAINING] = "training",
-	[STREAM_EXPERIMENT] = "experiment",
+static const char *const class_names[FEED_NCLASS] = {
+	[FEED_INFERENCE] = "prod-inference",
+	[FEED_TRAINING] = "training",
+	[FEED_EXPERIMENT] = "experiment",
 };
 
 /* Short forms for Job names. */
-static const char *const class_short[STREAM_NCLASS] = {
-	[STREAM_INFERENCE] = "infer",
-	[STREAM_TRAINING] = "train",
-	[STREAM_EXPERIMENT] = "exp",
+static const char *const class_short[FEED_NCLASS] = {
+	[FEED_INFERENCE] = "infer",
+	[FEED_TRAINING] = "train",
+	[FEED_EXPERIMENT] = "exp",
 };
 
 /* A pod shape: pods x GPUs per pod. */
@@ -49,19 +49,19 @@ struct class_mix {
 	int percent;              /* share of the stream */
 	struct shape shapes[6];
 	size_t nshapes;
-	int team_pct[STREAM_NTEAM];
+	int team_pct[FEED_NTEAM];
 	int64_t rt_min_ms, rt_max_ms;
 };
 
-static const struct class_mix mix[STREAM_NCLASS] = {
-	[STREAM_INFERENCE] = {
+static const struct class_mix mix[FEED_NCLASS] = {
+	[FEED_INFERENCE] = {
 		.percent = 35,
 		.shapes = { { 1, 1 }, { 1, 1 }, { 1, 2 }, { 2, 1 } },
 		.nshapes = 4,
 		.team_pct = { 50, 50, 0 },
 		.rt_min_ms = 3000, .rt_max_ms = 7000,
 	},
-	[STREAM_TRAINING] = {
+	[FEED_TRAINING] = {
 		.percent = 35,
 		.shapes = { { 1, 4 }, { 1, 8 }, { 2, 2 }, { 2, 4 }, { 4, 2 },
 			    { 4, 1 } },
@@ -69,7 +69,7 @@ static const struct class_mix mix[STREAM_NCLASS] = {
 		.team_pct = { 45, 25, 30 },
 		.rt_min_ms = 8000, .rt_max_ms = 16000,
 	},
-	[STREAM_EXPERIMENT] = {
+	[FEED_EXPERIMENT] = {
 		.percent = 30,
 		.shapes = { { 1, 1 }, { 1, 2 }, { 2, 1 }, { 1, 4 } },
 		.nshapes = 4,
@@ -108,28 +108,28 @@ static int pick_weighted(uint64_t *s, const int *pct, int n)
 	return n - 1;
 }
 
-void stream_release(struct stream *s)
+void feed_release(struct feed *s)
 {
 	FREE_AND_NULL(s->v);
 	s->n = 0;
 }
 
-void stream_plan(struct stream *s, const struct stream_opts *o)
+void feed_plan(struct feed *s, const struct feed_opts *o)
 {
 	uint64_t rng = o->seed * 0x9E3779B97F4A7C15ULL + 1;
-	int cls_pct[STREAM_NCLASS];
+	int cls_pct[FEED_NCLASS];
 	double scale = o->runtime_scale > 0 ? o->runtime_scale : 1;
 
-	stream_release(s);
-	for (int c = 0; c < STREAM_NCLASS; c++)
+	feed_release(s);
+	for (int c = 0; c < FEED_NCLASS; c++)
 		cls_pct[c] = mix[c].percent;
 	s->v = xcalloc(o->jobs ? o->jobs : 1, sizeof(*s->v));
 	s->n = o->jobs;
 	for (size_t i = 0; i < s->n; i++) {
-		struct stream_job *j = &s->v[i];
-		enum stream_class c =
-			(enum stream_class)pick_weighted(&rng, cls_pct,
-							 STREAM_NCLASS);
+		struct feed_job *j = &s->v[i];
+		enum feed_class c =
+			(enum feed_class)pick_weighted(&rng, cls_pct,
+						       FEED_NCLASS);
 		const struct class_mix *m = &mix[c];
 		const struct shape *sh = &m->shapes[pick(&rng, m->nshapes)];
 		int64_t rt = m->rt_min_ms +
@@ -138,7 +138,7 @@ void stream_plan(struct stream *s, const struct stream_opts *o)
 		int64_t jitter;
 
 		j->klass = c;
-		j->team = pick_weighted(&rng, m->team_pct, STREAM_NTEAM);
+		j->team = pick_weighted(&rng, m->team_pct, FEED_NTEAM);
 		j->pods = sh->pods;
 		j->gpus_per_pod = sh->gpus;
 		j->runtime_ms = (int64_t)((double)rt * scale);
@@ -157,28 +157,28 @@ void stream_plan(struct stream *s, const struct stream_opts *o)
 	}
 }
 
-const char *stream_team_name(int team)
+const char *feed_team_name(int team)
 {
-	return team >= 0 && team < STREAM_NTEAM ? team_names[team] : "?";
+	return team >= 0 && team < FEED_NTEAM ? team_names[team] : "?";
 }
 
-const char *stream_class_name(enum stream_class c)
+const char *feed_class_name(enum feed_class c)
 {
-	return (unsigned)c < STREAM_NCLASS ? class_names[c] : "?";
+	return (unsigned)c < FEED_NCLASS ? class_names[c] : "?";
 }
 
-int stream_job_gpus(const struct stream_job *j)
+int feed_job_gpus(const struct feed_job *j)
 {
 	return j->pods * j->gpus_per_pod;
 }
 
-char *stream_selector(const char *run_id)
+char *feed_selector(const char *run_id)
 {
 	return xasprintf("app.kubernetes.io/part-of=cueue-demo,"
 			 "cueue.dev/demo-run=%s", run_id);
 }
 
-json_t *stream_job_json(const struct stream_job *j, const char *run_id)
+json_t *feed_job_json(const struct feed_job *j, const char *run_id)
 {
 	char ns[32], rt[32], cpu[16], mem[16], gpu[16];
 	json_t *labels, *tol, *job;
@@ -197,7 +197,7 @@ json_t *stream_job_json(const struct stream_job *j, const char *run_id)
 			   "cueue.dev/demo-run", run_id,
 			   "cueue.dev/demo-class", class_short[j->klass]);
 	tol = json_array();
-	if (j->klass != STREAM_EXPERIMENT)
+	if (j->klass != FEED_EXPERIMENT)
 		json_array_append_new(tol, json_pack("{s:s, s:s, s:s, s:s}",
 						     "key", "nvidia.com/gpu",
 						     "operator", "Equal",
@@ -225,6 +225,6 @@ json_t *stream_job_json(const struct stream_job *j, const char *run_id)
 		"memory", mem, "limits", "nvidia.com/gpu", gpu);
 	json_decref(labels);
 	if (!job)
-		BUG("stream_job_json: json_pack failed");
+		BUG("feed_job_json: json_pack failed");
 	return job;
 }
