@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/text.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
 #include "controller/log.h"
@@ -91,16 +92,12 @@ char *certmgr_webhook_config_name(const char *service, bool mutating)
 	return out;
 }
 
-static bool same(const char *a, const char *b)
-{
-	return a && b ? !strcmp(a, b) : a == b;
-}
-
 static bool certs_equal(const struct certs *a, const struct certs *b)
 {
-	return same(a->ca_pem, b->ca_pem) &&
-	       same(a->ca_key_pem, b->ca_key_pem) &&
-	       same(a->cert_pem, b->cert_pem) && same(a->key_pem, b->key_pem);
+	return text_same(a->ca_pem, b->ca_pem) &&
+	       text_same(a->ca_key_pem, b->ca_key_pem) &&
+	       text_same(a->cert_pem, b->cert_pem) &&
+	       text_same(a->key_pem, b->key_pem);
 }
 
 static void pass_start(struct certmgr *cm);
@@ -207,8 +204,8 @@ static json_t *inject_patch(const struct certmgr *cm, const struct target *t,
 		const char *strategy = json_string_value(
 			json_object_get(conv, "strategy"));
 
-		if (!same(strategy, "Webhook") || !json_is_object(cc) ||
-		    same(json_string_value(json_object_get(cc, "caBundle")),
+		if (!text_same(strategy, "Webhook") || !json_is_object(cc) ||
+		    text_same(json_string_value(json_object_get(cc, "caBundle")),
 			 cm->ca_bundle)) {
 			json_decref(ops);
 			return NULL;
@@ -227,7 +224,7 @@ static json_t *inject_patch(const struct certmgr *cm, const struct target *t,
 				json_object_get(h, "name"));
 			char p[96];
 
-			if (!name || same(json_string_value(
+			if (!name || text_same(json_string_value(
 				json_object_get(cc, "caBundle")),
 				cm->ca_bundle))
 				continue;
@@ -472,7 +469,7 @@ static void secret_changed(struct certmgr *cm, const json_t *obj)
 	const char *rv = json_string_value(json_object_get(
 		json_object_get(obj, "metadata"), "resourceVersion"));
 
-	if (obj && rv && same(rv, cm->secret_rv))
+	if (obj && rv && text_same(rv, cm->secret_rv))
 		return; /* our own write, or what the pass read */
 	if (cm->running)
 		cm->again = true;

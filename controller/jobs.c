@@ -30,6 +30,7 @@
 
 #include "base/alloc.h"
 #include "base/hmap.h"
+#include "base/jx.h"
 #include "controller/events.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
@@ -159,12 +160,6 @@ static void set_str(char **dst, const char *s)
 
 	free(*dst);
 	*dst = n;
-}
-
-static const char *meta_str(const json_t *obj, const char *k)
-{
-	return json_string_value(json_object_get(
-		json_object_get(obj, "metadata"), k));
 }
 
 static char *mk_key(const char *ns, const char *name)
@@ -1447,9 +1442,9 @@ static void mark_owned(struct jobs *js, const struct job *j)
 
 static void apply_job(struct jobs *js, const json_t *obj)
 {
-	const char *ns = meta_str(obj, "namespace"), *name =
-		meta_str(obj, "name");
-	const char *rv = meta_str(obj, "resourceVersion");
+	const char *ns = jx_meta_str(obj, "namespace"), *name =
+		jx_meta_str(obj, "name");
+	const char *rv = jx_meta_str(obj, "resourceVersion");
 	struct field_errors fe = FIELD_ERRORS_INIT;
 	char *key;
 	struct job_entry *e;
@@ -1515,8 +1510,8 @@ static void on_job_event(void *ud, enum kube_event_type type, json_t *obj)
 	struct jobs *js = ud;
 
 	if (type == KUBE_DELETED) {
-		char *key = mk_key(meta_str(obj, "namespace"),
-				   meta_str(obj, "name"));
+		char *key = mk_key(jx_meta_str(obj, "namespace"),
+				   jx_meta_str(obj, "name"));
 		struct job_entry *e = hmap_get(&js->jobs, key);
 
 		if (e)
@@ -1579,7 +1574,7 @@ static const struct kube_watch_ops job_ops = {
 
 static void pc_apply(struct jobs *js, const json_t *obj)
 {
-	const char *name = meta_str(obj, "name");
+	const char *name = jx_meta_str(obj, "name");
 	struct pc_entry *p;
 
 	if (!name || !json_is_integer(json_object_get(obj, "value")))
@@ -1608,7 +1603,7 @@ static void on_pc_event(void *ud, enum kube_event_type type, json_t *obj)
 	struct jobs *js = ud;
 
 	if (type == KUBE_DELETED) {
-		const char *name = meta_str(obj, "name");
+		const char *name = jx_meta_str(obj, "name");
 		struct pc_entry *p = name ? hmap_get(&js->pcs, name) : NULL;
 
 		if (p)

@@ -208,10 +208,10 @@ static int64_t usage_of(const struct flavor_usage *u, size_t n,
 			const char *flavor, const char *res)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (!same_str(u[i].name, flavor))
+		if (!text_same(u[i].name, flavor))
 			continue;
 		for (size_t j = 0; j < u[i].nres; j++)
-			if (same_str(u[i].res[j].name, res))
+			if (text_same(u[i].res[j].name, res))
 				return u[i].res[j].total;
 	}
 	return 0;
@@ -406,13 +406,13 @@ static void on_audit(void *ud, int64_t now_ms)
 /* The cache key of obj: name, or namespace/name (new), or NULL. */
 static char *obj_key(const struct inf_def *d, const json_t *obj)
 {
-	const char *name = meta_str(obj, "name"), *ns;
+	const char *name = jx_meta_str(obj, "name"), *ns;
 
 	if (!name || !*name)
 		return NULL;
 	if (!d->namespaced)
 		return xstrdup(name);
-	ns = meta_str(obj, "namespace");
+	ns = jx_meta_str(obj, "namespace");
 	if (!ns || !*ns)
 		return NULL;
 	return xasprintf("%s/%s", ns, name);
@@ -641,9 +641,11 @@ static void count_lq_parked(struct manager *m, struct cq_entry *e)
 {
 	struct parked_ctx pc = { m, e };
 
-	for (struct lq_entry *l = e->lqs; l; l = l->cq_next)
-		l->parked = 0;
-	if (e->lqs && kueue_metrics_lq_enabled(m->o.metrics))
+	struct dlist *pos;
+
+	DLIST_FOREACH(pos, &e->lqs)
+		DLIST_ENTRY(pos, struct lq_entry, cq_link)->parked = 0;
+	if (!dlist_empty(&e->lqs) && kueue_metrics_lq_enabled(m->o.metrics))
 		sched_cq_parked_by_lq(m->s, e->name, set_parked, &pc);
 }
 
@@ -659,9 +661,11 @@ static void on_mflush(void *ud, int64_t now_ms)
 			e->mdirty = false;
 			manager_cq_metrics(m, e);
 			count_lq_parked(m, e);
-			for (const struct lq_entry *l = e->lqs; l;
-			     l = l->cq_next)
-				lq_metrics(m, l);
+			struct dlist *pos;
+
+			DLIST_FOREACH(pos, &e->lqs)
+				lq_metrics(m, DLIST_ENTRY(pos, struct lq_entry,
+							  cq_link));
 		}
 		free(m->mdirty[i]);
 	}
@@ -808,6 +812,9 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	m->k = k;
 	m->l = kube_loop(k);
 	m->o = o ? *o : dflt;
+	dlist_init(&m->admitq);
+	dlist_init(&m->pendq);
+	dlist_init(&m->deferq);
 	if (!m->o.max_wl_writes)
 		m->o.max_wl_writes = 128;
 	if (!m->o.pending_msg_ms)
@@ -949,8 +956,8 @@ bool manager_synced(const struct manager *m)
 
 bool manager_idle(const struct manager *m)
 {
-	return !m->wl_inflight && !m->fin_inflight && !m->admitq.head &&
-	       !m->pendq.head && !m->ndeferred &&
+	return !m->wl_inflight && !m->fin_inflight && dlist_empty(&m->admitq) &&
+	       dlist_empty(&m->pendq) && !m->ndeferred &&
 	       !event_recorder_pending(m->ev) && !m->nmdirty &&
 	       status_writer_idle(m->cqw) && status_writer_idle(m->lqw);
 }

@@ -25,7 +25,10 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/dlist.h"
 #include "base/hmap.h"
+#include "base/jx.h"
+#include "base/text.h"
 #include "controller/kube.h"
 #include "controller/log.h"
 #include "controller/manager.h"
@@ -71,7 +74,8 @@ struct cq_entry {
 	char *invalid;            /* owned; why cq failed, or NULL */
 	char **flavors;           /* owned; distinct flavor names of cq */
 	size_t nflavors;
-	struct lq_entry *lqs;     /* LocalQueues naming this queue */
+	struct dlist lqs;         /* LocalQueues naming this queue
+				     (lq_entry.cq_link) */
 	bool active;              /* last seen through sched_cq_status */
 	bool mdirty;              /* named in m->mdirty: gauges to refresh */
 	struct kube_call *fin_call;
@@ -83,8 +87,9 @@ struct lq_entry {
 	char *key;               /* owned; "ns/name"; map key */
 	struct local_queue *lq;  /* owned; NULL: placeholder */
 	struct cq_entry *cqe;    /* borrowed; the queue lq names, or NULL */
-	struct lq_entry *cq_prev, *cq_next;
-	struct wl_entry *wls;    /* workloads naming this LocalQueue */
+	struct dlist cq_link;    /* in cqe->lqs */
+	struct dlist wls;        /* workloads naming this LocalQueue
+				    (wl_entry.lq_link) */
 	uint64_t seen;
 	int32_t parked;          /* on_mflush's scratch: of its pending,
 				    those parked in its ClusterQueue */
@@ -122,7 +127,7 @@ struct wl_entry {
 	struct workload *w;      /* owned; the last good version */
 	char *bad_rv;            /* owned; last version that failed */
 	struct lq_entry *lqe;    /* borrowed; NULL without queueName */
-	struct wl_entry *lq_prev, *lq_next;
+	struct dlist lq_link;    /* in lqe->wls */
 	bool in_sched;           /* sched_wl_set was called */
 	struct cq_entry *res_cqe; /* what sched was last told */
 	struct lq_entry *res_lqe;
@@ -159,18 +164,14 @@ struct wl_entry {
 				    (or the owner) stops what runs before
 				    the reservation is cleared */
 	enum wl_queue inq;
-	struct wl_entry *q_prev, *q_next;
+	struct dlist q_link;     /* in m->admitq or m->pendq (inq) */
 	int64_t pend_ms;         /* loop time of the last QuotaReserved=False
 				    write sent; 0: none yet */
 	int64_t pend_prev_ms;    /* of the one before; 0: none */
 	bool deferred;           /* in m->deferq: a message-only change
 				    waits for pending_msg_ms */
-	struct wl_entry *d_prev, *d_next;
+	struct dlist d_link;     /* in m->deferq while deferred */
 	uint64_t seen;
-};
-
-struct wl_fifo {
-	struct wl_entry *head, *tail;
 };
 
 /* ------------------------------------------------------------------ */
@@ -227,9 +228,9 @@ struct manager {
 	uint64_t gen[INF_N];      /* list generation per kind (entries
 				     record the one they were seen in) */
 	struct hmap rfs, cohorts, cqs, nss, lqs, wpcs, wls;
-	struct wl_fifo admitq, pendq;
-	struct wl_entry *deferq;  /* deferred message-only pending writes
-				     (d_prev/d_next), in no order */
+	struct dlist admitq, pendq; /* write FIFOs (wl_entry.q_link) */
+	struct dlist deferq;      /* deferred message-only pending writes
+				     (wl_entry.d_link), in no order */
 	size_t ndeferred;
 	struct timer defer;       /* DEFER_TICK_MS while deferq is set */
 	struct timer audit;       /* audit_holds every AUDIT_MS (debug) */
@@ -259,20 +260,6 @@ struct manager {
 /* ------------------------------------------------------------------ */
 /* Small helpers (static inline: two or more manager files use them) */
 
-static inline const char *jstr(const json_t *o, const char *k)
-{
-	return json_string_value(json_object_get(o, k));
-}
-
-static inline const char *meta_str(const json_t *obj, const char *k)
-{
-	return jstr(json_object_get(obj, "metadata"), k);
-}
-
-static inline bool same_str(const char *a, const char *b)
-{
-	return a && b ? !strcmp(a, b) : a == b;
-}
 
 static inline void set_str(char **dst, const char *s)
 {

@@ -131,7 +131,7 @@ static void cq_fin_done(void *ud, const struct kube_reply *r, json_t *body)
 			r->message);
 	/* A newer version that arrived meanwhile was not looked at. */
 	if (r->outcome != KUBE_OK && e->cq &&
-	    !same_str(e->fin_rv, e->cq->meta.resource_version))
+	    !text_same(e->fin_rv, e->cq->meta.resource_version))
 		manager_queues_cq_finalize(e->m, e);
 }
 
@@ -164,7 +164,7 @@ static void rf_fin_done(void *ud, const struct kube_reply *r, json_t *body)
 			"finalizer patch failed (%ld): %s", r->code,
 			r->message);
 	if (r->outcome != KUBE_OK && e->rf &&
-	    !same_str(e->fin_rv, e->rf->meta.resource_version))
+	    !text_same(e->fin_rv, e->rf->meta.resource_version))
 		manager_queues_rf_finalize(e->m, e);
 }
 
@@ -224,7 +224,7 @@ static void apply_rf(struct manager *m, const json_t *obj, const char *key)
 	struct resource_flavor *nw, *old = e->rf;
 
 	e->seen = m->gen[INF_RF];
-	if (old && same_str(meta_str(obj, "resourceVersion"),
+	if (old && text_same(jx_meta_str(obj, "resourceVersion"),
 			    old->meta.resource_version))
 		return;
 	nw = xcalloc(1, sizeof(*nw));
@@ -305,7 +305,7 @@ static void apply_cohort(struct manager *m, const json_t *obj,
 
 	if (e) {
 		e->seen = m->gen[INF_COHORT];
-		if (same_str(meta_str(obj, "resourceVersion"),
+		if (text_same(jx_meta_str(obj, "resourceVersion"),
 			     e->c->meta.resource_version))
 			return;
 	}
@@ -370,13 +370,21 @@ static void sweep_cohort(struct manager *m, uint64_t gen)
 
 static void lq_resolve_all(struct manager *m, struct lq_entry *lqe)
 {
-	for (struct wl_entry *e = lqe->wls; e; e = e->lq_next)
-		manager_wl_resolve(m, e, false);
+	struct dlist *pos;
+
+	DLIST_FOREACH(pos, &lqe->wls)
+		manager_wl_resolve(m, DLIST_ENTRY(pos, struct wl_entry,
+						  lq_link), false);
 }
 
 void manager_queues_cq_resolve_all(struct manager *m, struct cq_entry *cqe)
 {
-	for (struct lq_entry *l = cqe->lqs; l; l = l->cq_next) {
+	struct dlist *pos;
+
+	DLIST_FOREACH(pos, &cqe->lqs) {
+		struct lq_entry *l = DLIST_ENTRY(pos, struct lq_entry,
+						 cq_link);
+
 		manager_lq_mark(m, l);
 		lq_resolve_all(m, l);
 	}
@@ -391,6 +399,7 @@ static struct cq_entry *cq_get(struct manager *m, const char *name)
 
 	if (!e) {
 		e = xcalloc(1, sizeof(*e));
+		dlist_init(&e->lqs);
 		e->name = xstrdup(name);
 		e->m = m;
 		hmap_put(&m->cqs, e->name, e);
@@ -420,7 +429,7 @@ void manager_queues_cq_entry_free(struct manager *m, struct cq_entry *e)
 
 static void cq_gc(struct manager *m, struct cq_entry *e)
 {
-	if (!e || e->cq || e->lqs)
+	if (!e || e->cq || !dlist_empty(&e->lqs))
 		return;
 	hmap_del(&m->cqs, e->name);
 	manager_queues_cq_entry_free(m, e);
@@ -483,11 +492,11 @@ static void cq_set_flavor_refs(struct manager *m, struct cq_entry *e,
 static bool meta_same(const struct object_meta *a, const struct object_meta *b)
 {
 	if (!a->generation || a->generation != b->generation ||
-	    !same_str(a->uid, b->uid) || a->deletion_ms != b->deletion_ms ||
+	    !text_same(a->uid, b->uid) || a->deletion_ms != b->deletion_ms ||
 	    a->nfinalizers != b->nfinalizers)
 		return false;
 	for (size_t i = 0; i < a->nfinalizers; i++)
-		if (!same_str(a->finalizers[i], b->finalizers[i]))
+		if (!text_same(a->finalizers[i], b->finalizers[i]))
 			return false;
 	return true;
 }
@@ -533,7 +542,7 @@ static void apply_cq(struct manager *m, const json_t *obj, const char *key)
 	char *invalid = NULL;
 
 	e->seen = m->gen[INF_CQ];
-	if (old && same_str(meta_str(obj, "resourceVersion"),
+	if (old && text_same(jx_meta_str(obj, "resourceVersion"),
 			    old->meta.resource_version))
 		return;
 	nw = xcalloc(1, sizeof(*nw));
@@ -638,7 +647,7 @@ void manager_queues_ns_entry_free(struct ns_entry *e)
 static void apply_ns(struct manager *m, const json_t *obj, const char *key)
 {
 	struct ns_entry *e = hmap_get(&m->nss, key);
-	const char *rv = meta_str(obj, "resourceVersion"), *k;
+	const char *rv = jx_meta_str(obj, "resourceVersion"), *k;
 	const json_t *labels = json_object_get(json_object_get(obj,
 							       "metadata"),
 					       "labels");
@@ -646,7 +655,7 @@ static void apply_ns(struct manager *m, const json_t *obj, const char *key)
 
 	if (e) {
 		e->seen = m->gen[INF_NS];
-		if (same_str(rv, e->rv))
+		if (text_same(rv, e->rv))
 			return;
 	} else {
 		e = xcalloc(1, sizeof(*e));
@@ -704,6 +713,8 @@ struct lq_entry *manager_queues_lq_get(struct manager *m, const char *key)
 
 	if (!e) {
 		e = xcalloc(1, sizeof(*e));
+		dlist_init(&e->cq_link);
+		dlist_init(&e->wls);
 		e->key = xstrdup(key);
 		hmap_put(&m->lqs, e->key, e);
 	}
@@ -721,7 +732,7 @@ void manager_queues_lq_entry_free(struct lq_entry *e)
 
 void manager_queues_lq_gc(struct manager *m, struct lq_entry *e)
 {
-	if (!e || e->lq || e->wls)
+	if (!e || e->lq || !dlist_empty(&e->wls))
 		return;
 	hmap_del(&m->lqs, e->key);
 	manager_queues_lq_entry_free(e);
@@ -734,13 +745,7 @@ static struct cq_entry *lq_unlink_cq(struct lq_entry *e)
 
 	if (!c)
 		return NULL;
-	if (e->cq_prev)
-		e->cq_prev->cq_next = e->cq_next;
-	else
-		c->lqs = e->cq_next;
-	if (e->cq_next)
-		e->cq_next->cq_prev = e->cq_prev;
-	e->cq_prev = e->cq_next = NULL;
+	dlist_remove(&e->cq_link);
 	e->cqe = NULL;
 	return c;
 }
@@ -748,11 +753,7 @@ static struct cq_entry *lq_unlink_cq(struct lq_entry *e)
 static void lq_link_cq(struct lq_entry *e, struct cq_entry *c)
 {
 	e->cqe = c;
-	e->cq_prev = NULL;
-	e->cq_next = c->lqs;
-	if (c->lqs)
-		c->lqs->cq_prev = e;
-	c->lqs = e;
+	dlist_insert_after(&c->lqs, &e->cq_link);
 }
 
 static void apply_lq(struct manager *m, const json_t *obj, const char *key)
@@ -764,7 +765,7 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 	bool relevant, stop_moved;
 
 	e->seen = m->gen[INF_LQ];
-	if (old && same_str(meta_str(obj, "resourceVersion"),
+	if (old && text_same(jx_meta_str(obj, "resourceVersion"),
 			    old->meta.resource_version))
 		return;
 	nw = xcalloc(1, sizeof(*nw));
@@ -780,8 +781,8 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 	}
 	stop_moved = !old || old->stop != nw->stop;
 	relevant = stop_moved ||
-		   !same_str(old->cluster_queue, nw->cluster_queue);
-	if (!old || !same_str(old->cluster_queue, nw->cluster_queue)) {
+		   !text_same(old->cluster_queue, nw->cluster_queue);
+	if (!old || !text_same(old->cluster_queue, nw->cluster_queue)) {
 		old_cqe = lq_unlink_cq(e);
 		lq_link_cq(e, cq_get(m, nw->cluster_queue));
 	}
@@ -868,7 +869,7 @@ static void apply_wpc(struct manager *m, const json_t *obj, const char *key)
 
 	if (e) {
 		e->seen = m->gen[INF_WPC];
-		if (same_str(meta_str(obj, "resourceVersion"),
+		if (text_same(jx_meta_str(obj, "resourceVersion"),
 			     e->p->meta.resource_version))
 			return;
 	}

@@ -42,36 +42,10 @@
 /* ------------------------------------------------------------------ */
 /* Workload queues */
 
-static void fifo_push(struct wl_fifo *q, struct wl_entry *e)
-{
-	e->q_next = NULL;
-	e->q_prev = q->tail;
-	if (q->tail)
-		q->tail->q_next = e;
-	else
-		q->head = e;
-	q->tail = e;
-}
-
-static void fifo_unlink(struct wl_fifo *q, struct wl_entry *e)
-{
-	if (e->q_prev)
-		e->q_prev->q_next = e->q_next;
-	else
-		q->head = e->q_next;
-	if (e->q_next)
-		e->q_next->q_prev = e->q_prev;
-	else
-		q->tail = e->q_prev;
-	e->q_prev = e->q_next = NULL;
-}
-
 static void wl_dequeue(struct manager *m, struct wl_entry *e)
 {
-	if (e->inq == WQ_ADMIT)
-		fifo_unlink(&m->admitq, e);
-	else if (e->inq == WQ_PENDING)
-		fifo_unlink(&m->pendq, e);
+	(void)m;
+	dlist_remove(&e->q_link);
 	e->inq = WQ_NONE;
 }
 
@@ -80,7 +54,8 @@ static void wl_enqueue(struct manager *m, struct wl_entry *e, enum wl_queue q)
 	if (e->inq == q)
 		return;
 	wl_dequeue(m, e);
-	fifo_push(q == WQ_ADMIT ? &m->admitq : &m->pendq, e);
+	dlist_insert_before(q == WQ_ADMIT ? &m->admitq : &m->pendq,
+			    &e->q_link);
 	e->inq = q;
 }
 
@@ -97,7 +72,7 @@ static bool wl_is_pending(const struct workload *w)
 
 static void want_set(struct wl_entry *e, const char *reason, const char *msg)
 {
-	if (same_str(e->want_reason, reason) && same_str(e->want_msg, msg))
+	if (text_same(e->want_reason, reason) && text_same(e->want_msg, msg))
 		return;
 	if (!e->want_reason)
 		e->want_since_ms = loop_now_ms(e->m->l);
@@ -135,24 +110,24 @@ static enum pend_need wl_pending_need(const struct manager *m,
 
 	if (!e->want_reason || !wl_is_pending(e->w))
 		return PEND_NONE;
-	if (e->sent_rv && same_str(e->sent_rv, e->w->meta.resource_version))
+	if (e->sent_rv && text_same(e->sent_rv, e->w->meta.resource_version))
 		return PEND_NONE;
 	c = conditions_find(&e->w->conds, COND_QUOTA_RESERVED);
 	/* A workload that never had a QuotaReserved condition and does not
 	 * fit yet gets its first one after pending_grace_ms: under a
 	 * stream most are admitted sooner, and never written pending. */
 	if (!c && m->o.pending_grace_ms > 0 &&
-	    same_str(e->want_reason, REASON_PENDING) &&
+	    text_same(e->want_reason, REASON_PENDING) &&
 	    loop_now_ms(m->l) - e->want_since_ms < m->o.pending_grace_ms)
 		return PEND_LATER;
 	if (!c || c->status != COND_FALSE ||
-	    !same_str(c->reason, e->want_reason))
+	    !text_same(c->reason, e->want_reason))
 		return PEND_NOW;
-	if (same_str(c->message, e->want_msg))
+	if (text_same(c->message, e->want_msg))
 		return PEND_NONE;
 	/* Inadmissible texts name a missing or stopped queue: a new one
 	 * is a new state, and rare. */
-	if (!e->pend_prev_ms || same_str(e->want_reason, REASON_INADMISSIBLE) ||
+	if (!e->pend_prev_ms || text_same(e->want_reason, REASON_INADMISSIBLE) ||
 	    loop_now_ms(m->l) - e->pend_prev_ms >= m->o.pending_msg_ms)
 		return PEND_NOW;
 	return PEND_LATER;
@@ -163,11 +138,7 @@ static void defer_add(struct manager *m, struct wl_entry *e)
 	if (e->deferred)
 		return;
 	e->deferred = true;
-	e->d_prev = NULL;
-	e->d_next = m->deferq;
-	if (m->deferq)
-		m->deferq->d_prev = e;
-	m->deferq = e;
+	dlist_insert_after(&m->deferq, &e->d_link);
 	if (!m->ndeferred++)
 		loop_timer_arm(m->l, &m->defer, DEFER_TICK_MS);
 }
@@ -176,13 +147,7 @@ static void defer_del(struct manager *m, struct wl_entry *e)
 {
 	if (!e->deferred)
 		return;
-	if (e->d_prev)
-		e->d_prev->d_next = e->d_next;
-	else
-		m->deferq = e->d_next;
-	if (e->d_next)
-		e->d_next->d_prev = e->d_prev;
-	e->d_prev = e->d_next = NULL;
+	dlist_remove(&e->d_link);
 	e->deferred = false;
 	if (!--m->ndeferred)
 		loop_timer_cancel(m->l, &m->defer);
@@ -222,11 +187,12 @@ static void wl_sync(struct manager *m, struct wl_entry *e)
 void manager_wl_on_defer(void *ud, int64_t now_ms)
 {
 	struct manager *m = ud;
-	struct wl_entry *e = m->deferq, *next;
+	struct dlist *pos, *tmp;
 
 	(void)now_ms;
-	for (; e; e = next) {
-		next = e->d_next;
+	DLIST_FOREACH_SAFE(pos, tmp, &m->deferq) {
+		struct wl_entry *e = DLIST_ENTRY(pos, struct wl_entry, d_link);
+
 		if (wl_pending_need(m, e) != PEND_LATER)
 			wl_sync(m, e);
 	}
@@ -284,7 +250,7 @@ void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 	}
 	if (msg && wl_is_pending(w))
 		want_set(e, REASON_INADMISSIBLE, msg);
-	else if (!msg && same_str(e->want_reason, REASON_INADMISSIBLE))
+	else if (!msg && text_same(e->want_reason, REASON_INADMISSIBLE))
 		want_clear(e);
 	free(msg);
 	wl_sync(m, e);
@@ -372,8 +338,8 @@ static void send_admit(struct manager *m, struct wl_entry *e)
 	for (size_t i = 0; i < tmp.conds.n; i++) {
 		struct condition *c = &tmp.conds.v[i];
 
-		if (c->status != COND_TRUE || (!same_str(c->type, "Evicted") &&
-					       !same_str(c->type, "Preempted")))
+		if (c->status != COND_TRUE || (!text_same(c->type, "Evicted") &&
+					       !text_same(c->type, "Preempted")))
 			continue;
 		msg = xasprintf("Previously: %s", c->message ? c->message : "");
 		conditions_set(&tmp.conds, c->type, COND_FALSE,
@@ -425,7 +391,7 @@ static void send_pending(struct manager *m, struct wl_entry *e)
 	 * attempt: the write rule above paces both). Not for the
 	 * Inadmissible conditions of missing or stopped queues, which
 	 * Kueue's workload controller writes without an event. */
-	if (!same_str(e->want_reason, REASON_INADMISSIBLE))
+	if (!text_same(e->want_reason, REASON_INADMISSIBLE))
 		wl_event(m, e, EVENT_WARNING, "Pending", "%s",
 			 e->want_msg ? e->want_msg : "");
 }
@@ -524,13 +490,14 @@ static void evict_report(struct manager *m, const struct wl_entry *e)
 	}
 }
 
-static struct wl_entry *fifo_pop(struct wl_fifo *q)
+static struct wl_entry *fifo_pop(struct dlist *q)
 {
-	struct wl_entry *e = q->head;
+	struct dlist *n = dlist_first(q);
 
-	if (e)
-		fifo_unlink(q, e);
-	return e;
+	if (!n)
+		return NULL;
+	dlist_remove(n);
+	return DLIST_ENTRY(n, struct wl_entry, q_link);
 }
 
 /*
@@ -611,7 +578,7 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 	enum wl_call kind = e->call_kind;
 	const char *name;
 	char *ns = split_key(e->key, &name);
-	bool newer = !same_str(e->call_rv, e->w->meta.resource_version);
+	bool newer = !text_same(e->call_rv, e->w->meta.resource_version);
 
 	json_decref(body);
 	e->call = NULL;
@@ -760,24 +727,14 @@ static void wl_unlink_lq(struct wl_entry *e)
 
 	if (!l)
 		return;
-	if (e->lq_prev)
-		e->lq_prev->lq_next = e->lq_next;
-	else
-		l->wls = e->lq_next;
-	if (e->lq_next)
-		e->lq_next->lq_prev = e->lq_prev;
-	e->lq_prev = e->lq_next = NULL;
+	dlist_remove(&e->lq_link);
 	e->lqe = NULL;
 }
 
 static void wl_link_lq(struct wl_entry *e, struct lq_entry *l)
 {
 	e->lqe = l;
-	e->lq_prev = NULL;
-	e->lq_next = l->wls;
-	if (l->wls)
-		l->wls->lq_prev = e;
-	l->wls = e;
+	dlist_insert_after(&l->wls, &e->lq_link);
 }
 
 /*
@@ -816,9 +773,9 @@ static void wl_trim(struct workload *w)
 
 static bool cond_equal(const struct condition *a, const struct condition *b)
 {
-	return a->status == b->status && same_str(a->type, b->type) &&
-	       same_str(a->reason, b->reason) &&
-	       same_str(a->message, b->message) &&
+	return a->status == b->status && text_same(a->type, b->type) &&
+	       text_same(a->reason, b->reason) &&
+	       text_same(a->message, b->message) &&
 	       a->last_transition_ms == b->last_transition_ms &&
 	       a->observed_generation == b->observed_generation;
 }
@@ -827,7 +784,7 @@ static bool cond_equal(const struct condition *a, const struct condition *b)
  * time are ours to write and nothing sched reads. */
 static bool is_pending_cond(const struct condition *c)
 {
-	return c && same_str(c->type, COND_QUOTA_RESERVED) &&
+	return c && text_same(c->type, COND_QUOTA_RESERVED) &&
 	       c->status != COND_TRUE;
 }
 
@@ -844,7 +801,7 @@ static bool wl_is_quiet(const struct workload *cur, const struct workload *nw)
 
 	if (!cur->meta.generation ||
 	    cur->meta.generation != nw->meta.generation ||
-	    !same_str(cur->meta.uid, nw->meta.uid) ||
+	    !text_same(cur->meta.uid, nw->meta.uid) ||
 	    cur->meta.deletion_ms != nw->meta.deletion_ms ||
 	    cur->has_admission || nw->has_admission ||
 	    cur->requeue_at_ms != nw->requeue_at_ms ||
@@ -897,7 +854,7 @@ static struct workload *wl_decode_lite(const json_t *obj,
 	if (!cur->meta.generation || !cur->meta.uid || !json_is_object(md) ||
 	    json_integer_value(json_object_get(md, "generation")) !=
 		    cur->meta.generation ||
-	    !same_str(jstr(md, "uid"), cur->meta.uid))
+	    !text_same(jx_str(md, "uid"), cur->meta.uid))
 		return NULL;
 	lite = json_object();
 	json_object_set(lite, "apiVersion", json_object_get(obj, "apiVersion"));
@@ -957,15 +914,15 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 {
 	struct wl_entry *e = hmap_get(&m->wls, key);
 	struct field_errors fe = FIELD_ERRORS_INIT;
-	const char *rv = meta_str(obj, "resourceVersion");
+	const char *rv = jx_meta_str(obj, "resourceVersion");
 	struct workload *nw, *old;
 	struct lq_entry *old_lqe = NULL;
 	bool quiet = false, same_spec = false;
 
 	if (e) {
 		e->seen = m->gen[INF_WL];
-		if (same_str(rv, e->w->meta.resource_version) ||
-		    same_str(rv, e->bad_rv))
+		if (text_same(rv, e->w->meta.resource_version) ||
+		    text_same(rv, e->bad_rv))
 			return;
 	}
 	nw = e ? wl_decode_lite(obj, e->w) : NULL;
@@ -987,8 +944,8 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 			validate_workload(nw, NULL, &fe);
 	}
 	if (fe.n || !nw->meta.name || !nw->meta.namespace) {
-		free(log_invalid(m, "workloads", meta_str(obj, "namespace"),
-				 meta_str(obj, "name"), &fe));
+		free(log_invalid(m, "workloads", jx_meta_str(obj, "namespace"),
+				 jx_meta_str(obj, "name"), &fe));
 		field_errors_release(&fe);
 		workload_release(nw);
 		free(nw);
@@ -1008,13 +965,16 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		free(nw);
 		m->stats.status_only++;
 		FREE_AND_NULL(e->bad_rv);
-		if (e->sent_rv && !same_str(e->sent_rv, rv))
+		if (e->sent_rv && !text_same(e->sent_rv, rv))
 			FREE_AND_NULL(e->sent_rv);
 		wl_sync(m, e);
 		return;
 	}
 	if (!e) {
 		e = xcalloc(1, sizeof(*e));
+		dlist_init(&e->lq_link);
+		dlist_init(&e->q_link);
+		dlist_init(&e->d_link);
 		e->key = xstrdup(key);
 		e->m = m;
 		e->seen = m->gen[INF_WL];
@@ -1026,7 +986,7 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 	m->n_requeue_at += (nw->requeue_at_ms != 0) -
 			   (old && old->requeue_at_ms != 0);
 	if (!old ||
-	    (!same_spec && !same_str(old->queue_name, nw->queue_name))) {
+	    (!same_spec && !text_same(old->queue_name, nw->queue_name))) {
 		old_lqe = e->lqe;
 		wl_unlink_lq(e);
 		if (nw->queue_name && *nw->queue_name) {
@@ -1039,7 +999,7 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 	}
 	e->w = nw;
 	FREE_AND_NULL(e->bad_rv);
-	if (e->sent_rv && !same_str(e->sent_rv, rv))
+	if (e->sent_rv && !text_same(e->sent_rv, rv))
 		FREE_AND_NULL(e->sent_rv);
 	if (m->fed) {
 		if (e->forget_on_update) {

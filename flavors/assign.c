@@ -103,7 +103,7 @@ void assign_result_release(struct assign_result *r)
 	free(r->cand);
 	free(r->reqs);
 	free(r->group_flv);
-	free(r->msgbuf);
+	sbuf_release(&r->msg);
 	free(r->offs);
 	memset(r, 0, sizeof(*r));
 }
@@ -593,30 +593,6 @@ enum assign_mode assign_flavors(const struct assign_env *e, const struct assign_
 
 /* ---- messages ---- */
 
-struct sbuf {
-	char *p;
-	size_t n, cap;
-};
-
-static void sb_addf(struct sbuf *b, const char *fmt, ...) PRINTF_LIKE(2, 3);
-
-static void sb_addf(struct sbuf *b, const char *fmt, ...)
-{
-	va_list ap;
-	int len;
-
-	va_start(ap, fmt);
-	len = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (len < 0)
-		BUG("assign: bad format %s", fmt);
-	XGROW(b->p, b->cap, b->n + (size_t)len + 1);
-	va_start(ap, fmt);
-	vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-	va_end(ap);
-	b->n += (size_t)len;
-}
-
 /*
  * Go's %s of a core/v1 Taint value: its fields in order, the nil
  * *metav1.Time as <nil>, a set one as time.Time.String() ("2024-01-02
@@ -626,14 +602,14 @@ static void sb_taint(struct sbuf *b, const struct taint *t)
 {
 	const char *ta = t->time_added;
 
-	sb_addf(b, "{%s %s %s ", t->key ? t->key : "",
+	sbuf_addf(b, "{%s %s %s ", t->key ? t->key : "",
 		t->value ? t->value : "", taint_effect_name(t->effect));
 	if (!ta)
-		sb_addf(b, "<nil>}");
+		sbuf_addf(b, "<nil>}");
 	else if (strlen(ta) == 20 && ta[10] == 'T' && ta[19] == 'Z')
-		sb_addf(b, "%.10s %.8s +0000 UTC}", ta, ta + 11);
+		sbuf_addf(b, "%.10s %.8s +0000 UTC}", ta, ta + 11);
 	else
-		sb_addf(b, "%s}", ta);
+		sbuf_addf(b, "%s}", ta);
 }
 
 /* Appends one reason's sentence to b. */
@@ -647,10 +623,10 @@ static void reason_append(struct sbuf *b, const struct assign_env *e,
 
 	switch (rs->kind) {
 	case R_UNAVAILABLE:
-		sb_addf(b, "resource %s unavailable in ClusterQueue", res);
+		sbuf_addf(b, "resource %s unavailable in ClusterQueue", res);
 		break;
 	case R_NOT_FOUND:
-		sb_addf(b, "flavor %s not found", flv);
+		sbuf_addf(b, "flavor %s not found", flv);
 		break;
 	case R_TAINT: {
 		const struct resource_flavor *rf = e->flavors[rs->flv].rf;
@@ -661,17 +637,17 @@ static void reason_append(struct sbuf *b, const struct assign_env *e,
 						     rf->tols, rf->ntols)
 			   : NULL;
 
-		sb_addf(b, "untolerated taint ");
+		sbuf_addf(b, "untolerated taint ");
 		if (taint)
 			sb_taint(b, taint);
-		sb_addf(b, " in flavor %s", flv);
+		sbuf_addf(b, " in flavor %s", flv);
 		break;
 	}
 	case R_AFFINITY:
-		sb_addf(b, "flavor %s doesn't match node affinity", flv);
+		sbuf_addf(b, "flavor %s doesn't match node affinity", flv);
 		break;
 	case R_MAX_CAPACITY:
-		sb_addf(b,
+		sbuf_addf(b,
 			"insufficient quota for %s in flavor %s, previously "
 			"considered podsets requests (%s) + current podset "
 			"request (%s) > maximum capacity (%s)",
@@ -680,7 +656,7 @@ static void reason_append(struct sbuf *b, const struct assign_env *e,
 			resource_format(res, rs->c, q3, sizeof(q3)));
 		break;
 	case R_UNUSED:
-		sb_addf(b,
+		sbuf_addf(b,
 			"insufficient unused quota for %s in flavor %s, %s more "
 			"needed",
 			res, flv, resource_format(res, rs->a, q1, sizeof(q1)));
@@ -693,7 +669,7 @@ static void reason_append(struct sbuf *b, const struct assign_env *e,
 char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
 		     struct assign_result *r)
 {
-	struct sbuf b = { r->msgbuf, 0, r->msgcap };
+	struct sbuf *b = &r->msg; /* no ceiling: appends cannot fail */
 	size_t *off, total = 1, i = 0;
 	char *out, *w;
 
@@ -704,13 +680,12 @@ char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
 		r->cap_offs = r->nreasons + 1;
 	}
 	off = r->offs;
+	sbuf_reset(b);
 	for (size_t k = 0; k < r->nreasons; k++) {
-		off[k] = b.n;
-		reason_append(&b, e, &ps[r->reasons[k].ps], &r->reasons[k]);
-		b.n++; /* keep the NUL sb_addf wrote */
+		off[k] = b->len;
+		reason_append(b, e, &ps[r->reasons[k].ps], &r->reasons[k]);
+		sbuf_addch(b, '\0'); /* sentences stay NUL-separated */
 	}
-	r->msgbuf = b.p;
-	r->msgcap = b.cap;
 	/* 2. Per pod set, sorted (Kueue's Status.Message); measure. */
 	while (i < r->nreasons) {
 		int32_t p = r->reasons[i].ps;
@@ -721,7 +696,8 @@ char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
 		for (size_t k = i + 1; k < j; k++) {
 			size_t v = off[k], m = k;
 
-			while (m > i && strcmp(b.p + off[m - 1], b.p + v) > 0) {
+			while (m > i &&
+			       strcmp(b->buf + off[m - 1], b->buf + v) > 0) {
 				off[m] = off[m - 1];
 				m--;
 			}
@@ -731,7 +707,7 @@ char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
 			 strlen(ps[p].ps->name ? ps[p].ps->name
 					       : DEFAULT_PODSET_NAME);
 		for (size_t k = i; k < j; k++)
-			total += strlen(b.p + off[k]) + 2;
+			total += strlen(b->buf + off[k]) + 2;
 		i = j;
 	}
 	/* 3. One allocation for the answer. */
@@ -749,13 +725,13 @@ char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
 		w += sprintf(w, "%scouldn't assign flavors to pod set %s: ",
 			     w == out ? "" : "; ", name);
 		for (size_t k = i; k < j; k++) {
-			size_t n = strlen(b.p + off[k]);
+			size_t n = strlen(b->buf + off[k]);
 
 			if (k > i) {
 				memcpy(w, ", ", 2);
 				w += 2;
 			}
-			memcpy(w, b.p + off[k], n);
+			memcpy(w, b->buf + off[k], n);
 			w += n;
 		}
 		i = j;

@@ -29,6 +29,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/sbuf.h"
+
 #include "flavors/tree.h"
 #include "model/objects.h"
 
@@ -180,8 +182,7 @@ struct assign_result {
 	size_t cap_reqs;
 	int32_t *group_flv;       /* per group: chosen flavor index, -1 */
 	size_t cap_group;
-	char *msgbuf;             /* assign_message's sentences */
-	size_t msgcap;
+	struct sbuf msg;          /* assign_message's sentences */
 	size_t *offs;
 	size_t cap_offs;
 };

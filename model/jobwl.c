@@ -16,6 +16,7 @@
 #include <openssl/evp.h>
 
 #include "base/alloc.h"
+#include "base/text.h"
 #include "model/goparse.h"
 #include "model/names.h"
 #include "model/placement.h"
@@ -339,11 +340,6 @@ out:
 	return rc;
 }
 
-static bool same_text(const char *a, const char *b)
-{
-	return a && b ? !strcmp(a, b) : a == b;
-}
-
 static bool containers_match(const struct container_res *a, size_t na,
 			     const struct container_res *b, size_t nb)
 {
@@ -351,7 +347,7 @@ static bool containers_match(const struct container_res *a, size_t na,
 		return false;
 	for (size_t i = 0; i < na; i++)
 		if (a[i].sidecar != b[i].sidecar ||
-		    !same_text(a[i].name, b[i].name) ||
+		    !text_same(a[i].name, b[i].name) ||
 		    !reslist_equal(&a[i].requests, &b[i].requests) ||
 		    !reslist_equal(&a[i].limits, &b[i].limits))
 			return false;
@@ -364,7 +360,7 @@ bool jobwl_pod_set_matches(const struct pod_set *built,
 {
 	const struct pod_template *x = &built->tmpl, *y = &wl->tmpl;
 
-	if (!same_text(built->name, wl->name) || wl->count != count ||
+	if (!text_same(built->name, wl->name) || wl->count != count ||
 	    built->has_min_count != wl->has_min_count ||
 	    (built->has_min_count && built->min_count != wl->min_count))
 		return false;
