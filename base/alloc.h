@@ -18,7 +18,8 @@
 
 /* Returns new memory; aborts on OOM. xmalloc(0) returns a unique pointer. */
 void *xmalloc(size_t n);
-/* Returns new zeroed memory for nmemb * size bytes; aborts on OOM or overflow. */
+/* Returns new zeroed memory for nmemb * size bytes; aborts on OOM or
+ * overflow. */
 void *xcalloc(size_t nmemb, size_t size);
 /* Resizes p (may be NULL); aborts on OOM. */
 void *xrealloc(void *p, size_t n);

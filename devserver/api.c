@@ -324,8 +324,9 @@ void api_respond_json(struct op *op, struct http_resp *resp, unsigned code,
 	http_resp_json(resp, code, obj, ctype);
 }
 
-void api_respond_stream(struct op *op, struct http_resp *resp, const char *ctype,
-			http_stream_fn *fn, void *cls, http_stream_free_fn *free_fn)
+void api_respond_stream(struct op *op, struct http_resp *resp,
+			const char *ctype, http_stream_fn *fn, void *cls,
+			http_stream_free_fn *free_fn)
 {
 	add_warnings(op, resp);
 	http_resp_set(resp, 200, ctype, NULL, 0);

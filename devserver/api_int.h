@@ -113,8 +113,9 @@ void api_respond_status(struct op *op, struct http_resp *resp,
 			struct api_status *st);
 /* A 200 streamed (chunked) answer read from fn; cls is freed by free_fn
  * when the stream ends. */
-void api_respond_stream(struct op *op, struct http_resp *resp, const char *ctype,
-			http_stream_fn *fn, void *cls, http_stream_free_fn *free_fn);
+void api_respond_stream(struct op *op, struct http_resp *resp,
+			const char *ctype, http_stream_fn *fn, void *cls,
+			http_stream_free_fn *free_fn);
 
 /* ---- api_read.c ---- */
 

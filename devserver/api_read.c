@@ -356,7 +356,8 @@ void api_read_get(struct op *op, struct http_resp *resp)
 		ti = TABLE_OBJECT_FULL;
 	else if (inc && !strcmp(inc, "None"))
 		ti = TABLE_OBJECT_NONE;
-	api_respond_json(op, resp, 200, api_read_render_media(op, &m, obj, ti), m.ctype);
+	api_respond_json(op, resp, 200,
+			 api_read_render_media(op, &m, obj, ti), m.ctype);
 	return;
 fail:
 	api_respond_status(op, resp, &st);

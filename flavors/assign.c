@@ -269,8 +269,8 @@ static enum assign_match match_cached(const struct assign_env *e,
 /* ---- quota ---- */
 
 /* Kueue's fitsResourceQuota for demand req on top of assumed. */
-static enum pmode fits_quota(const struct assign_env *e, const struct assign_cq *cq,
-			     struct assign_result *r, int32_t ps, int res,
+static enum pmode fits_quota(const struct assign_env *e,
+			     const struct assign_cq *cq, struct assign_result *r, int32_t ps, int res,
 			     int flv, int fr, int64_t assumed, int64_t req,
 			     int *borrow)
 {
@@ -407,7 +407,8 @@ static void ensure_caps(struct assign_result *r, const struct assign_cq *cq,
 		r->cap_reqs = maxreq;
 	}
 	/* best/cand hold at most one group's cells: <= maxreq. Their meta
-	 * rides in the tail of the same allocations (see assign_flavors_with_counts). */
+	 * rides in the tail of the same allocations (see
+	 * assign_flavors_with_counts). */
 	if (r->cap_best < maxreq) {
 		size_t n = maxreq * (sizeof(struct assign_cell) +
 				     sizeof(struct cell_meta));
@@ -540,7 +541,8 @@ static void reduced_counts(const struct assign_podset *ps, size_t nps,
 	}
 }
 
-enum assign_mode assign_flavors(const struct assign_env *e, const struct assign_cq *cq,
+enum assign_mode assign_flavors(const struct assign_env *e,
+				const struct assign_cq *cq,
 				struct assign_podset *ps, size_t nps,
 				struct assign_result *r)
 {

@@ -108,9 +108,10 @@ enum assign_preempt {
  * workload being assigned, whose priority and queue order decide who may
  * be preempted)? Sets *borrow_after to the borrowing level after those
  * evictions. */
-typedef enum assign_preempt assign_oracle_fn(void *ctx, const struct assign_cq *cq,
-					     int32_t preemptor, int fr, int64_t val,
-					     int *borrow_after);
+typedef enum assign_preempt assign_oracle_fn(void *ctx,
+					     const struct assign_cq *cq,
+					     int32_t preemptor, int fr,
+					     int64_t val, int *borrow_after);
 
 /* Today's oracle: never any candidate (borrow_after 0), as Kueue answers
  * when nothing may be preempted. */
@@ -197,7 +198,8 @@ void assign_result_release(struct assign_result *r);
  * no reduction fits). ps match caches are filled as a side effect.
  * Returns out->mode.
  */
-enum assign_mode assign_flavors(const struct assign_env *e, const struct assign_cq *cq,
+enum assign_mode assign_flavors(const struct assign_env *e,
+				const struct assign_cq *cq,
 				struct assign_podset *ps, size_t nps,
 				struct assign_result *out);
 
