@@ -270,7 +270,8 @@ static enum assign_match match_cached(const struct assign_env *e,
 
 /* Kueue's fitsResourceQuota for demand req on top of assumed. */
 static enum pmode fits_quota(const struct assign_env *e,
-			     const struct assign_cq *cq, struct assign_result *r, int32_t ps, int res,
+			     const struct assign_cq *cq,
+			     struct assign_result *r, int32_t ps, int res,
 			     int flv, int fr, int64_t assumed, int64_t req,
 			     int *borrow)
 {

@@ -33,7 +33,6 @@
 #include <string.h>
 
 #include "base/alloc.h"
-#include "base/hmap.h"
 #include "controller/events.h"
 #include "controller/kube.h"
 #include "controller/log.h"
@@ -93,55 +92,23 @@ static void settle(void)
 
 static void mk_flavor(const char *name)
 {
-	char *t = xasprintf("{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-			    "\"kind\":\"ResourceFlavor\",\"metadata\":"
-			    "{\"name\":\"%s\"}}", name);
-
-	inp_create("resourceflavors", NULL, t);
-	free(t);
+	inp_create_take("resourceflavors", NULL, t_flavor_json(name));
 }
 
 static void mk_cq(const char *name, const char *flavor, const char *cpu)
 {
-	char *t = xasprintf(
-		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-		"\"kind\":\"ClusterQueue\",\"metadata\":{\"name\":\"%s\"},"
-		"\"spec\":{\"namespaceSelector\":{},\"resourceGroups\":[{"
-		"\"coveredResources\":[\"cpu\"],\"flavors\":[{\"name\":\"%s\","
-		"\"resources\":[{\"name\":\"cpu\",\"nominalQuota\":\"%s\"}]}]"
-		"}]}}", name, flavor, cpu);
-
-	inp_create("clusterqueues", NULL, t);
-	free(t);
+	inp_create_take("clusterqueues", NULL, t_cq_json(name, flavor, cpu));
 }
 
 static void mk_lq(const char *ns, const char *name, const char *cq)
 {
-	char *t = xasprintf(
-		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-		"\"kind\":\"LocalQueue\",\"metadata\":{\"name\":\"%s\","
-		"\"namespace\":\"%s\"},\"spec\":{\"clusterQueue\":\"%s\"}}",
-		name, ns, cq);
-
-	inp_create("localqueues", ns, t);
-	free(t);
+	inp_create_take("localqueues", ns, t_lq_json(ns, name, cq));
 }
 
 static void mk_wl(const char *ns, const char *name, const char *lq,
 		  const char *cpu, int prio)
 {
-	char *t = xasprintf(
-		"{\"apiVersion\":\"kueue.x-k8s.io/v1beta2\","
-		"\"kind\":\"Workload\",\"metadata\":{\"name\":\"%s\","
-		"\"namespace\":\"%s\"},\"spec\":{\"queueName\":\"%s\","
-		"\"priority\":%d,\"podSets\":[{\"name\":\"main\",\"count\":1,"
-		"\"template\":{\"spec\":{\"restartPolicy\":\"Never\","
-		"\"containers\":[{\"name\":\"c\",\"image\":\"busybox\","
-		"\"resources\":{\"requests\":{\"cpu\":\"%s\"}}}]}}}]}}",
-		name, ns, lq, prio, cpu);
-
-	inp_create("workloads", ns, t);
-	free(t);
+	inp_create_take("workloads", ns, t_wl_json(ns, name, lq, cpu, prio));
 }
 
 /* The standard setup: flavor "default", ClusterQueue "cq" with cpu
@@ -482,43 +449,6 @@ START_TEST(invalid_clusterqueue)
 END_TEST
 
 /* ---- the manager's small pure helpers ---- */
-
-START_TEST(hmap_grow_delete)
-{
-	struct hmap m = HMAP_INIT;
-	char keys[5000][24];
-	const char *k;
-	size_t pos = 0, n = 0;
-	void *v;
-
-	for (int i = 0; i < 5000; i++) {
-		snprintf(keys[i], sizeof(keys[i]), "ns/wl-%d", i);
-		ck_assert_ptr_null(hmap_put(&m, keys[i], keys[i]));
-	}
-	ck_assert_uint_eq(hmap_count(&m), 5000);
-	for (int i = 0; i < 5000; i += 2)
-		ck_assert_ptr_eq(hmap_del(&m, keys[i]), keys[i]);
-	ck_assert_ptr_null(hmap_del(&m, "ns/wl-0"));
-	for (int i = 0; i < 5000; i++)
-		ck_assert_ptr_eq(hmap_get(&m, keys[i]),
-				 i % 2 ? keys[i] : NULL);
-	/* tombstones are reused and swept; replacing returns the old */
-	for (int i = 0; i < 5000; i += 2)
-		ck_assert_ptr_null(hmap_put(&m, keys[i], keys[i]));
-	ck_assert_ptr_eq(hmap_put(&m, keys[1], keys[3]), keys[1]);
-	ck_assert_ptr_eq(hmap_get(&m, "ns/wl-1"), keys[3]);
-	while ((v = hmap_next(&m, &pos, &k))) {
-		ck_assert_ptr_nonnull(k);
-		n++;
-		if (n % 3 == 0)
-			hmap_del(&m, k); /* removing the current entry */
-	}
-	ck_assert_uint_eq(n, 5000);
-	ck_assert_uint_eq(hmap_count(&m), 5000 - 5000 / 3);
-	hmap_release(&m);
-	ck_assert_ptr_null(hmap_get(&m, "x"));
-}
-END_TEST
 
 START_TEST(log_logfmt)
 {
@@ -868,7 +798,6 @@ Suite *manager_suite(void)
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("helpers");
-	tcase_add_test(tc, hmap_grow_delete);
 	tcase_add_test(tc, log_logfmt);
 	suite_add_tcase(s, tc);
 	return s;

@@ -59,7 +59,16 @@ wlc() {
 count_of() {
 	jp "workload/$(wl_name "$1")" '{.spec.podSets[0].count} {.status.admission.podSetAssignments[0].count}'
 }
-running_job() { is_eq "false $2" state "$1"; }
+# evicted_metric REASON: the manager's kueue_evicted_workloads_total for
+# evict-cq and REASON (0 when the series is missing).
+evicted_metric() {
+	curl -sf --max-time 5 "$(metrics_url)/metrics" |
+		awk -v r="$1" 'BEGIN { v = 0 }
+			$1 ~ /^kueue_evicted_workloads_total\{/ &&
+			$1 ~ /cluster_queue="evict-cq"/ &&
+			$1 ~ ("reason=\"" r "\"") { v = $2 }
+			END { print v }'
+}
 
 for b in "$inv_bin" "$manager_src"; do
 	if [ ! -x "$b" ]; then
@@ -94,6 +103,8 @@ expect_eventually "a's reservation cleared" "$T" \
 	"False Pending: The workload is deactivated" wlc a QuotaReserved
 expect "a's Requeued: False Deactivated" 0 wlc a Requeued <<<'False Deactivated: The workload is deactivated'
 invariants "a deactivated"
+expect "kueue_evicted_workloads_total{reason=Deactivated} counts a" 0 \
+	evicted_metric Deactivated <<<'1'
 expect_eventually "b admitted once a released its quota" "$T" "false 1" state b
 invariants "b runs"
 expect "a's Workload Admitted False NoReservation" 0 wlc a Admitted \
@@ -133,6 +144,8 @@ expect_eventually "HoldAndDrain: c's reservation cleared" "$T" \
 match_eventually "HoldAndDrain: c pending, its queue inactive" "$T" \
 	'^False (Pending|Inadmissible)' wlc c QuotaReserved
 invariants "c drained"
+expect "kueue_evicted_workloads_total{reason=ClusterQueueStopped} counts c" 0 \
+	evicted_metric ClusterQueueStopped <<<'1'
 expect "None" 0 kubectl patch clusterqueue evict-cq --type=merge \
 	-p '{"spec":{"stopPolicy":"None"}}' -o jsonpath='{.spec.stopPolicy}' <<<'None'
 expect_eventually "restarted: c requeued" "$T" \
