@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sbuf.h"
 #include "flavors/sched_int.h"
 #include "model/podreq.h"
 #include "model/resources.h"
@@ -491,17 +492,12 @@ static void requeue_tree(struct sched *s, int32_t cq)
 
 /* ---- ClusterQueue Active condition (kueue-api.md §3.5) ---- */
 
-static void join_names(char **buf, size_t *len, size_t *cap,
-		       const char *name)
+/* Appends name to the comma-separated list in b. */
+static void join_name(struct sbuf *b, const char *name)
 {
-	size_t n = strlen(name);
-
-	XGROW(*buf, *cap, *len + n + 2);
-	if (*len)
-		(*buf)[(*len)++] = ',';
-	memcpy(*buf + *len, name, n);
-	*len += n;
-	(*buf)[*len] = '\0';
+	if (b->len)
+		sbuf_addch(b, ',');
+	sbuf_adds(b, name);
 }
 
 static void cq_update_active(struct sched *s, int32_t id)
@@ -509,7 +505,7 @@ static void cq_update_active(struct sched *s, int32_t id)
 	struct scq *c = &s->cqs[id];
 	const struct cluster_queue *cq = c->cq;
 	const char *reason = NULL;
-	char *msg = NULL, *causes = NULL;
+	char *msg = NULL;
 	bool active = false;
 
 	if (!c->exists) {
@@ -522,8 +518,9 @@ static void cq_update_active(struct sched *s, int32_t id)
 		reason = "Invalid";
 		msg = xasprintf("Can't admit new workloads: %s.", c->invalid);
 	} else {
-		char *miss = NULL, *acs = NULL;
-		size_t mlen = 0, mcap = 0, alen = 0, acap = 0;
+		/* The causes, in Kueue's order, joined by ", ". */
+		struct sbuf miss = SBUF_INIT, acs = SBUF_INIT;
+		struct sbuf causes = SBUF_INIT;
 		const char *rs[4];
 		size_t nrs = 0;
 
@@ -531,57 +528,48 @@ static void cq_update_active(struct sched *s, int32_t id)
 			const struct assign_flavor *f = &s->flv[c->flavors[i]];
 
 			if (!f->rf)
-				join_names(&miss, &mlen, &mcap, f->name);
+				join_name(&miss, f->name);
 		}
 		for (size_t i = 0; i < cq->nadmission_checks; i++)
-			join_names(&acs, &alen, &acap,
-				   cq->admission_checks[i]);
+			join_name(&acs, cq->admission_checks[i]);
 		for (size_t i = 0; i < cq->nac_rules; i++)
-			join_names(&acs, &alen, &acap, cq->ac_rules[i].name);
+			join_name(&acs, cq->ac_rules[i].name);
 		if (cq->stop != STOP_NONE) {
 			rs[nrs++] = "Stopped";
-			causes = xasprintf("is stopped");
+			sbuf_adds(&causes, "is stopped");
 		}
-		if (miss) {
-			char *t = xasprintf("%s%sreferences missing "
-					    "ResourceFlavor(s): %s",
-					    causes ? causes : "",
-					    causes ? ", " : "", miss);
+		if (miss.len) {
 			rs[nrs++] = "FlavorNotFound";
-			free(causes);
-			causes = t;
+			sbuf_addf(&causes,
+				  "%sreferences missing ResourceFlavor(s): %s",
+				  causes.len ? ", " : "", miss.buf);
 		}
-		if (acs) {
-			char *t = xasprintf("%s%sreferences missing "
-					    "AdmissionCheck(s): %s",
-					    causes ? causes : "",
-					    causes ? ", " : "", acs);
+		if (acs.len) {
 			rs[nrs++] = "AdmissionCheckNotFound";
-			free(causes);
-			causes = t;
+			sbuf_addf(&causes,
+				  "%sreferences missing AdmissionCheck(s): %s",
+				  causes.len ? ", " : "", acs.buf);
 		}
 		if (tree_in_cycle(s->t, c->node)) {
-			char *t = xasprintf("%s%sreferences cohort %s, which "
-					    "is part of a cycle",
-					    causes ? causes : "",
-					    causes ? ", " : "",
-					    cq->cohort ? cq->cohort : "");
 			rs[nrs++] = "CohortCycle";
-			free(causes);
-			causes = t;
+			sbuf_addf(&causes,
+				  "%sreferences cohort %s, which is part of a "
+				  "cycle",
+				  causes.len ? ", " : "",
+				  cq->cohort ? cq->cohort : "");
 		}
-		free(miss);
-		free(acs);
 		if (nrs) {
 			reason = rs[0];
 			msg = xasprintf("Can't admit new workloads: %s.",
-					causes);
+					sbuf_cstr(&causes));
 		} else {
 			active = true;
 			reason = "Ready";
 			msg = xstrdup("Can admit new workloads");
 		}
-		free(causes);
+		sbuf_release(&miss);
+		sbuf_release(&acs);
+		sbuf_release(&causes);
 	}
 	if (c->active != active || c->reason != reason ||
 	    (!msg) != (!c->message) ||
