@@ -367,11 +367,13 @@ static bool check_refs(const struct sched *s)
 			ok = ok && sv.ok;
 		}
 		for (const struct swl *r = c->holders; ok && r; r = r->h_next) {
+			bool holds = r->state == WS_HOLDING ||
+				     r->state == WS_ASSUMED;
+
 			n++;
 			if (r->id < 0 || (size_t)r->id >= s->nwl ||
-			    s->wls[r->id] != r || !r->key ||
+			    s->wls[r->id] != r || !r->key || !holds ||
 			    r->hold_cq != (int32_t)i ||
-			    (r->state != WS_HOLDING && r->state != WS_ASSUMED) ||
 			    (r->h_next && r->h_next->h_prev != r))
 				ok = false;
 		}

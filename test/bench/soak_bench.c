@@ -7,13 +7,14 @@
  * 1,000,000 workloads (unique names, as CronJob runs have) are created,
  * admitted, confirmed, finished and deleted through the core, with 1,000
  * pending at every cycle (new ones keep coming until the millionth is
- * deleted, so the last checkpoint is a steady state too): 10 ClusterQueues of 100 cpu each, 1-cpu
- * workloads, so 1,000 run at once; each runs 1 to 3 simulated seconds
- * after its admission, its Finished status arrives, and it is deleted one
- * second later (the Job's TTL). A new namespace and LocalQueue take over
- * every 10,000 workloads, and the old ones are deleted once empty (a CI
- * system's namespace per pipeline). One sched_cycle and one
- * sched_take_dirty per simulated second, as the manager runs them.
+ * deleted, so the last checkpoint is a steady state too): 10
+ * ClusterQueues of 100 cpu each, 1-cpu workloads, so 1,000 run at once;
+ * each runs 1 to 3 simulated seconds after its admission, its Finished
+ * status arrives, and it is deleted one second later (the Job's TTL).
+ * A new namespace and LocalQueue take over every 10,000 workloads, and
+ * the old ones are deleted once empty (a CI system's namespace per
+ * pipeline). One sched_cycle and one sched_take_dirty per simulated
+ * second, as the manager runs them.
  *
  * Figures, at 10k and 100k workloads deleted and then every 100k: the
  * process's RSS (VmRSS of /proc/self/status: the bench reads it, the core
@@ -325,7 +326,8 @@ static void soak_step(struct soak *k)
 			       "The workload is admitted", 1, k->now);
 		job_put(k, n, w);
 		k->ring[n % RING].state = J_RUNNING;
-		k->ring[n % RING].due = k->now + STEP_MS * (1 + (int64_t)(n % 3));
+		k->ring[n % RING].due =
+			k->now + STEP_MS * (1 + (int64_t)(n % 3));
 		k->pending--;
 		k->admitted++;
 	}
