@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sbuf.h"
 #include "flavors/sched_int.h"
 #include "model/podreq.h"
 #include "model/resources.h"
@@ -60,53 +61,104 @@ static uint32_t hash_str(const char *s)
 
 static int32_t nidx_find(const struct nidx *x, const char *name)
 {
+	uint32_t h;
 	size_t mask, i;
 
-	if (!x->nslot)
+	if (!x->nlive)
 		return -1;
+	h = hash_str(name);
 	mask = x->nslot - 1;
-	for (i = hash_str(name) & mask;; i = (i + 1) & mask) {
-		int32_t id = x->slot[i];
+	for (i = h & mask;; i = (i + 1) & mask) {
+		const struct nslot *sl = &x->slot[i];
 
-		if (id < 0)
+		if (sl->id < 0)
 			return -1;
-		if (!strcmp(x->key[id], name))
-			return id;
+		if (sl->hash == h && !strcmp(x->key[sl->id], name))
+			return sl->id;
 	}
 }
 
-static void nidx_put(struct nidx *x, int32_t id)
+static void nidx_put(struct nidx *x, struct nslot sl)
 {
 	size_t mask = x->nslot - 1, i;
 
-	for (i = hash_str(x->key[id]) & mask; x->slot[i] >= 0;
-	     i = (i + 1) & mask)
+	for (i = sl.hash & mask; x->slot[i].id >= 0; i = (i + 1) & mask)
 		;
-	x->slot[i] = id;
+	x->slot[i] = sl;
 }
 
-/* Adds name (copied); returns its new id. name must be absent. */
+/* Adds name (copied), which must be absent; returns its id: the most
+ * recently freed one (nidx_free_id), else a new one (x->n - 1). */
 static int32_t nidx_add(struct nidx *x, const char *name)
 {
-	int32_t id = (int32_t)x->n;
+	struct nslot sl = { -1, hash_str(name) };
 
-	if (x->n == x->cap)
-		XGROW(x->key, x->cap, x->n + 1);
-	x->key[x->n++] = xstrdup(name);
-	if (x->n * 2 >= x->nslot) {
+	if ((x->nlive + 1) * 2 > x->nslot) {
 		size_t n = x->nslot ? x->nslot * 2 : 16;
+		struct nslot *old = x->slot;
+		size_t nold = x->nslot;
 
-		free(x->slot);
 		x->slot = xmalloc(n * sizeof(*x->slot));
 		for (size_t i = 0; i < n; i++)
-			x->slot[i] = -1;
+			x->slot[i].id = -1;
 		x->nslot = n;
-		for (size_t i = 0; i < x->n; i++)
-			nidx_put(x, (int32_t)i);
-	} else {
-		nidx_put(x, id);
+		for (size_t i = 0; i < nold; i++)
+			if (old[i].id >= 0)
+				nidx_put(x, old[i]);
+		free(old);
 	}
-	return id;
+	if (x->nfree) {
+		sl.id = x->free[--x->nfree];
+	} else {
+		if (x->n == x->cap)
+			XGROW(x->key, x->cap, x->n + 1);
+		sl.id = (int32_t)x->n++;
+	}
+	x->key[sl.id] = xstrdup(name);
+	x->nlive++;
+	nidx_put(x, sl);
+	return sl.id;
+}
+
+/*
+ * Takes id's name out of the index and frees it (key[id] becomes NULL):
+ * the name is unknown from now on, a new add of it gets another id. The
+ * id itself stays retired until nidx_free_id. Backward-shift deletion
+ * (Knuth's Algorithm R): later entries of the probe run move up into the
+ * hole, so there are no tombstones and probe runs never lengthen.
+ */
+static void nidx_unlink(struct nidx *x, int32_t id)
+{
+	size_t mask = x->nslot - 1, i, j;
+	uint32_t h = hash_str(x->key[id]);
+
+	for (i = h & mask; x->slot[i].id != id; i = (i + 1) & mask)
+		if (x->slot[i].id < 0)
+			BUG("nidx_unlink: id %d not indexed", (int)id);
+	x->slot[i].id = -1;
+	for (j = (i + 1) & mask; x->slot[j].id >= 0; j = (j + 1) & mask) {
+		size_t home = x->slot[j].hash & mask;
+
+		/* The entry at j may fill the hole at i unless its home
+		 * lies cyclically in (i, j]. */
+		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
+			continue;
+		x->slot[i] = x->slot[j];
+		x->slot[j].id = -1;
+		i = j;
+	}
+	FREE_AND_NULL(x->key[id]);
+	x->nlive--;
+}
+
+/* Makes a retired id (nidx_unlink) available to nidx_add again. */
+static void nidx_free_id(struct nidx *x, int32_t id)
+{
+	if (x->key[id])
+		BUG("nidx_free_id: id %d still named", (int)id);
+	if (x->nfree == x->capfree)
+		XGROW(x->free, x->capfree, x->nfree + 1);
+	x->free[x->nfree++] = id;
 }
 
 static void nidx_release(struct nidx *x)
@@ -115,7 +167,48 @@ static void nidx_release(struct nidx *x)
 		free(x->key[i]);
 	free(x->key);
 	free(x->slot);
+	free(x->free);
 	memset(x, 0, sizeof(*x));
+}
+
+static bool nidx_check(const struct nidx *x)
+{
+	size_t live = 0, inslots = 0;
+	bool ok = true;
+	char *isfree = xcalloc(x->n ? x->n : 1, 1);
+
+	if (x->nslot & (x->nslot - 1) || (x->nslot && x->nlive * 2 > x->nslot)
+	    || x->nfree > x->n)
+		ok = false;
+	for (size_t i = 0; ok && i < x->nfree; i++) {
+		int32_t id = x->free[i];
+
+		if (id < 0 || (size_t)id >= x->n || x->key[id] || isfree[id])
+			ok = false;
+		else
+			isfree[id] = 1;
+	}
+	for (size_t i = 0; ok && i < x->n; i++) {
+		if (!x->key[i])
+			continue;
+		live++;
+		if (nidx_find(x, x->key[i]) != (int32_t)i)
+			ok = false;
+	}
+	for (size_t i = 0; ok && i < x->nslot; i++) {
+		const struct nslot *sl = &x->slot[i];
+
+		if (sl->id < 0)
+			continue;
+		inslots++;
+		if ((size_t)sl->id >= x->n || !x->key[sl->id] ||
+		    sl->hash != hash_str(x->key[sl->id]))
+			ok = false;
+	}
+	if (live != x->nlive || inslots != x->nlive)
+		ok = false;
+	free(isfree);
+	return ok;
 }
 
 /* ---- dirty sets ---- */
@@ -211,13 +304,29 @@ static int32_t ns_get(struct sched *s, const char *name)
 	if (id >= 0)
 		return id;
 	id = nidx_add(&s->ns_idx, name);
-	if (s->nns == s->capns)
-		XGROW(s->ns, s->capns, s->nns + 1);
+	if ((size_t)id == s->nns) {
+		if (s->nns == s->capns)
+			XGROW(s->ns, s->capns, s->nns + 1);
+		s->nns++;
+	}
 	memset(&s->ns[id], 0, sizeof(s->ns[id]));
 	s->ns[id].name = s->ns_idx.key[id];
 	s->ns[id].gen = next_gen(s);
-	s->nns++;
 	return id;
+}
+
+/* Frees namespace id's record once no workload refers to it and it has
+ * no labels: it reads as an unknown namespace then. */
+static void ns_reap(struct sched *s, int32_t id)
+{
+	struct sns *n = &s->ns[id];
+
+	if (n->nref || n->labels.n)
+		return;
+	smap_release(&n->labels);
+	nidx_unlink(&s->ns_idx, id);
+	nidx_free_id(&s->ns_idx, id);
+	memset(n, 0, sizeof(*n));
 }
 
 static int32_t lq_get(struct sched *s, const char *name)
@@ -227,13 +336,29 @@ static int32_t lq_get(struct sched *s, const char *name)
 	if (id >= 0)
 		return id;
 	id = nidx_add(&s->lq_idx, name);
-	if (s->nlq == s->caplq)
-		XGROW(s->lqs, s->caplq, s->nlq + 1);
+	if ((size_t)id == s->nlq) {
+		if (s->nlq == s->caplq)
+			XGROW(s->lqs, s->caplq, s->nlq + 1);
+		s->nlq++;
+	}
 	memset(&s->lqs[id], 0, sizeof(s->lqs[id]));
 	s->lqs[id].name = s->lq_idx.key[id];
 	s->lqs[id].cq = -1;
-	s->nlq++;
 	return id;
+}
+
+void sched_lq_reap(struct sched *s, int32_t id)
+{
+	struct slq *l = &s->lqs[id];
+
+	if (l->nref || l->stop != STOP_NONE || l->dirty)
+		return;
+	free(l->res_usage);
+	free(l->adm_usage);
+	nidx_unlink(&s->lq_idx, id);
+	nidx_free_id(&s->lq_idx, id);
+	memset(l, 0, sizeof(*l));
+	l->cq = -1;
 }
 
 static int32_t cohort_get(struct sched *s, const char *name)
@@ -302,6 +427,45 @@ int32_t sched_find_wl(const struct sched *s, const char *key)
 	return nidx_find(&s->wl_idx, key);
 }
 
+bool sched_index_check(const struct sched *s)
+{
+	const struct nidx *x[] = { &s->flv_idx, &s->res_idx, &s->coh_idx,
+				   &s->cq_idx, &s->lq_idx, &s->ns_idx,
+				   &s->wl_idx };
+
+	for (size_t i = 0; i < sizeof(x) / sizeof(x[0]); i++)
+		if (!nidx_check(x[i]))
+			return false;
+	/* Kinds that never free keep every id named. */
+	if (s->flv_idx.nlive != s->flv_idx.n || s->cq_idx.nlive != s->cq_idx.n
+	    || s->coh_idx.nlive != s->coh_idx.n ||
+	    s->res_idx.nlive != s->res_idx.n)
+		return false;
+	if (s->nlq != s->lq_idx.n || s->nns != s->ns_idx.n ||
+	    s->nwl != s->wl_idx.n)
+		return false;
+	for (size_t i = 0; i < s->nlq; i++)
+		if (s->lqs[i].name != s->lq_idx.key[i])
+			return false;
+	for (size_t i = 0; i < s->nns; i++)
+		if (s->ns[i].name != s->ns_idx.key[i])
+			return false;
+	for (size_t i = 0; i < s->nwl; i++) {
+		const struct swl *r = s->wls[i];
+
+		/* A freed id has no record; a dead record is retired (no
+		 * name, not yet free). */
+		if (!r) {
+			if (s->wl_idx.key[i])
+				return false;
+			continue;
+		}
+		if (r->id != (int32_t)i || r->key != s->wl_idx.key[i])
+			return false;
+	}
+	return true;
+}
+
 void sched_assign_env(const struct sched *s, struct assign_env *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -338,8 +502,10 @@ struct sched *sched_new(const struct sched_opts *o)
 	return s;
 }
 
-static void wl_free(struct swl *r)
+static void wl_free_record(struct swl *r)
 {
+	if (!r)
+		return;
 	for (size_t i = 0; i < r->nps; i++)
 		assign_podset_release(&r->ps[i]);
 	free(r->ps);
@@ -355,7 +521,7 @@ void sched_free(struct sched *s)
 	for (size_t i = 0; i < s->ncq; i++)
 		queue_release(&s->cqs[i].q);
 	for (size_t i = 0; i < s->nwl; i++)
-		wl_free(s->wls[i]);
+		wl_free_record(s->wls[i]);
 	free(s->wls);
 	for (size_t i = 0; i < s->ncq; i++) {
 		struct scq *c = &s->cqs[i];
@@ -491,17 +657,12 @@ static void requeue_tree(struct sched *s, int32_t cq)
 
 /* ---- ClusterQueue Active condition (kueue-api.md §3.5) ---- */
 
-static void join_names(char **buf, size_t *len, size_t *cap,
-		       const char *name)
+/* Appends name to the comma-separated list in b. */
+static void join_name(struct sbuf *b, const char *name)
 {
-	size_t n = strlen(name);
-
-	XGROW(*buf, *cap, *len + n + 2);
-	if (*len)
-		(*buf)[(*len)++] = ',';
-	memcpy(*buf + *len, name, n);
-	*len += n;
-	(*buf)[*len] = '\0';
+	if (b->len)
+		sbuf_addch(b, ',');
+	sbuf_adds(b, name);
 }
 
 static void cq_update_active(struct sched *s, int32_t id)
@@ -509,7 +670,7 @@ static void cq_update_active(struct sched *s, int32_t id)
 	struct scq *c = &s->cqs[id];
 	const struct cluster_queue *cq = c->cq;
 	const char *reason = NULL;
-	char *msg = NULL, *causes = NULL;
+	char *msg = NULL;
 	bool active = false;
 
 	if (!c->exists) {
@@ -522,8 +683,9 @@ static void cq_update_active(struct sched *s, int32_t id)
 		reason = "Invalid";
 		msg = xasprintf("Can't admit new workloads: %s.", c->invalid);
 	} else {
-		char *miss = NULL, *acs = NULL;
-		size_t mlen = 0, mcap = 0, alen = 0, acap = 0;
+		/* The causes, in Kueue's order, joined by ", ". */
+		struct sbuf miss = SBUF_INIT, acs = SBUF_INIT;
+		struct sbuf causes = SBUF_INIT;
 		const char *rs[4];
 		size_t nrs = 0;
 
@@ -531,57 +693,48 @@ static void cq_update_active(struct sched *s, int32_t id)
 			const struct assign_flavor *f = &s->flv[c->flavors[i]];
 
 			if (!f->rf)
-				join_names(&miss, &mlen, &mcap, f->name);
+				join_name(&miss, f->name);
 		}
 		for (size_t i = 0; i < cq->nadmission_checks; i++)
-			join_names(&acs, &alen, &acap,
-				   cq->admission_checks[i]);
+			join_name(&acs, cq->admission_checks[i]);
 		for (size_t i = 0; i < cq->nac_rules; i++)
-			join_names(&acs, &alen, &acap, cq->ac_rules[i].name);
+			join_name(&acs, cq->ac_rules[i].name);
 		if (cq->stop != STOP_NONE) {
 			rs[nrs++] = "Stopped";
-			causes = xasprintf("is stopped");
+			sbuf_adds(&causes, "is stopped");
 		}
-		if (miss) {
-			char *t = xasprintf("%s%sreferences missing "
-					    "ResourceFlavor(s): %s",
-					    causes ? causes : "",
-					    causes ? ", " : "", miss);
+		if (miss.len) {
 			rs[nrs++] = "FlavorNotFound";
-			free(causes);
-			causes = t;
+			sbuf_addf(&causes,
+				  "%sreferences missing ResourceFlavor(s): %s",
+				  causes.len ? ", " : "", miss.buf);
 		}
-		if (acs) {
-			char *t = xasprintf("%s%sreferences missing "
-					    "AdmissionCheck(s): %s",
-					    causes ? causes : "",
-					    causes ? ", " : "", acs);
+		if (acs.len) {
 			rs[nrs++] = "AdmissionCheckNotFound";
-			free(causes);
-			causes = t;
+			sbuf_addf(&causes,
+				  "%sreferences missing AdmissionCheck(s): %s",
+				  causes.len ? ", " : "", acs.buf);
 		}
 		if (tree_in_cycle(s->t, c->node)) {
-			char *t = xasprintf("%s%sreferences cohort %s, which "
-					    "is part of a cycle",
-					    causes ? causes : "",
-					    causes ? ", " : "",
-					    cq->cohort ? cq->cohort : "");
 			rs[nrs++] = "CohortCycle";
-			free(causes);
-			causes = t;
+			sbuf_addf(&causes,
+				  "%sreferences cohort %s, which is part of a "
+				  "cycle",
+				  causes.len ? ", " : "",
+				  cq->cohort ? cq->cohort : "");
 		}
-		free(miss);
-		free(acs);
 		if (nrs) {
 			reason = rs[0];
 			msg = xasprintf("Can't admit new workloads: %s.",
-					causes);
+					sbuf_cstr(&causes));
 		} else {
 			active = true;
 			reason = "Ready";
 			msg = xstrdup("Can admit new workloads");
 		}
-		free(causes);
+		sbuf_release(&miss);
+		sbuf_release(&acs);
+		sbuf_release(&causes);
 	}
 	if (c->active != active || c->reason != reason ||
 	    (!msg) != (!c->message) ||
@@ -852,9 +1005,14 @@ void sched_cq_remove(struct sched *s, const char *name)
 
 void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop)
 {
-	int32_t id = lq_get(s, lq);
-	struct slq *l = &s->lqs[id];
+	int32_t id = nidx_find(&s->lq_idx, lq);
+	struct slq *l;
 
+	if (id < 0 && stop == STOP_NONE)
+		return; /* what an unknown LocalQueue already reads as */
+	if (id < 0)
+		id = lq_get(s, lq);
+	l = &s->lqs[id];
 	if (l->stop == stop)
 		return;
 	l->stop = stop;
@@ -863,6 +1021,7 @@ void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop)
 	 * come back through the controller's re-resolution. */
 	for (size_t i = 0; i < s->ncq; i++)
 		flag_holders(s, (int32_t)i, id);
+	sched_lq_reap(s, id);
 }
 
 /* ---- namespaces ---- */
@@ -880,6 +1039,7 @@ void sched_namespace_set(struct sched *s, const char *name,
 	s->ns[id].gen = next_gen(s);
 	for (size_t i = 0; i < s->ncq; i++)
 		requeue_cq(s, (int32_t)i);
+	ns_reap(s, id);
 }
 
 void sched_namespace_remove(struct sched *s, const char *name)
@@ -891,6 +1051,7 @@ void sched_namespace_remove(struct sched *s, const char *name)
 	s->state++;
 	smap_release(&s->ns[id].labels);
 	s->ns[id].gen = next_gen(s);
+	ns_reap(s, id);
 }
 
 /* ---- workloads: accounting ---- */
@@ -1380,6 +1541,8 @@ void sched_set_requeue_at(struct sched *s, struct swl *r, int64_t at)
 	r->qi.requeue_at_ms = at;
 }
 
+/* The record of key, a new zeroed one when unknown (perhaps on the id
+ * of a freed one: nothing of that one survives but the id). */
 static struct swl *wl_get(struct sched *s, const char *key)
 {
 	int32_t id = nidx_find(&s->wl_idx, key);
@@ -1388,16 +1551,60 @@ static struct swl *wl_get(struct sched *s, const char *key)
 	if (id >= 0)
 		return s->wls[id];
 	id = nidx_add(&s->wl_idx, key);
-	if (s->nwl == s->capwl)
-		XGROW(s->wls, s->capwl, s->nwl + 1);
+	if ((size_t)id == s->nwl) {
+		if (s->nwl == s->capwl)
+			XGROW(s->wls, s->capwl, s->nwl + 1);
+		s->wls[s->nwl++] = NULL;
+	}
+	if (s->wls[id])
+		BUG("sched: workload id %d reused while its record lives",
+		    (int)id);
 	r = xcalloc(1, sizeof(*r));
 	r->key = s->wl_idx.key[id];
 	r->id = id;
+	r->ns = -1;
 	r->cq = -1;
 	r->lq = -1;
 	r->hold_cq = -1;
-	s->wls[s->nwl++] = r;
+	s->wls[id] = r;
+	s->nwl_rec++;
 	return r;
+}
+
+/* Points r at namespace ns and LocalQueue lq (-1: none), keeping their
+ * reference counts; a record no longer referred to may be freed. */
+static void wl_refs(struct sched *s, struct swl *r, int32_t ns, int32_t lq)
+{
+	int32_t ons = r->ns, olq = r->lq;
+
+	if (ns == ons && lq == olq)
+		return;
+	if (ns >= 0)
+		s->ns[ns].nref++;
+	if (lq >= 0)
+		s->lqs[lq].nref++;
+	r->ns = ns;
+	r->lq = lq;
+	if (ons >= 0) {
+		s->ns[ons].nref--;
+		ns_reap(s, ons);
+	}
+	if (olq >= 0) {
+		s->lqs[olq].nref--;
+		sched_lq_reap(s, olq);
+	}
+}
+
+void sched_wl_reap(struct sched *s, struct swl *r)
+{
+	int32_t id = r->id;
+
+	if (r->key || r->flagged)
+		BUG("sched_wl_reap: workload record %d is in use", (int)id);
+	wl_free_record(r);
+	s->wls[id] = NULL;
+	s->nwl_rec--;
+	nidx_free_id(&s->wl_idx, id);
 }
 
 static void leave_queue(struct sched *s, struct swl *r)
@@ -1471,8 +1678,8 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 	s->state++;
 	sched_account(s, r, -1);
 	r->w = w;
-	r->ns = ns_get(s, w->meta.namespace ? w->meta.namespace : "");
-	r->lq = lq ? lq_get(s, lq) : -1;
+	wl_refs(s, r, ns_get(s, w->meta.namespace ? w->meta.namespace : ""),
+		lq ? lq_get(s, lq) : -1);
 	if (r->state == WS_ASSUMED && !holds && !gone &&
 	    w->meta.generation == r->gen) {
 		/* A stale pending copy: the assumption stands. Re-point the
@@ -1574,13 +1781,19 @@ void sched_wl_remove(struct sched *s, const char *ns, const char *name)
 		release_hold(s, r);
 	r->state = WS_NONE;
 	r->w = NULL;
-	r->lq = -1;
-	r->last_hash = 0;
-	r->last_reason = NULL;
+	wl_refs(s, r, -1, -1);
+	/* Out of every queue, holder list and count now: the name goes, and
+	 * the record with it unless the check list still holds its id
+	 * (check_flagged reaps it then). */
+	nidx_unlink(&s->wl_idx, id);
+	r->key = NULL;
+	r->qi.uid = NULL;
 	for (size_t i = 0; i < r->nps; i++)
 		assign_podset_release(&r->ps[i]);
 	FREE_AND_NULL(r->ps);
 	r->nps = 0;
+	if (!r->flagged)
+		sched_wl_reap(s, r);
 }
 
 void sched_wl_recheck(struct sched *s, const char *ns, const char *name)

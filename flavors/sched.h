@@ -312,4 +312,26 @@ void sched_take_dirty(struct sched *s, sched_dirty_fn *cq_fn,
  * usage sums equal the workloads holding quota). */
 bool sched_check(const struct sched *s);
 
+/*
+ * Record counts, for tests and the soak benchmark: memory follows what
+ * exists, not what ever existed. A removed workload's record is freed at
+ * once, or by the next sched_cycle when an eviction check was still owed
+ * for it; a LocalQueue or namespace record once no workload refers to
+ * it and it carries nothing of its own (no stopPolicy and no status
+ * write owed; no labels). Ids are reused, so the *_ids high waters stay
+ * at the peak of what existed at once.
+ */
+struct sched_stats {
+	size_t workloads;      /* known by name (set, not removed) */
+	size_t wl_records;     /* allocated: known + removed, not yet freed */
+	size_t wl_ids;         /* workload ids ever handed out */
+	size_t local_queues;   /* LocalQueue records */
+	size_t lq_ids;
+	size_t namespaces;     /* namespace records */
+	size_t ns_ids;
+	size_t cluster_queues; /* ClusterQueue records (never freed) */
+};
+
+void sched_stats(const struct sched *s, struct sched_stats *st);
+
 #endif

@@ -423,7 +423,8 @@ static const char *requeue_due_for(const struct sched *s,
 	return NULL;
 }
 
-/* Step 0: the workloads flagged since the last call, checked once. */
+/* Step 0: the workloads flagged since the last call, checked once; the
+ * records of those removed meanwhile are freed here. */
 static void check_flagged(struct sched *s, struct sched_decisions *out)
 {
 	for (size_t i = 0; i < s->nchk; i++) {
@@ -431,6 +432,12 @@ static void check_flagged(struct sched *s, struct sched_decisions *out)
 		const char *reason, *msg = NULL;
 
 		r->flagged = false;
+		if (!r->key) {
+			/* Removed since it was flagged: this was the last
+			 * reference to it (sched_int.h). */
+			sched_wl_reap(s, r);
+			continue;
+		}
 		if (!r->w || r->chk_sent)
 			continue;
 		if (r->state == WS_HOLDING && !r->evicted) {

@@ -5,9 +5,33 @@
  *
  * Records live in growable arrays indexed by dense ids (flavor, resource,
  * ClusterQueue, LocalQueue, namespace, workload); names map to ids through
- * one open-addressing hash index per kind (struct nidx). Ids are never
- * reused, so a record of something removed stays as a tombstone (exists
- * false); that keeps every id stable for the caches that hold them.
+ * one open-addressing hash index per kind (struct nidx). Flavors,
+ * resources, cohorts and ClusterQueues are few and keep their ids for the
+ * life of the sched: a removed one stays as a record (exists false, or a
+ * NULL object), since tree nodes, compiled groups and fr ids refer to it.
+ *
+ * Workloads, LocalQueues and namespaces come and go for as long as the
+ * controller runs (a CronJob a minute is half a million workloads a
+ * year), so their records are freed and their ids reused; memory follows
+ * what exists, not what ever existed:
+ *  - sched_wl_remove takes a workload's name out of wl_idx and its record
+ *    out of every queue, holder list and count. Only the eviction check
+ *    list (sched.chk) may still hold its id: then the record stays, dead
+ *    (key NULL, flagged), until the check at the start of the next
+ *    sched_cycle frees it; otherwise it is freed at once. A freed id
+ *    (wls[id] NULL) goes back to wl_idx's free list, and the next
+ *    workload that gets it starts from a zeroed record. Nothing else
+ *    outlives a cycle: round entries, inflight items and the preemptor
+ *    id are cycle-local, decisions borrow the controller's struct
+ *    workload (not the record), and last_state is a stamp, not a
+ *    reference.
+ *  - A LocalQueue or namespace record counts the workload records that
+ *    refer to it (nref). It is freed, and its id reused, once nref is 0
+ *    and it carries nothing of its own: a LocalQueue no stop policy and
+ *    no pending dirty mark (its last status write is still owed), a
+ *    namespace no labels. Its counts and usage are then all zero, which
+ *    is what an unknown name reads as.
+ * sched_check verifies all of it (STYLE P15).
  */
 #ifndef FLAVORS_SCHED_INT_H
 #define FLAVORS_SCHED_INT_H
@@ -21,12 +45,25 @@
 #include "flavors/sched.h"
 #include "flavors/tree.h"
 
-/* name -> id over an array of names (the ids' records). */
+struct nslot {
+	int32_t id;    /* -1: empty */
+	uint32_t hash; /* of key[id]: probes compare it before strcmp */
+};
+
+/*
+ * name -> id over an array of names (the ids' records). Linear probing
+ * with backward-shift deletion: no tombstones, load <= 1/2. An id is live
+ * (key[id] set), retired (NULL, not yet free: its record may still be
+ * referenced) or free (NULL, in free[]: the next add may take it).
+ */
 struct nidx {
-	int32_t *slot;  /* owned; -1 empty */
-	size_t nslot;   /* power of two; > 2 * n */
-	char **key;     /* owned names by id */
-	size_t n, cap;
+	struct nslot *slot; /* owned; nslot entries */
+	size_t nslot;       /* 0 or a power of two >= 2 * nlive */
+	char **key;         /* owned names by id; NULL when not live */
+	size_t n, cap;      /* ids handed out (the records' high water) */
+	size_t nlive;       /* ids with a name */
+	int32_t *free;      /* owned; free ids, reused last in first out */
+	size_t nfree, capfree;
 };
 
 enum wl_state {
@@ -37,13 +74,17 @@ enum wl_state {
 };
 
 struct swl {
-	const char *key;            /* "namespace/name" (wl_idx's) */
+	const char *key;            /* "namespace/name" (wl_idx's); NULL
+				       once removed (the record is dead) */
 	int32_t id;                 /* index in sched.wls */
 	const struct workload *w;   /* borrowed; NULL once removed */
 	enum wl_state state;
-	int32_t ns;                 /* namespace id */
+	int32_t ns;                 /* namespace id (counted in its nref),
+				       -1 before the first set and once
+				       removed */
 	int32_t cq;                 /* queue's CQ id when WS_PENDING */
-	int32_t lq;                 /* LocalQueue id or -1 */
+	int32_t lq;                 /* LocalQueue id (counted in its nref)
+				       or -1 */
 	struct qitem qi;            /* embedded queue link */
 	/* pending: compiled pod sets */
 	struct assign_podset *ps;      /* owned */
@@ -104,7 +145,8 @@ struct scq {
 };
 
 struct slq {
-	const char *name;  /* lq_idx's "namespace/name" */
+	const char *name;  /* lq_idx's "namespace/name"; NULL: free id */
+	int32_t nref;      /* workload records with lq = this id */
 	int32_t pending, reserving, admitted;
 	int64_t *res_usage; /* owned; by fr, reserving (incl. assumed) */
 	int64_t *adm_usage; /* owned; by fr, admitted only */
@@ -119,7 +161,8 @@ struct slq {
 };
 
 struct sns {
-	const char *name;     /* ns_idx's */
+	const char *name;     /* ns_idx's; NULL: free id */
+	int32_t nref;         /* workload records with ns = this id */
 	struct smap labels; /* owned copy */
 	uint32_t gen;
 };
@@ -192,9 +235,10 @@ struct sched {
 	size_t nns, capns;
 	struct nidx ns_idx;
 
-	struct swl **wls;           /* owned records (stable: queues
-				       link their qitems) */
-	size_t nwl, capwl;
+	struct swl **wls;           /* owned records by id (stable: queues
+				       link their qitems); NULL: free id */
+	size_t nwl, capwl;          /* nwl = wl_idx.n */
+	size_t nwl_rec;             /* records allocated (live + dead) */
 	struct nidx wl_idx;
 
 	/* dirty lists (ids), each entry once while its flag is set */
@@ -246,5 +290,12 @@ void sched_holder_link(struct sched *s, struct swl *r);
 void sched_holder_unlink(struct sched *s, struct swl *r);
 /* Queues r for the next cycle's eviction and requeue checks. */
 void sched_flag_check(struct sched *s, struct swl *r);
+/* Frees the dead record r (removed while flagged); its id becomes free. */
+void sched_wl_reap(struct sched *s, struct swl *r);
+/* Frees LocalQueue id's record when nothing refers to it any more (see
+ * the top comment); no-op otherwise. */
+void sched_lq_reap(struct sched *s, int32_t id);
+/* The name indexes and the records they name agree (sched_check). */
+bool sched_index_check(const struct sched *s);
 
 #endif

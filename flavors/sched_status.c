@@ -262,9 +262,152 @@ void sched_take_dirty(struct sched *s, sched_dirty_fn *cq_fn,
 		l->dirty = false;
 		if (lq_fn)
 			lq_fn(ud, l->name);
+		/* Its last status write was owed: a LocalQueue no workload
+		 * refers to any more can go now. */
+		sched_lq_reap(s, s->dirty_lq[i]);
 	}
 	s->ndirty_lq = 0;
 }
+
+void sched_stats(const struct sched *s, struct sched_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->workloads = s->wl_idx.nlive;
+	st->wl_records = s->nwl_rec;
+	st->wl_ids = s->wl_idx.n;
+	st->local_queues = s->lq_idx.nlive;
+	st->lq_ids = s->lq_idx.n;
+	st->namespaces = s->ns_idx.nlive;
+	st->ns_ids = s->ns_idx.n;
+	st->cluster_queues = s->cq_idx.nlive;
+}
+
+struct visit_ctx {
+	const struct sched *s;
+	int32_t cq;
+	size_t n;
+	bool ok;
+};
+
+/* A queued item must be a live pending record of that queue. */
+static void check_item(void *ctx, struct qitem *it)
+{
+	struct visit_ctx *v = ctx;
+	const struct swl *r = SWL_OF(it);
+
+	v->n++;
+	if (r->id < 0 || (size_t)r->id >= v->s->nwl ||
+	    v->s->wls[r->id] != r || !r->key || r->state != WS_PENDING ||
+	    r->cq != v->cq)
+		v->ok = false;
+}
+
+/*
+ * What refers to workload records holds live ones only (sched_int.h):
+ * queues, holder lists and sticky preemptors; the check list holds
+ * exactly the flagged records, and dead ones only there; reference counts
+ * of LocalQueues and namespaces are exact and freed ids are blank.
+ */
+static bool check_refs(const struct sched *s)
+{
+	size_t npending = 0, nqueued = 0, nholding = 0, nlinked = 0;
+	size_t nflagged = 0, nrec = 0;
+	int32_t *lref = xcalloc(s->nlq ? s->nlq : 1, sizeof(*lref));
+	int32_t *nref = xcalloc(s->nns ? s->nns : 1, sizeof(*nref));
+	bool ok = sched_index_check(s);
+
+	for (size_t i = 0; ok && i < s->nwl; i++) {
+		const struct swl *r = s->wls[i];
+
+		if (!r)
+			continue;
+		nrec++;
+		nflagged += r->flagged;
+		if (!r->key) {
+			/* Dead: removed while flagged, blank but for that. */
+			if (!r->flagged || r->w || r->state != WS_NONE ||
+			    r->qi.place != QPLACE_NONE || r->ps || r->usage ||
+			    r->ns >= 0 || r->lq >= 0 || r->h_prev || r->h_next)
+				ok = false;
+			continue;
+		}
+		if (r->ns >= 0 && (size_t)r->ns < s->nns && s->ns[r->ns].name)
+			nref[r->ns]++;
+		else if (r->ns >= 0 || r->w)
+			ok = false;
+		if (r->lq >= 0 && (size_t)r->lq < s->nlq && s->lqs[r->lq].name)
+			lref[r->lq]++;
+		else if (r->lq >= 0)
+			ok = false;
+		npending += r->state == WS_PENDING;
+		nholding += r->state == WS_HOLDING || r->state == WS_ASSUMED;
+	}
+	if (nrec != s->nwl_rec || nflagged != s->nchk)
+		ok = false;
+	for (size_t i = 0; ok && i < s->nchk; i++) {
+		int32_t id = s->chk[i];
+
+		if (id < 0 || (size_t)id >= s->nwl || !s->wls[id] ||
+		    !s->wls[id]->flagged)
+			ok = false;
+	}
+	for (size_t i = 0; ok && i < s->ncq; i++) {
+		const struct scq *c = &s->cqs[i];
+		struct visit_ctx v = { s, (int32_t)i, 0, true };
+		int32_t n = 0;
+
+		queue_visit(&c->q, check_item, &v);
+		nqueued += v.n;
+		if (!v.ok)
+			ok = false;
+		if (c->q.sticky) {
+			struct visit_ctx sv = { s, (int32_t)i, 0, true };
+
+			check_item(&sv, c->q.sticky);
+			ok = ok && sv.ok;
+		}
+		for (const struct swl *r = c->holders; ok && r; r = r->h_next) {
+			bool holds = r->state == WS_HOLDING ||
+				     r->state == WS_ASSUMED;
+
+			n++;
+			if (r->id < 0 || (size_t)r->id >= s->nwl ||
+			    s->wls[r->id] != r || !r->key || !holds ||
+			    r->hold_cq != (int32_t)i ||
+			    (r->h_next && r->h_next->h_prev != r))
+				ok = false;
+		}
+		if (n != c->nholders)
+			ok = false;
+		nlinked += (size_t)n;
+	}
+	if (nqueued != npending || nlinked != nholding)
+		ok = false;
+	for (size_t i = 0; ok && i < s->nlq; i++) {
+		const struct slq *l = &s->lqs[i];
+
+		if (l->nref != lref[i])
+			ok = false;
+		/* A LocalQueue nobody refers to holds nothing. */
+		if (!l->nref && (l->pending || l->reserving || l->admitted))
+			ok = false;
+		for (size_t f = 0; ok && !l->nref && f < l->nusage; f++)
+			if (l->res_usage[f] || l->adm_usage[f])
+				ok = false;
+		if (!l->name && (l->nusage || l->dirty || l->stop != STOP_NONE))
+			ok = false;
+	}
+	for (size_t i = 0; ok && i < s->nns; i++) {
+		const struct sns *n = &s->ns[i];
+
+		if (n->nref != nref[i] || (!n->name && n->labels.n))
+			ok = false;
+	}
+	free(lref);
+	free(nref);
+	return ok;
+}
+
 
 bool sched_check(const struct sched *s)
 {
@@ -273,7 +416,7 @@ bool sched_check(const struct sched *s)
 	int32_t *res = NULL, *adm = NULL;
 	bool ok = true;
 
-	if (!tree_check(s->t))
+	if (!tree_check(s->t) || !check_refs(s))
 		return false;
 	for (size_t i = 0; i < s->ncq; i++)
 		if (!queue_check(&s->cqs[i].q))
@@ -286,6 +429,8 @@ bool sched_check(const struct sched *s)
 	for (size_t i = 0; i < s->nwl; i++) {
 		const struct swl *r = s->wls[i];
 
+		if (!r)
+			continue;
 		switch (r->state) {
 		case WS_HOLDING:
 		case WS_ASSUMED:
@@ -328,7 +473,7 @@ bool sched_check(const struct sched *s)
 		for (size_t j = 0; j < s->nwl; j++) {
 			const struct swl *r = s->wls[j];
 
-			if (r->lq != (int32_t)i)
+			if (!r || r->lq != (int32_t)i)
 				continue;
 			if (r->state == WS_PENDING)
 				pend++;
