@@ -40,6 +40,7 @@
 
 #include "base/alloc.h"
 #include "base/sbuf.h"
+#include "base/text.h"
 #include "flavors/sched_int.h"
 #include "model/podreq.h"
 #include "model/resources.h"
@@ -1427,11 +1428,6 @@ static uint64_t wl_eq_hash(const struct swl *r)
 	return h ? h : 1;
 }
 
-static bool same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 static bool containers_same(const struct container_res *a,
 			    const struct container_res *b, size_t n)
 {
@@ -1457,7 +1453,7 @@ static bool podsets_same(const struct workload *o, const struct workload *w)
 		return false;
 	for (size_t i = 0; i < w->nreclaimable; i++)
 		if (o->reclaimable[i].count != w->reclaimable[i].count ||
-		    !same_str(o->reclaimable[i].name, w->reclaimable[i].name))
+		    !text_same(o->reclaimable[i].name, w->reclaimable[i].name))
 			return false;
 	for (size_t i = 0; i < w->npod_sets; i++) {
 		const struct pod_set *a = &o->pod_sets[i], *b = &w->pod_sets[i];
@@ -1466,7 +1462,7 @@ static bool podsets_same(const struct workload *o, const struct workload *w)
 		if (a->count != b->count ||
 		    a->has_min_count != b->has_min_count ||
 		    (a->has_min_count && a->min_count != b->min_count) ||
-		    !same_str(a->name, b->name))
+		    !text_same(a->name, b->name))
 			return false;
 		if (x->ncontainers != y->ncontainers ||
 		    x->ninit_containers != y->ninit_containers ||
