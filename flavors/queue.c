@@ -37,6 +37,11 @@
  * whatever the class size. Members not yet evaluated are also linked on
  * the class's fresh list (through park_prev/park_next, unused while an
  * item is in a class). A class is freed when it has no member left.
+ *
+ * The parked, fresh and parked-class lists are NULL-terminated by hand
+ * rather than base/dlist.h: their heads live in struct cq_queue, which
+ * sched keeps inside a growable array of ClusterQueue records, and a
+ * circular list's neighbours would point at a head that realloc moved.
  */
 #include "flavors/queue.h"
 

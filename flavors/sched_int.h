@@ -1,7 +1,8 @@
 /*
- * sched_int: the private state of flavors/sched, shared by sched.c (inputs
- * and the cycle) and sched_status.c (what status writers read). Nothing
- * outside these two files may include it.
+ * sched_int: the private state of flavors/sched, shared by sched.c
+ * (inputs, requeue events, holders), sched_cycle.c (the checks and the
+ * cycle) and sched_status.c (what status writers read). Nothing outside
+ * these three files may include it.
  *
  * Records live in growable arrays indexed by dense ids (flavor, resource,
  * ClusterQueue, LocalQueue, namespace, workload); names map to ids through
