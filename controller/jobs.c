@@ -31,6 +31,7 @@
 #include "base/alloc.h"
 #include "base/hmap.h"
 #include "base/jx.h"
+#include "base/text.h"
 #include "controller/events.h"
 #include "controller/kube.h"
 #include "controller/kube_watch.h"
@@ -89,6 +90,14 @@ struct job_entry {
 				     the informer */
 	char *bad_rv;             /* owned; version that failed to build */
 	uint64_t seen;
+	/* the last equivalence check that matched: the Job's generation
+	 * and suspend, the Workload's uid, generation and admitted count
+	 * (-1 none); the same again matches without building anything */
+	bool m_valid;
+	int64_t m_jgen, m_wgen;
+	bool m_susp;
+	int32_t m_adm;
+	char *m_wuid;             /* owned */
 };
 
 struct wl_rec {
@@ -864,7 +873,36 @@ static void create_wl(struct job_entry *e)
  * scheduling directives its flavors added (kueue-api.md §12.6).
  * Returns -1 when the Job's Workload cannot be built (retried).
  */
+static int wl_compare(struct job_entry *e, const struct workload *wl,
+		      struct workload *built);
+
 static int wl_matches(struct job_entry *e, const struct workload *wl,
+		      struct workload *built)
+{
+	const struct job *j = e->j;
+	int32_t adm_key = -1;
+	int r;
+
+	if (wl->has_admission && wl->admission.npsa)
+		adm_key = wl->admission.psa[0].has_count ?
+			  wl->admission.psa[0].count : -2;
+	if (e->m_valid && e->m_jgen == j->meta.generation &&
+	    e->m_susp == j->suspend && e->m_wgen == wl->meta.generation &&
+	    e->m_adm == adm_key && text_same(e->m_wuid, wl->meta.uid))
+		return 1;
+	r = wl_compare(e, wl, built);
+	e->m_valid = r == 1 && j->meta.generation && wl->meta.generation;
+	if (e->m_valid) {
+		e->m_jgen = j->meta.generation;
+		e->m_susp = j->suspend;
+		e->m_wgen = wl->meta.generation;
+		e->m_adm = adm_key;
+		set_str(&e->m_wuid, wl->meta.uid);
+	}
+	return r;
+}
+
+static int wl_compare(struct job_entry *e, const struct workload *wl,
 		      struct workload *built)
 {
 	const struct job *j = e->j;
@@ -1419,6 +1457,7 @@ static void job_entry_free(struct job_entry *e)
 	}
 	free(e->wl_name);
 	free(e->bad_rv);
+	free(e->m_wuid);
 	free(e);
 }
 
