@@ -142,9 +142,13 @@ static void put(struct workload *w, const char *cq)
 	sched_wl_set(F.s, w, cq, lq);
 	CHECK();
 	l->w = w;
-	free(l->cq);
+	{
+		char *c = xstrdup_or_null(cq); /* cq may be l->cq */
+
+		free(l->cq);
+		l->cq = c;
+	}
 	free(l->lq);
-	l->cq = xstrdup_or_null(cq);
 	l->lq = lq;
 	if (old) {
 		workload_release(old);
