@@ -95,7 +95,9 @@ invariants "a admitted"
 expect "deactivate a's Workload" 0 \
 	kubectl patch workload "$(wl_name a)" --type=merge -p '{"spec":{"active":false}}' \
 	-o jsonpath='{.spec.active}' <<<'false'
+invariants "a's eviction in flight"
 mkjob b 1 1 2
+invariants "a's eviction in flight, b created"
 expect_eventually "a's Workload evicted: Deactivated" "$T" \
 	"True Deactivated: The workload is deactivated" wlc a Evicted
 expect_eventually "a suspended, its pods gone" "$T" "true 0" state a
@@ -136,6 +138,7 @@ expect "Hold: c keeps running" 0 state c <<<'false 1'
 expect "Hold: c not evicted" 0 wlc c Evicted <<<''
 expect "HoldAndDrain" 0 kubectl patch clusterqueue evict-cq --type=merge \
 	-p '{"spec":{"stopPolicy":"HoldAndDrain"}}' -o jsonpath='{.spec.stopPolicy}' <<<'HoldAndDrain'
+invariants "c's eviction in flight"
 expect_eventually "HoldAndDrain: c evicted" "$T" \
 	"True ClusterQueueStopped: The ClusterQueue is stopped" wlc c Evicted
 expect_eventually "HoldAndDrain: c suspended" "$T" "true 0" state c
@@ -153,6 +156,7 @@ expect_eventually "restarted: c requeued" "$T" \
 expect_eventually "restarted: c runs again" "$T" "false 1" state c
 expect "LocalQueue HoldAndDrain" 0 kubectl patch localqueue evict-queue --type=merge \
 	-p '{"spec":{"stopPolicy":"HoldAndDrain"}}' -o jsonpath='{.spec.stopPolicy}' <<<'HoldAndDrain'
+invariants "c's LocalQueue eviction in flight"
 expect_eventually "LocalQueue HoldAndDrain: c evicted" "$T" \
 	"True LocalQueueStopped: The LocalQueue is stopped" wlc c Evicted
 expect_eventually "LocalQueue HoldAndDrain: c suspended" "$T" "true 0" state c
