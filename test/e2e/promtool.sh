@@ -131,6 +131,7 @@ live_scrape() {
 	sed 's/^  # enableClusterQueueResources: true$/  enableClusterQueueResources: true/' \
 		"$e2e_top/manifests/config/controller_manager_config.yaml" >"$work/config.yaml"
 	MANAGER_BIN=$work/cueue-manager DEVCLUSTER_WEBHOOK=0 \
+		DEVCLUSTER_MANAGER_ARGS="--log-level debug" \
 		DEVCLUSTER_CONFIG=$work/config.yaml \
 		"$e2e_dir/devcluster" start "$cluster" >/dev/null || return 1
 	export KUBECONFIG=$cluster/kubeconfig KUBECACHEDIR=$work/kcache
@@ -152,11 +153,14 @@ live_scrape() {
 	awk '/^---$/ { n++ } n <= 1' "$work/wls.yaml" >>"$work/live1.yaml"
 	awk '/^---$/ { n++ } n > 1' "$work/wls.yaml" >"$work/live2.yaml"
 	kubectl apply -f "$work/live1.yaml" >/dev/null || return 1
+	live_step="w1 admitted"
 	for _ in $(seq 1 150); do
 		st=$(kubectl get workload w1 -o jsonpath='{.status.conditions[?(@.type=="Admitted")].status}' 2>/dev/null)
 		[ "$st" = True ] && break
 		sleep 0.2
 	done
+	[ "$st" = True ] || return 1
+	live_step="the scrape shows the state"
 	kubectl patch workload w1 --subresource=status --type=json -p "$FINISHED" \
 		>/dev/null || return 1
 	kubectl apply -f "$work/live2.yaml" >/dev/null || return 1
@@ -174,14 +178,20 @@ live_scrape() {
 	return 1
 }
 live=$work/live-scrape.txt
+live_step=
 if live_scrape; then
 	pass "a live manager's scrape: 1 pending, 2 admitted, 1 finished ($(wc -l <"$live") lines)"
 	expect "promtool check metrics on the live scrape: no finding" 0 \
 		bash -c 'promtool check metrics <"$1"' _ "$live" <<'OUT'
 OUT
 else
+	# what was seen, for the next reader of a CI log
 	fail "a live manager's scrape: 1 pending, 2 admitted, 1 finished" \
-		"$(grep -E '^kueue_(pending|admitted)' "$live" 2>/dev/null | head; tail -5 "$cluster/manager.log" 2>/dev/null)"
+		"step: ${live_step:-start}
+$(grep -E '^kueue_(pending|admitted|cluster_queue_status)' "$live" 2>/dev/null | head)
+$(kubectl get workloads -o custom-columns='NAME:.metadata.name,RV:.metadata.resourceVersion,CONDS:.status.conditions[*].type,STATUS:.status.conditions[*].status' 2>&1)
+$(kubectl get clusterqueue cq-a -o jsonpath='{.status}' 2>&1)
+$(grep -E 'w[1-4]|cq-a|lq-a|error|warn' "$cluster/manager.log" 2>/dev/null | tail -40)"
 fi
 "$e2e_dir/devcluster" stop "$cluster" >/dev/null 2>&1
 
