@@ -173,6 +173,10 @@ enum sched_dec_kind {
 			keeps the quota until the reservation is cleared) */
 	DEC_REQUEUE, /* held by Requeued=False whose cause ended: write
 			Requeued=True */
+	DEC_PREEMPT, /* a victim of classical preemption (§4): write
+			Evicted=True reason Preempted and Preempted=True
+			with preempt_reason; it keeps its quota until the
+			reservation is cleared, like DEC_EVICT */
 };
 
 struct sched_decision {
@@ -192,6 +196,22 @@ struct sched_decision {
 	char *message;
 	/* DEC_ADMIT: the borrowing level of §2.3 (0 = none). */
 	int borrowing;
+	/*
+	 * DEC_PREEMPT: wl is the victim and cq its ClusterQueue; reason is
+	 * "Preempted"; preempt_reason the Preempted condition's reason
+	 * ("InClusterQueue", "InCohortReclamation",
+	 * "InCohortReclaimWhileBorrowing"; static); message Kueue's
+	 * "Preempted to accommodate a workload (UID: <u>, JobUID: <j>) due
+	 * to <why>; preemptor path: /<cohorts...>/<cq>; preemptee path:
+	 * ..." (UNKNOWN for a missing UID or job-uid label). preemptor is
+	 * the workload it makes room for (borrowed) and preemptor_cq its
+	 * ClusterQueue. The preemptor itself gets a DEC_PENDING in the same
+	 * call whose message ends with ". Pending the preemption of N
+	 * workload(s)".
+	 */
+	const char *preempt_reason;
+	const struct workload *preemptor;
+	const char *preemptor_cq;
 	/* Private to sched: the compact assignment. */
 	struct sched_assignment *asg;
 };
