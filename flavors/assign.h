@@ -119,6 +119,8 @@ enum assign_preempt assign_oracle_none(void *ctx, const struct assign_cq *cq,
 				       int32_t preemptor, int fr, int64_t val,
 				       int *borrow_after);
 
+struct assign_result;
+
 struct assign_env {
 	const struct tree *t;
 	const struct assign_flavor *flavors; /* by flavor id */
@@ -133,6 +135,12 @@ struct assign_env {
 					     being assigned (-1: none) */
 	bool ignore_undeclared;
 	bool partial_admission;
+	/* Whether a Preempt assignment has victims (Kueue's "Preempt with
+	 * targets"): the full counts are kept when it does, and the
+	 * partial search accepts such counts as it accepts a Fit. NULL:
+	 * never. */
+	bool (*accept)(void *ctx, const struct assign_result *r);
+	void *accept_ctx;
 };
 
 /* One assigned (pod set, resource): what status.admission records. */
@@ -142,6 +150,8 @@ struct assign_cell {
 	int32_t flv;  /* flavor id */
 	int32_t fr;   /* tree fr id */
 	int64_t v;    /* per pod x count, milli-units */
+	int8_t mode;  /* enum assign_mode of this cell: ASSIGN_PREEMPT when
+			 this flavor x resource needs preemption */
 };
 
 /* A reason a pod set did not fit cleanly, kept as data until asked for
