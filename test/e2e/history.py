@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""history.py: every state a watch saw, for preemption.sh.
+
+The suite records `kubectl get workloads -A -w --output-watch-events -o
+json` and the same for jobs.batch into two files (one event a line). The
+devserver's resourceVersions are one counter over every kind, so the two
+streams merge, in resourceVersion order, into the exact sequence of the
+cluster's states: every state between two polls, the short-lived ones of an
+eviction in flight included (the victim still holding quota while its Job
+stops).
+
+  history.py check INV QUEUES WL JOBS FROM TO DIR
+      runs cueue-invariants INV on every state after resourceVersion FROM
+      up to TO: the Workloads and Jobs of that state plus the queue kinds
+      of QUEUES (a `kubectl get ... -o json` List; they do not change in
+      the suite but for preemption policies). States that differ from the
+      one before only in what the checker does not read are skipped. Prints
+      "states N" and, for each state that fails, "rv R: <checker output>"
+      (the state's List is kept in DIR); exit 1 when one fails.
+  history.py pending WL NS/NAME...
+      for each Workload, "NS/NAME: M1 | M2 ..." with its QuotaReserved=False
+      Pending messages before its first reservation ("NS/NAME: ?" when the
+      stream has no reservation of it).
+
+Each stream is complete up to its last event (a watch delivers in order),
+so the suite only asks for states up to what both streams have reached
+(it writes a marker object of each kind and waits for both).
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def events(path):
+    out = []
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line.startswith('{'):
+                continue
+            try:
+                ev = json.loads(line)
+            except ValueError:
+                continue  # a line being written
+            obj = ev.get('object') or {}
+            rv = (obj.get('metadata') or {}).get('resourceVersion')
+            if ev.get('type') in ('ADDED', 'MODIFIED', 'DELETED') and rv:
+                out.append((int(rv), ev['type'], obj))
+    return out
+
+
+def key(obj):
+    m = obj['metadata']
+    return (obj.get('kind'), m.get('namespace', ''), m['name'])
+
+
+def cond(obj, t):
+    for c in (obj.get('status') or {}).get('conditions') or []:
+        if c.get('type') == t:
+            return c
+    return None
+
+
+def digest(objs):
+    """What cueue-invariants reads of the Workloads and Jobs: a Workload's
+    reservation, a Job's running pods."""
+    d = []
+    for k in sorted(objs):
+        o = objs[k]
+        st = o.get('status') or {}
+        if k[0] == 'Workload':
+            d.append((k, [(c.get('type'), c.get('status'))
+                          for c in st.get('conditions') or []
+                          if c.get('type') in ('QuotaReserved', 'Finished')],
+                      (o.get('spec') or {}).get('active'),
+                      st.get('admission')))
+        else:
+            sp = o.get('spec') or {}
+            d.append((k, sp.get('suspend'), sp.get('parallelism'),
+                      (o.get('metadata') or {}).get('labels'),
+                      st.get('active'),
+                      [(c.get('type'), c.get('status'))
+                       for c in st.get('conditions') or []
+                       if c.get('type') in ('Complete', 'Failed')]))
+    return json.dumps(d, sort_keys=True, default=str)
+
+
+def check(inv, queues, wl, jobs, lo, hi, outdir):
+    with open(queues) as f:
+        qitems = json.load(f)['items']
+    evs = sorted(events(wl) + events(jobs), key=lambda e: e[0])
+    objs, last, n, bad = {}, None, 0, 0
+    path = os.path.join(outdir, 'state.json')
+    for rv, typ, obj in evs:
+        if rv > hi:
+            break
+        k = key(obj)
+        if typ == 'DELETED':
+            objs.pop(k, None)
+        else:
+            objs[k] = obj
+        if rv <= lo:
+            continue
+        d = digest(objs)
+        if d == last:
+            continue
+        last = d
+        n += 1
+        with open(path, 'w') as f:
+            json.dump({'apiVersion': 'v1', 'kind': 'List',
+                       'items': qitems + list(objs.values())}, f)
+        r = subprocess.run([inv, path], capture_output=True, text=True)
+        if r.returncode != 0:
+            bad += 1
+            keep = os.path.join(outdir, 'state-%d.json' % rv)
+            os.replace(path, keep)
+            print('rv %d (%s %s/%s): %s' % (rv, typ, k[1], k[2],
+                                            (r.stdout + r.stderr).strip()))
+    print('states %d' % n)
+    return 1 if bad else 0
+
+
+def pending(wl, names):
+    evs = sorted(events(wl), key=lambda e: e[0])
+    for nn in names:
+        ns, name = nn.split('/', 1)
+        msgs, seen = [], False
+        for rv, typ, obj in evs:
+            m = obj['metadata']
+            if m.get('namespace') != ns or m['name'] != name:
+                continue
+            c = cond(obj, 'QuotaReserved')
+            if c is None:
+                continue
+            if c.get('status') == 'True':
+                seen = True
+                break
+            if c.get('reason') == 'Pending' and c.get('message') not in msgs:
+                msgs.append(c.get('message'))
+        print('%s: %s' % (nn, ' | '.join(msgs) if seen else '?'))
+    return 0
+
+
+def main(argv):
+    if len(argv) == 8 and argv[0] == 'check':
+        return check(argv[1], argv[2], argv[3], argv[4], int(argv[5]),
+                     int(argv[6]), argv[7])
+    if len(argv) >= 2 and argv[0] == 'pending':
+        return pending(argv[1], argv[2:])
+    sys.stderr.write(__doc__)
+    return 2
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
