@@ -13,9 +13,10 @@
  * the largest counts that fit (partial admission).
  *
  * Preemption seam: when a demand fits only after evicting something, the
- * assigner asks an oracle (assign_oracle_fn). cueue has no preemption yet:
- * assign_oracle_none always answers "no candidates", which yields Kueue's
- * "insufficient unused quota ... N more needed" pending message.
+ * assigner asks an oracle (assign_oracle_fn): sched's runs the classical
+ * preemption search on that one flavor x resource (flavors/sched_preempt.c);
+ * assign_oracle_none, the default, always answers "no candidates", which
+ * yields Kueue's "insufficient unused quota ... N more needed" message.
  *
  * No strings are compared and nothing is allocated per call once the
  * caller's scratch (struct assign_result) has grown; messages are built only

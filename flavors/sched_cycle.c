@@ -20,11 +20,23 @@
  * held by Requeued=False whose cause has ended (reactivated, its queue
  * restarted) gets one DEC_REQUEUE.
  *
- * Preemption seam: the assigner asks env.oracle (assign_oracle_none today:
- * "no candidates") with the preempting workload's id, so a head that
- * would need preemption is reported with Kueue's "insufficient unused
- * quota ... N more needed" and, unless reclaimWithinCohort is Any,
- * reserves its share for the round.
+ * Preemption (§2.6, §4): the assigner asks sched_preempt_oracle per
+ * flavor x resource; a head whose assignment needs preemption gets its
+ * victims from sched_preempt_targets. Without victims it is reported with
+ * Kueue's "insufficient unused quota ... N more needed" and, unless
+ * reclaimWithinCohort is Any, reserves its share for the round. With
+ * victims, in entry order: skipped when a victim was already chosen this
+ * round or when it would not fit once this round's victims are gone;
+ * otherwise its usage is held for the round, each victim not already
+ * being evicted gets a DEC_PREEMPT, and it waits ("Pending the
+ * preemption of N workload(s)", requeued at once and sticky). Victims
+ * keep their quota until their status shows it released, so the
+ * preemptor is admitted only in a later cycle. One deliberate
+ * difference from Kueue: a Fit entry processed after a preemptor in the
+ * same round is checked against the live tree (victims still counted
+ * and the preemptor's share held), where Kueue counts the victims as
+ * gone and may admit it while they still run; cueue never lets reserved
+ * quota exceed the queues' limits.
  */
 #include "flavors/sched.h"
 
