@@ -135,6 +135,13 @@ static void push_cands(const struct pctx *x, int32_t cq, int lca,
 
 		if (v == PV_NEVER)
 			continue;
+		/* Admitted by an earlier round of this call: its DEC_ADMIT
+		 * is in the caller's list, not written yet; it becomes a
+		 * candidate once its admission is seen. */
+		if (r->state == WS_ASSUMED && r->dec_call == s->calls) {
+			s->pskipped = true;
+			continue;
+		}
 		if (s->npc == s->cappc)
 			XGROW(s->pc, s->cappc, s->npc + 1);
 		pc = &s->pc[s->npc++];
