@@ -158,6 +158,11 @@ struct wl_entry {
 	const char *chk_reason;  /* static (sched's) */
 	char *chk_msg;           /* owned */
 	char *chk_rv;            /* owned; the version decided on */
+	/* DEC_PREEMPT: the Preempted reason (static), the preempting
+	 * ClusterQueue and the preemptor's priority (for the Event) */
+	const char *chk_preempt;
+	char *chk_by_cq;         /* owned */
+	int32_t chk_by_prio;
 	bool recheck_on_update;  /* 409 on it: sched checks again when the
 				    newer version arrives */
 	bool owned;              /* has ownerReferences: an integration

@@ -397,6 +397,44 @@ static void send_pending(struct manager *m, struct wl_entry *e)
 }
 
 /*
+ * tmp's schedulingStats.evictions: w's, with one more of reason (a
+ * DeactivatedDueTo<Cause> reason counts as Deactivated with that
+ * underlyingCause, as Kueue's workloadEvictionStateInc does).
+ */
+static void evictions_inc(struct workload *tmp, const struct workload *w,
+			  const char *reason)
+{
+	const char *cause = "";
+	size_t i, rlen;
+
+	rlen = strlen(reason);
+	if (!strncmp(reason, "DeactivatedDueTo", 16)) {
+		cause = reason + 16;
+		rlen = 11; /* "Deactivated" */
+	}
+	tmp->evictions = xcalloc(w->nevictions + 1, sizeof(*tmp->evictions));
+	for (i = 0; i < w->nevictions; i++) {
+		tmp->evictions[i].reason = xstrdup(w->evictions[i].reason ?
+							   w->evictions[i].reason : "");
+		tmp->evictions[i].cause = xstrdup(w->evictions[i].cause ?
+							  w->evictions[i].cause : "");
+		tmp->evictions[i].count = w->evictions[i].count;
+	}
+	tmp->nevictions = w->nevictions;
+	for (i = 0; i < tmp->nevictions; i++)
+		if (strlen(tmp->evictions[i].reason) == rlen &&
+		    !strncmp(tmp->evictions[i].reason, reason, rlen) &&
+		    !strcmp(tmp->evictions[i].cause, cause))
+			break;
+	if (i == tmp->nevictions) {
+		tmp->evictions[i].reason = xstrndup(reason, rlen);
+		tmp->evictions[i].cause = xstrdup(cause);
+		tmp->nevictions++;
+	}
+	tmp->evictions[i].count++;
+}
+
+/*
  * The write of an evict or requeue decision (kueue-scheduler.md §5):
  *  - evict: Evicted=True with the decision's reason and message. The
  *    workload keeps its quota: the integration that runs it (jobs.c for
@@ -417,12 +455,20 @@ static void send_check(struct manager *m, struct wl_entry *e)
 	memset(&tmp, 0, sizeof(tmp));
 	conditions_copy(&tmp.conds, &e->w->conds);
 	switch (e->chk_kind) {
+	case DEC_PREEMPT:
 	case DEC_EVICT:
 		conditions_set(&tmp.conds, "Evicted", COND_TRUE,
 			       e->chk_reason, e->chk_msg, gen, now);
+		if (e->chk_kind == DEC_PREEMPT)
+			conditions_set(&tmp.conds, "Preempted", COND_TRUE,
+				       e->chk_preempt, e->chk_msg, gen, now);
+		evictions_inc(&tmp, e->w, e->chk_reason);
 		if (!e->owned) {
 			clear = true;
-			conditions_set(&tmp.conds, "Requeued", COND_FALSE,
+			/* True only after a preemption (§7.4) */
+			conditions_set(&tmp.conds, "Requeued",
+				       e->chk_kind == DEC_PREEMPT ? COND_TRUE
+								  : COND_FALSE,
 				       e->chk_reason, e->chk_msg, gen, now);
 			conditions_set(&tmp.conds, COND_QUOTA_RESERVED,
 				       COND_FALSE, REASON_PENDING, e->chk_msg,
@@ -444,10 +490,18 @@ static void send_check(struct manager *m, struct wl_entry *e)
 	}
 	enc = codec_encode_workload_status(&tmp, API_V1BETA2);
 	json_object_set(st, "conditions", json_object_get(enc, "conditions"));
+	if (json_object_get(enc, "schedulingStats"))
+		json_object_set(st, "schedulingStats",
+				json_object_get(enc, "schedulingStats"));
 	if (clear)
 		json_object_set_new(st, "admission", json_null());
 	json_decref(enc);
 	conditions_release(&tmp.conds);
+	for (size_t i = 0; i < tmp.nevictions; i++) {
+		free(tmp.evictions[i].reason);
+		free(tmp.evictions[i].cause);
+	}
+	free(tmp.evictions);
 	e->chk_pending = false;
 	m->stats.check_writes++;
 	wl_submit(m, e, patch_with_rv(e->chk_rv, st), WC_CHECK, e->chk_rv);
@@ -488,6 +542,20 @@ static void evict_report(struct manager *m, const struct wl_entry *e)
 			 e->chk_msg ? e->chk_msg : "");
 		free(why);
 	}
+	if (e->chk_kind != DEC_PREEMPT)
+		return;
+	if (m->o.metrics)
+		kueue_metrics_preempted(m->o.metrics,
+					e->chk_by_cq ? e->chk_by_cq : "",
+					e->chk_preempt);
+	/* Kueue's Preempted event: the message, then both priorities
+	 * (cueue has no priority boost: base = effective, boost 0) */
+	wl_event(m, e, EVENT_NORMAL, "Preempted",
+		 "%s; preemptor effective priority: %d (base: %d, boost: 0); "
+		 "preemptee effective priority: %d (base: %d, boost: 0)",
+		 e->chk_msg ? e->chk_msg : "", (int)e->chk_by_prio,
+		 (int)e->chk_by_prio, (int)workload_priority(w),
+		 (int)workload_priority(w));
 }
 
 static struct wl_entry *fifo_pop(struct dlist *q)
@@ -621,14 +689,18 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 		}
 	} else if (kind == WC_CHECK) {
 		if (r->outcome == KUBE_OK) {
-			if (e->chk_kind == DEC_EVICT) {
+			if (e->chk_kind != DEC_REQUEUE) {
 				m->stats.evicted++;
 				evict_report(m, e);
 			}
-			log_msg(LOG_INFO, "workload", ns, name, "%s: %s",
-				e->chk_kind == DEC_EVICT ? "evicted" :
-							   "requeued",
-				e->chk_reason);
+			log_msg(LOG_INFO, "workload", ns, name, "%s: %s%s%s",
+				e->chk_kind == DEC_PREEMPT ? "preempted"
+				: e->chk_kind == DEC_EVICT ? "evicted"
+							   : "requeued",
+				e->chk_kind == DEC_PREEMPT ? e->chk_preempt
+							   : e->chk_reason,
+				e->chk_kind == DEC_PREEMPT ? ": " : "",
+				e->chk_kind == DEC_PREEMPT ? e->chk_msg : "");
 		} else if (r->code == 409 && !newer) {
 			/* decided again on the version that won */
 			e->recheck_on_update = true;
@@ -636,8 +708,8 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 			if (r->code != 409)
 				log_msg(LOG_WARN, "workload", ns, name,
 					"%s write failed (%ld): %s",
-					e->chk_kind == DEC_EVICT ? "eviction"
-								 : "requeue",
+					e->chk_kind == DEC_REQUEUE ? "requeue"
+								   : "eviction",
 					r->code, r->message);
 			sched_wl_recheck(m->s, ns, name);
 			m->changed = true;
@@ -703,6 +775,11 @@ void manager_wl_apply_decisions(struct manager *m)
 				d->wl->meta.name, "pending: %s",
 				e->want_msg);
 			break;
+		case DEC_PREEMPT:
+			e->chk_preempt = d->preempt_reason;
+			set_str(&e->chk_by_cq, d->preemptor_cq);
+			e->chk_by_prio = workload_priority(d->preemptor);
+			/* fall through */
 		case DEC_EVICT:
 		case DEC_REQUEUE:
 			e->chk_kind = d->kind;
@@ -742,7 +819,8 @@ static void wl_link_lq(struct wl_entry *e, struct lq_entry *l)
  * scheduling view (requests, node selector, affinity, tolerations,
  * status), so the rest of a decoded workload is dropped to keep a cache
  * of tens of thousands small: raw pod templates, template and object
- * labels and annotations, owner references, finalizers.
+ * labels (all but kueue.x-k8s.io/job-uid) and annotations, owner
+ * references, finalizers.
  */
 static void wl_trim(struct workload *w)
 {
@@ -753,7 +831,18 @@ static void wl_trim(struct workload *w)
 		smap_release(&t->labels);
 		smap_release(&t->annotations);
 	}
-	smap_release(&w->meta.labels);
+	{
+		/* the job-uid label stays: preemption messages name it */
+		const char *j = smap_get(&w->meta.labels, LABEL_JOB_UID);
+		char *juid = j ? xstrdup(j) : NULL;
+
+		smap_release(&w->meta.labels);
+		if (juid) {
+			smap_init(&w->meta.labels);
+			smap_set(&w->meta.labels, LABEL_JOB_UID, juid);
+			free(juid);
+		}
+	}
 	smap_release(&w->meta.annotations);
 	for (size_t i = 0; i < w->meta.nowners; i++) {
 		struct owner_ref *o = &w->meta.owners[i];
@@ -1052,6 +1141,7 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 	free(e->admit_rv);
 	free(e->chk_msg);
 	free(e->chk_rv);
+	free(e->chk_by_cq);
 	free(e->call_rv);
 	free(e->sent_rv);
 	free(e->key);

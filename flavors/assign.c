@@ -506,6 +506,7 @@ enum assign_mode assign_flavors_with_counts(const struct assign_env *e,
 				XGROW(r->cells, r->cap_cells,
 				      r->ncells + nbest);
 			for (size_t b = 0; b < nbest; b++) {
+				r->best[b].mode = bmeta[b].mode;
 				r->cells[r->ncells++] = r->best[b];
 				if (bmeta[b].mode < (int8_t)psm)
 					psm = (enum assign_mode)bmeta[b].mode;
@@ -542,6 +543,14 @@ static void reduced_counts(const struct assign_podset *ps, size_t nps,
 	}
 }
 
+/* A Fit, or a Preempt the caller accepts (it has victims). */
+static bool good_enough(const struct assign_env *e, enum assign_mode m,
+			const struct assign_result *r)
+{
+	return m == ASSIGN_FIT ||
+	       (m == ASSIGN_PREEMPT && e->accept && e->accept(e->accept_ctx, r));
+}
+
 enum assign_mode assign_flavors(const struct assign_env *e,
 				const struct assign_cq *cq,
 				struct assign_podset *ps, size_t nps,
@@ -562,7 +571,9 @@ enum assign_mode assign_flavors(const struct assign_env *e,
 		if (ps[i].min_count < ps[i].count)
 			d += ps[i].count - ps[i].min_count;
 	}
-	if (assign_flavors_with_counts(e, cq, ps, nps, counts, r) == ASSIGN_FIT ||
+	if (good_enough(e, assign_flavors_with_counts(e, cq, ps, nps, counts,
+						       r),
+			r) ||
 	    !e->partial_admission || d == 0)
 		return r->mode;
 	/* Go's sort.Search over [0, D]: the smallest k whose reduced counts
@@ -574,7 +585,9 @@ enum assign_mode assign_flavors(const struct assign_env *e,
 
 		reduced_counts(ps, nps, h, d, counts);
 		last = h;
-		if (assign_flavors_with_counts(e, cq, ps, nps, counts, r) == ASSIGN_FIT) {
+		if (good_enough(e, assign_flavors_with_counts(e, cq, ps, nps,
+							       counts, r),
+				r)) {
 			good = h;
 			hi = h;
 		} else {

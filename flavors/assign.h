@@ -13,9 +13,10 @@
  * the largest counts that fit (partial admission).
  *
  * Preemption seam: when a demand fits only after evicting something, the
- * assigner asks an oracle (assign_oracle_fn). cueue has no preemption yet:
- * assign_oracle_none always answers "no candidates", which yields Kueue's
- * "insufficient unused quota ... N more needed" pending message.
+ * assigner asks an oracle (assign_oracle_fn): sched's runs the classical
+ * preemption search on that one flavor x resource (flavors/sched_preempt.c);
+ * assign_oracle_none, the default, always answers "no candidates", which
+ * yields Kueue's "insufficient unused quota ... N more needed" message.
  *
  * No strings are compared and nothing is allocated per call once the
  * caller's scratch (struct assign_result) has grown; messages are built only
@@ -119,6 +120,8 @@ enum assign_preempt assign_oracle_none(void *ctx, const struct assign_cq *cq,
 				       int32_t preemptor, int fr, int64_t val,
 				       int *borrow_after);
 
+struct assign_result;
+
 struct assign_env {
 	const struct tree *t;
 	const struct assign_flavor *flavors; /* by flavor id */
@@ -133,6 +136,12 @@ struct assign_env {
 					     being assigned (-1: none) */
 	bool ignore_undeclared;
 	bool partial_admission;
+	/* Whether a Preempt assignment has victims (Kueue's "Preempt with
+	 * targets"): the full counts are kept when it does, and the
+	 * partial search accepts such counts as it accepts a Fit. NULL:
+	 * never. */
+	bool (*accept)(void *ctx, const struct assign_result *r);
+	void *accept_ctx;
 };
 
 /* One assigned (pod set, resource): what status.admission records. */
@@ -142,6 +151,8 @@ struct assign_cell {
 	int32_t flv;  /* flavor id */
 	int32_t fr;   /* tree fr id */
 	int64_t v;    /* per pod x count, milli-units */
+	int8_t mode;  /* enum assign_mode of this cell: ASSIGN_PREEMPT when
+			 this flavor x resource needs preemption */
 };
 
 /* A reason a pod set did not fit cleanly, kept as data until asked for

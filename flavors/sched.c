@@ -1206,6 +1206,7 @@ static void requeue_due(struct sched *s, int64_t now)
 /* Drops r's quota (tree only) and fires the requeue event. */
 static void release_hold(struct sched *s, struct swl *r)
 {
+	r->preempting = false;
 	sched_tree_apply(s, r, false);
 	requeue_released(s, r->hold_cq);
 	FREE_AND_NULL(r->usage);
@@ -1636,6 +1637,17 @@ static void make_holding(struct sched *s, struct swl *r,
 	}
 	r->state = WS_HOLDING;
 	r->admitted = workload_is_admitted(w);
+	/* what preemption orders candidates by (sched_preempt.c) */
+	r->qi.priority = workload_priority(w);
+	r->qi.ts_ms = queue_ts(w);
+	{
+		const struct condition *qr =
+			conditions_find(&w->conds, "QuotaReserved");
+
+		r->qr_ms = qr && qr->status == COND_TRUE
+				   ? qr->last_transition_ms
+				   : 0;
+	}
 }
 
 static uint32_t cond_mix(uint32_t h, const struct condition *c)
@@ -1804,6 +1816,7 @@ void sched_wl_recheck(struct sched *s, const char *ns, const char *name)
 		return;
 	s->state++;
 	s->wls[id]->chk_sent = false;
+	s->wls[id]->preempting = false; /* its preemption write failed */
 	sched_flag_check(s, s->wls[id]);
 }
 

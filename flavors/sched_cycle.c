@@ -20,11 +20,23 @@
  * held by Requeued=False whose cause has ended (reactivated, its queue
  * restarted) gets one DEC_REQUEUE.
  *
- * Preemption seam: the assigner asks env.oracle (assign_oracle_none today:
- * "no candidates") with the preempting workload's id, so a head that
- * would need preemption is reported with Kueue's "insufficient unused
- * quota ... N more needed" and, unless reclaimWithinCohort is Any,
- * reserves its share for the round.
+ * Preemption (§2.6, §4): the assigner asks sched_preempt_oracle per
+ * flavor x resource; a head whose assignment needs preemption gets its
+ * victims from sched_preempt_targets. Without victims it is reported with
+ * Kueue's "insufficient unused quota ... N more needed" and, unless
+ * reclaimWithinCohort is Any, reserves its share for the round. With
+ * victims, in entry order: skipped when a victim was already chosen this
+ * round or when it would not fit once this round's victims are gone;
+ * otherwise its usage is held for the round, each victim not already
+ * being evicted gets a DEC_PREEMPT, and it waits ("Pending the
+ * preemption of N workload(s)", requeued at once and sticky). Victims
+ * keep their quota until their status shows it released, so the
+ * preemptor is admitted only in a later cycle. One deliberate
+ * difference from Kueue: a Fit entry processed after a preemptor in the
+ * same round is checked against the live tree (victims still counted
+ * and the preemptor's share held), where Kueue counts the victims as
+ * gone and may admit it while they still run; cueue never lets reserved
+ * quota exceed the queues' limits.
  */
 #include "flavors/sched.h"
 
@@ -38,6 +50,8 @@
 #define MSG_NO_LONGER_FITS \
 	"Workload no longer fits after processing another workload"
 #define REASON_PENDING "Pending"
+#define MSG_OVERLAP \
+	"Workload has overlapping preemption targets with another workload"
 
 /* ---- the cycle ---- */
 
@@ -200,6 +214,7 @@ static void admit(struct sched *s, struct sched_decisions *out,
 	r->state = WS_ASSUMED;
 	r->hold_cq = e->cq;
 	r->admitted = false;
+	r->qr_ms = 0; /* "now" until its QuotaReserved is seen */
 	free(r->usage);
 	r->nusage = e->asg->nusage;
 	r->usage = xmalloc((r->nusage ? r->nusage : 1) * sizeof(*r->usage));
@@ -241,16 +256,112 @@ static void nominate(struct sched *s, struct assign_env *env,
 		return;
 	}
 	env->preemptor = r->id;
+	s->nom_cq = e->cq;
+	s->pskipped = false;
 	e->mode = assign_flavors(env, &c->c, r->ps, r->nps, res);
 	e->borrowing = res->borrowing;
+	if (e->mode == ASSIGN_PREEMPT)
+		e->ntg = sched_preempt_targets(s, e->cq, r, res, &e->tg);
 	if (e->mode != ASSIGN_NOFIT)
 		e->asg = make_asg(e->cq, res);
 	if (e->mode != ASSIGN_FIT) {
 		e->why = e->mode == ASSIGN_NOFIT ? RQ_NO_FIT
 					      : RQ_PREEMPTION_NO_CANDIDATES;
+		/* A victim was left out only because its admission is not
+		 * written yet: try again next call, do not park. */
+		if (e->mode == ASSIGN_PREEMPT && !e->ntg && s->pskipped)
+			e->why = RQ_FAILED_AFTER_NOMINATION;
 		e->reason = REASON_PENDING;
 		e->message = assign_message(env, r->ps, res);
 	}
+}
+
+/* The assigner's accept: a Preempt assignment with victims (§2.2). */
+static bool accept_preempt(void *ctx, const struct assign_result *res)
+{
+	struct sched *s = ctx;
+	struct sched_target *tg;
+	int32_t wl = s->ent[s->nent - 1].wl;
+	size_t n = sched_preempt_targets(s, s->nom_cq, s->wls[wl], res, &tg);
+
+	free(tg);
+	return n > 0;
+}
+
+/* Whether a victim of e was chosen by an earlier entry of this round. */
+static bool targets_overlap(const struct sched *s, const struct sentry *e)
+{
+	for (size_t i = 0; i < e->ntg; i++)
+		if (s->wls[e->tg[i].wl]->victim_round == s->cycle)
+			return true;
+	return false;
+}
+
+/* Kueue's fits() for a preemptor: e's usage fits once this round's
+ * victims and its own are gone. The tree is as it was on return. */
+static bool fits_after_victims(struct sched *s, const struct scq *c,
+			       const struct sentry *e)
+{
+	size_t sp = tree_undo_savepoint(&s->undo);
+	bool ok;
+
+	for (size_t i = 0; i < s->nrvict + e->ntg; i++) {
+		const struct swl *v =
+			s->wls[i < s->nrvict ? s->rvict[i]
+					     : e->tg[i - s->nrvict].wl];
+
+		tree_remove_usage_undo(s->t, s->cqs[v->hold_cq].node,
+				       v->usage, v->nusage, &s->undo);
+	}
+	ok = tree_fits(s->t, c->node, e->asg->usage, e->asg->nusage);
+	tree_undo_to(s->t, &s->undo, sp);
+	return ok;
+}
+
+/*
+ * Issues e's preemptions (§2.6, §4.7): its victims join the round's,
+ * its usage is held against later entries of the round, and every
+ * victim whose eviction is not under way yet gets a DEC_PREEMPT. The
+ * preemptor's pending message says how many it waits for.
+ */
+static void issue_preemptions(struct sched *s, struct sched_decisions *out,
+			      struct sentry *e)
+{
+	struct swl *p = s->wls[e->wl];
+	struct scq *c = &s->cqs[e->cq];
+	char *msg;
+
+	tree_add_usage_undo(s->t, c->node, e->asg->usage, e->asg->nusage,
+			    &s->undo);
+	for (size_t i = 0; i < e->ntg; i++) {
+		struct swl *v = s->wls[e->tg[i].wl];
+		struct sched_decision *d;
+
+		v->victim_round = s->cycle;
+		if (s->nrvict == s->caprvict)
+			XGROW(s->rvict, s->caprvict, s->nrvict + 1);
+		s->rvict[s->nrvict++] = v->id;
+		if (v->evicted || v->preempting)
+			continue;
+		v->preempting = true;
+		d = decision_slot(out, v, s->calls);
+		d->kind = DEC_PREEMPT;
+		d->wl = v->w;
+		d->cq = s->cqs[v->hold_cq].name;
+		d->reason = "Preempted";
+		d->preempt_reason = sched_pvariant_reason(
+			(enum sched_pvariant)e->tg[i].variant);
+		d->message = sched_preempt_message(
+			s, p, e->cq, v, (enum sched_pvariant)e->tg[i].variant);
+		d->preemptor = p->w;
+		d->preemptor_cq = c->name;
+	}
+	msg = xasprintf("%s. Pending the preemption of %zu workload(s)",
+			e->message ? e->message : "", e->ntg);
+	free(e->message);
+	e->message = msg;
+	e->why = RQ_PENDING_PREEMPTION;
+	e->reason = REASON_PENDING;
 }
 
 struct fresh_ctx {
@@ -282,8 +393,13 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 	size_t sp = tree_undo_savepoint(&s->undo);
 
 	sched_assign_env(s, &env);
+	env.oracle = sched_preempt_oracle;
+	env.oracle_ctx = s;
+	env.accept = accept_preempt;
+	env.accept_ctx = s;
 	s->cycle++;
 	s->nent = 0;
+	s->nrvict = 0;
 	/* 1. Heads: one per active ClusterQueue. */
 	for (size_t i = 0; i < s->ncq; i++) {
 		struct scq *c = &s->cqs[i];
@@ -315,9 +431,23 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 		struct scq *c = &s->cqs[e->cq];
 		struct swl *r = s->wls[e->wl];
 
-		if (e->mode == ASSIGN_PREEMPT) {
+		if (e->mode == ASSIGN_PREEMPT && !e->ntg) {
 			if (c->cq->reclaim != RWC_ANY)
 				reserve(s, c, e);
+		} else if (e->mode == ASSIGN_PREEMPT &&
+			   targets_overlap(s, e)) {
+			e->why = RQ_FAILED_AFTER_NOMINATION;
+			e->reason = REASON_PENDING;
+			free(e->message);
+			e->message = xstrdup(MSG_OVERLAP);
+		} else if (e->mode == ASSIGN_PREEMPT &&
+			   !fits_after_victims(s, c, e)) {
+			e->why = RQ_FAILED_AFTER_NOMINATION;
+			e->reason = REASON_PENDING;
+			free(e->message);
+			e->message = xstrdup(MSG_NO_LONGER_FITS);
+		} else if (e->mode == ASSIGN_PREEMPT) {
+			issue_preemptions(s, out, e);
 		} else if (e->mode == ASSIGN_FIT &&
 			   !tree_fits(s->t, c->node, e->asg->usage,
 				      e->asg->nusage)) {
@@ -345,6 +475,8 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 		emit_pending(s, out, r, c, e->reason, e->message);
 		e->message = NULL;
 		FREE_AND_NULL(e->asg);
+		FREE_AND_NULL(e->tg);
+		e->ntg = 0;
 	}
 	s->nent = 0;
 	/* 6. Drop this round's reservations (Kueue drops its snapshot). */
@@ -440,7 +572,7 @@ static void check_flagged(struct sched *s, struct sched_decisions *out)
 		}
 		if (!r->w || r->chk_sent)
 			continue;
-		if (r->state == WS_HOLDING && !r->evicted) {
+		if (r->state == WS_HOLDING && !r->evicted && !r->preempting) {
 			reason = evict_due(s, r, &msg);
 			if (reason)
 				emit_check(s, out, r, DEC_EVICT, r->hold_cq,

@@ -105,6 +105,13 @@ struct swl {
 	/* eviction and requeue checks (sched_cycle.c) */
 	bool evicted;               /* holding with Evicted=True: its
 				       eviction is under way */
+	bool preempting;            /* holding, a DEC_PREEMPT emitted and
+				       not yet seen written (cleared by
+				       release and sched_wl_recheck) */
+	uint64_t victim_round;      /* sched.cycle of the round that
+				       chose it as a victim */
+	int64_t qr_ms;              /* holding: QuotaReserved time, 0 =
+				       unknown (just assumed) */
 	bool flagged;               /* in sched.chk */
 	bool chk_sent;              /* a DEC_EVICT / DEC_REQUEUE for the
 				       version of chk_sig was emitted */
@@ -173,6 +180,31 @@ struct scohort {
 	const struct cohort *c;    /* borrowed; NULL when no object */
 };
 
+/* Kueue's preemption variants of a candidate (sched_preempt.c). */
+enum sched_pvariant {
+	PV_NEVER = 0,
+	PV_WITHIN_CQ,            /* InClusterQueue */
+	PV_HIER,                 /* InCohortReclamation: closer claim */
+	PV_RECLAIM_NO_BORROW,    /* InCohortReclamation */
+	PV_RECLAIM_WHILE_BORROW, /* InCohortReclaimWhileBorrowing */
+};
+
+/* A candidate victim while one question is answered (scratch). */
+struct sched_pcand {
+	struct swl *r;
+	int lca;         /* cohort node it was collected under, -1 */
+	uint8_t variant; /* enum sched_pvariant */
+	uint8_t list;    /* 0 hierarchical, 1 other queues, 2 own queue */
+	bool evicted;    /* eviction under way: ordered first */
+	int64_t qr;      /* admitted at (now when unknown) */
+};
+
+/* A victim chosen for an entry. */
+struct sched_target {
+	int32_t wl;
+	uint8_t variant; /* enum sched_pvariant */
+};
+
 /* One popped head in a round. */
 struct sentry {
 	int32_t wl, cq;
@@ -186,6 +218,8 @@ struct sentry {
 	const char *reason;        /* pending: static reason, or NULL */
 	char *message;             /* pending: owned message */
 	struct sched_assignment *asg; /* admit: owned until emitted */
+	struct sched_target *tg;   /* preempt: owned victims */
+	size_t ntg;
 };
 
 /* The compact assignment of an admit decision (one allocation). */
@@ -260,6 +294,20 @@ struct sched {
 	/* workload ids flagged for the eviction and requeue checks */
 	int32_t *chk;
 	size_t nchk, capchk;
+	int32_t nom_cq;             /* the CQ of the head being nominated */
+	bool pskipped;              /* a candidate admitted in this call was
+				       left out since nominate began */
+	/* preemption scratch (sched_preempt.c) */
+	struct sched_pcand *pc;
+	size_t npc, cappc;
+	int32_t *ptg;               /* indexes into pc: the chosen set */
+	size_t capptg;
+	struct fr_val *rem;
+	size_t caprem;
+	int *need;
+	size_t capneed;
+	int32_t *rvict;             /* this round's victims (wl ids) */
+	size_t nrvict, caprvict;
 	/* batched requeue events (opts.requeue_batch_ms): CQ ids */
 	int32_t *rq_pending;
 	size_t nrq, caprq;
@@ -296,6 +344,23 @@ void sched_wl_reap(struct sched *s, struct swl *r);
 /* Frees LocalQueue id's record when nothing refers to it any more (see
  * the top comment); no-op otherwise. */
 void sched_lq_reap(struct sched *s, int32_t id);
+/*
+ * sched_preempt.c. The assigner's oracle (ctx: the sched). The victims
+ * of an assignment res of preemptor p in ClusterQueue cq: a new array
+ * in *out (NULL when none), the count returned. The reason of a
+ * variant, and the victim's Preempted message (a new string).
+ */
+enum assign_preempt sched_preempt_oracle(void *ctx, const struct assign_cq *cq,
+					 int32_t preemptor, int fr, int64_t val,
+					 int *borrow_after);
+size_t sched_preempt_targets(struct sched *s, int32_t cq, const struct swl *p,
+			     const struct assign_result *res,
+			     struct sched_target **out);
+const char *sched_pvariant_reason(enum sched_pvariant v);
+char *sched_preempt_message(const struct sched *s, const struct swl *p,
+			    int32_t pcq, const struct swl *victim,
+			    enum sched_pvariant v);
+
 /* The name indexes and the records they name agree (sched_check). */
 bool sched_index_check(const struct sched *s);
 

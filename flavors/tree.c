@@ -1105,6 +1105,13 @@ int64_t tree_usage(const struct tree *t, int node, int fr)
 	return cell_at(t, node, fr)->usage;
 }
 
+int64_t tree_local_available(const struct tree *t, int node, int fr)
+{
+	need_node(t, node);
+	need_fr(t, fr);
+	return local_available(cell_at(t, node, fr));
+}
+
 /* ---- queries ---- */
 
 /*

@@ -110,6 +110,9 @@ int64_t tree_subtree_quota(const struct tree *t, int node, int fr);
 void tree_add_usage(struct tree *t, int cq, int fr, int64_t v);
 void tree_remove_usage(struct tree *t, int cq, int fr, int64_t v);
 int64_t tree_usage(const struct tree *t, int node, int fr);
+/* §3 LocalAvailable: max(0, localQuota - usage), the part of node's
+ * capacity on fr that is never lent to its parent and still free. */
+int64_t tree_local_available(const struct tree *t, int node, int fr);
 
 /* §3 Available: free capacity for cq on fr now, including what it may
  * borrow through its ancestors, clamped at 0. */

@@ -739,6 +739,26 @@ static void dec_wl_status(struct codec_ctx *c, const json_t *obj,
 		codec_pop(c, mi);
 	}
 	codec_pop(c, ma);
+	rq = codec_enter(c, st, "schedulingStats", &mr);
+	if (rq) {
+		n = codec_arr_begin(c, rq, "evictions", &a, &ma);
+		if (n)
+			w->evictions = xcalloc(n, sizeof(*w->evictions));
+		for (size_t i = 0; i < n; i++) {
+			struct eviction_count *ev;
+
+			e = codec_elem_obj(c, a, i, &mi);
+			if (!e)
+				continue;
+			ev = &w->evictions[w->nevictions++];
+			ev->reason = codec_strdup(c, e, "reason");
+			ev->cause = codec_strdup(c, e, "underlyingCause");
+			codec_i32(c, e, "count", &ev->count);
+			codec_pop(c, mi);
+		}
+		codec_pop(c, ma);
+		codec_pop(c, mr);
+	}
 	n = codec_arr_begin(c, st, "admissionChecks", &a, &ma);
 	if (n)
 		w->checks = xcalloc(n, sizeof(*w->checks));

@@ -435,6 +435,22 @@ static json_t *enc_wl_status(const struct workload *w, enum api_version v,
 		}
 		json_object_set_new(o, "reclaimablePods", a);
 	}
+	if (w->nevictions) {
+		json_t *a = json_array(), *ss = json_object();
+
+		for (size_t i = 0; i < w->nevictions; i++) {
+			json_t *e = json_object();
+
+			set_str(e, "reason", w->evictions[i].reason);
+			set_str(e, "underlyingCause",
+				w->evictions[i].cause ? w->evictions[i].cause
+						      : "");
+			set_int(e, "count", w->evictions[i].count);
+			json_array_append_new(a, e);
+		}
+		json_object_set_new(ss, "evictions", a);
+		json_object_set_new(o, "schedulingStats", ss);
+	}
 	if (w->nchecks) {
 		json_t *a = json_array();
 

@@ -456,6 +456,11 @@ void workload_release(struct workload *w)
 	for (size_t i = 0; i < w->nreclaimable; i++)
 		free(w->reclaimable[i].name);
 	free(w->reclaimable);
+	for (size_t i = 0; i < w->nevictions; i++) {
+		free(w->evictions[i].reason);
+		free(w->evictions[i].cause);
+	}
+	free(w->evictions);
 	for (size_t i = 0; i < w->nchecks; i++) {
 		free(w->checks[i].name);
 		free(w->checks[i].message);

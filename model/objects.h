@@ -434,6 +434,13 @@ struct reclaimable_pods {
 	int32_t count;
 };
 
+/* status.schedulingStats.evictions[]: evictions by reason and cause. */
+struct eviction_count {
+	char *reason;  /* owned */
+	char *cause;   /* owned; underlyingCause, "" when none */
+	int32_t count;
+};
+
 struct workload {
 	struct object_meta meta;
 	enum api_version version;
@@ -459,6 +466,8 @@ struct workload {
 	int64_t requeue_at_ms;     /* requeueState.requeueAt; 0 = unset */
 	struct reclaimable_pods *reclaimable; /* owned */
 	size_t nreclaimable;
+	struct eviction_count *evictions; /* owned; schedulingStats */
+	size_t nevictions;
 	struct admission_check_state *checks; /* owned; admissionChecks */
 	size_t nchecks;
 	bool has_accumulated;

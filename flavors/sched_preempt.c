@@ -1,0 +1,563 @@
+/*
+ * sched_preempt: Kueue's classical preemption (kueue-scheduler.md §4.1-4.4)
+ * on sched's records: which workloads holding quota a pending workload
+ * may evict, and the minimal set of them that lets it fit.
+ *
+ * DESIGN
+ * Candidates are the holders (scq.holders) of the preemptor's
+ * ClusterQueue (withinClusterQueue) and of the borrowing ClusterQueues of
+ * its cohort tree (reclaimWithinCohort), each classified as Kueue's
+ * preemption variants: within the ClusterQueue, hierarchical reclaim
+ * (the preemptor's subtree has the closer claim on the quota), reclaim
+ * only if the preemptor then does not borrow, reclaim while borrowing
+ * (borrowWithinCohort). They are ordered (evicted first, hierarchical,
+ * then priority-based cross-queue, then same-queue; inside each, lower
+ * priority, then most recently admitted, then uid) and removed from the
+ * live tree one by one through the undo log until the demand fits; then
+ * every earlier one that is not needed is given back (fill-back). The
+ * tree is restored to the caller's savepoint before returning, so the
+ * question leaves nothing behind.
+ *
+ * A victim whose eviction is under way (Evicted=True in its status, or a
+ * DEC_PREEMPT emitted and not yet seen: swl.preempting) still holds its
+ * quota until its reservation is cleared; it is ordered first and never
+ * preempted twice.
+ *
+ * The same search answers the flavor assigner's oracle (one flavor x
+ * resource at a time, §2.3) and the nominated assignment (every flavor x
+ * resource whose cell needs preemption).
+ *
+ * Cost: O(h log h) for h candidate holders of the cohort tree, plus
+ * O(h x n) tree updates for n the demand's flavor-resources.
+ */
+#include "flavors/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/alloc.h"
+#include "base/sbuf.h"
+#include "flavors/sched_int.h"
+
+/* One question: who may make room for demand u of preemptor p in c. */
+struct pctx {
+	struct sched *s;
+	const struct scq *c;
+	int32_t cq;            /* c's id */
+	int node;              /* c's tree node */
+	const struct swl *p;   /* the preemptor */
+	const struct fr_val *u; /* the demand */
+	size_t nu;
+	const int *need;       /* fr ids whose assignment needs preemption */
+	size_t nneed;
+	enum preempt_within_cq within;
+	enum reclaim_within_cohort reclaim;
+	bool bwc_never;
+	bool has_thr;
+	int32_t thr;
+};
+
+static bool within_nominal(const struct tree *t, int node, const int *need,
+			   size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (tree_subtree_quota(t, node, need[i]) <
+		    tree_usage(t, node, need[i]))
+			return false;
+	return true;
+}
+
+static bool uses_any(const struct swl *r, const int *need, size_t n)
+{
+	for (size_t i = 0; i < r->nusage; i++)
+		for (size_t k = 0; k < n; k++)
+			if (r->usage[i].fr == need[k] && r->usage[i].v > 0)
+				return true;
+	return false;
+}
+
+/* Kueue's SatisfiesPreemptionPolicy for candidate r. */
+static bool policy_allows(const struct pctx *x, const struct swl *r,
+			  bool own)
+{
+	int32_t pp = x->p->qi.priority, cp = r->qi.priority;
+	bool lower = pp > cp;
+
+	if (own) {
+		switch (x->within) {
+		case WCQ_LOWER_PRIORITY:
+			return lower;
+		case WCQ_LOWER_OR_NEWER_EQUAL_PRIORITY:
+			return lower || (pp == cp && x->p->qi.ts_ms < r->qi.ts_ms);
+		case WCQ_NEVER:
+			return false;
+		}
+		return false;
+	}
+	switch (x->reclaim) {
+	case RWC_LOWER_PRIORITY:
+		return lower;
+	case RWC_ANY:
+		return true;
+	case RWC_NEVER:
+		return false;
+	}
+	return false;
+}
+
+/* Kueue's classifyPreemptionVariant; PV_NEVER when not a candidate. */
+static enum sched_pvariant classify(const struct pctx *x, const struct swl *r,
+				    bool hier_adv)
+{
+	bool own = r->hold_cq == x->cq;
+	int32_t cp = r->qi.priority;
+
+	if (!uses_any(r, x->need, x->nneed) || !policy_allows(x, r, own))
+		return PV_NEVER;
+	if (own)
+		return PV_WITHIN_CQ;
+	if (hier_adv)
+		return PV_HIER;
+	if (x->bwc_never || cp >= x->p->qi.priority ||
+	    (x->has_thr && cp > x->thr))
+		return PV_RECLAIM_NO_BORROW;
+	return PV_RECLAIM_WHILE_BORROW;
+}
+
+static void push_cands(const struct pctx *x, int32_t cq, int lca,
+		       bool hier_adv, uint8_t list)
+{
+	struct sched *s = x->s;
+
+	for (struct swl *r = s->cqs[cq].holders; r; r = r->h_next) {
+		enum sched_pvariant v = classify(x, r, hier_adv);
+		struct sched_pcand *pc;
+
+		if (v == PV_NEVER)
+			continue;
+		/* Admitted by an earlier round of this call: its DEC_ADMIT
+		 * is in the caller's list, not written yet; it becomes a
+		 * candidate once its admission is seen. */
+		if (r->state == WS_ASSUMED && r->dec_call == s->calls) {
+			s->pskipped = true;
+			continue;
+		}
+		if (s->npc == s->cappc)
+			XGROW(s->pc, s->cappc, s->npc + 1);
+		pc = &s->pc[s->npc++];
+		pc->r = r;
+		pc->lca = lca;
+		pc->variant = (uint8_t)v;
+		pc->list = list;
+		pc->evicted = r->evicted || r->preempting;
+		pc->qr = r->qr_ms ? r->qr_ms : s->now;
+	}
+}
+
+/* QuantitiesFitInQuota: whether rem fits node's subtree quota, and what
+ * is left of it past node's local availability (in place). */
+static bool fit_in_quota(const struct tree *t, int node, struct fr_val *rem,
+			 size_t n)
+{
+	bool fits = true;
+
+	for (size_t i = 0; i < n; i++) {
+		int64_t la = tree_local_available(t, node, rem[i].fr);
+
+		if (tree_subtree_quota(t, node, rem[i].fr) <
+		    tree_usage(t, node, rem[i].fr) + rem[i].v)
+			fits = false;
+		rem[i].v = rem[i].v > la ? rem[i].v - la : 0;
+	}
+	return fits;
+}
+
+/* Candidates in the subtree of root (skipping subtree skip, subtrees
+ * within nominal and the preemptor's own queue). */
+static void collect_subtree(const struct pctx *x, int root, int skip,
+			    bool hier_adv, uint8_t list)
+{
+	struct sched *s = x->s;
+	size_t sp = 0;
+
+	if (s->capstack < 16)
+		XGROW(s->stack, s->capstack, 16);
+	s->stack[sp++] = root;
+	while (sp) {
+		int n = s->stack[--sp];
+		size_t nc = tree_children(s->t, n, NULL, 0), base = sp;
+
+		if (sp + nc > s->capstack)
+			XGROW(s->stack, s->capstack, sp + nc);
+		tree_children(s->t, n, s->stack + sp, nc);
+		for (size_t i = 0; i < nc; i++) {
+			int ch = s->stack[base + i];
+
+			if (ch == skip ||
+			    within_nominal(s->t, ch, x->need, x->nneed))
+				continue;
+			if (tree_node_kind(s->t, ch) == NODE_COHORT) {
+				s->stack[sp++] = ch;
+				continue;
+			}
+			if (ch == x->node || (size_t)ch >= s->ncq_of_node ||
+			    s->cq_of_node[ch] < 0)
+				continue;
+			push_cands(x, s->cq_of_node[ch], root, hier_adv, list);
+		}
+	}
+}
+
+static int cmp_pcand(const void *pa, const void *pb)
+{
+	const struct sched_pcand *a = pa, *b = pb;
+	const char *ua, *ub;
+	int c;
+
+	if (a->evicted != b->evicted)
+		return a->evicted ? -1 : 1;
+	if (a->list != b->list)
+		return a->list < b->list ? -1 : 1;
+	if (a->r->qi.priority != b->r->qi.priority)
+		return a->r->qi.priority < b->r->qi.priority ? -1 : 1;
+	if (a->qr != b->qr)
+		return a->qr > b->qr ? -1 : 1;
+	ua = a->r->w && a->r->w->meta.uid ? a->r->w->meta.uid : "";
+	ub = b->r->w && b->r->w->meta.uid ? b->r->w->meta.uid : "";
+	c = strcmp(ua, ub);
+	if (c)
+		return c < 0 ? -1 : 1;
+	return a->r->id < b->r->id ? -1 : a->r->id > b->r->id;
+}
+
+/* Lists of §4.3 (evicted split first by the sort key). */
+enum { L_HIER = 0, L_PRIO = 1, L_SAME = 2 };
+
+static void collect(const struct pctx *x)
+{
+	struct sched *s = x->s;
+	const struct tree *t = s->t;
+
+	s->npc = 0;
+	if (x->within != WCQ_NEVER)
+		push_cands(x, x->cq, -1, false, L_SAME);
+	if (tree_parent(t, x->node) >= 0 && x->reclaim != RWC_NEVER) {
+		struct fr_val *rem;
+		bool hier;
+		int prev = -1;
+		size_t steps = 0;
+
+		if (s->caprem < x->nu)
+			XGROW(s->rem, s->caprem, x->nu);
+		rem = s->rem;
+		memcpy(rem, x->u, x->nu * sizeof(*rem));
+		hier = fit_in_quota(t, x->node, rem, x->nu);
+		for (int a = tree_parent(t, x->node); a >= 0 && steps < 4096;
+		     a = tree_parent(t, a), steps++) {
+			collect_subtree(x, a, prev, hier,
+					hier ? L_HIER : L_PRIO);
+			hier = fit_in_quota(t, a, rem, x->nu) || hier;
+			prev = a;
+		}
+	}
+	if (s->npc > 1)
+		qsort(s->pc, s->npc, sizeof(*s->pc), cmp_pcand);
+}
+
+/* Whether candidate pc may go in this attempt (§4.3 last point). */
+static bool cand_valid(const struct pctx *x, const struct sched_pcand *pc,
+		       bool borrow)
+{
+	const struct tree *t = x->s->t;
+	int node;
+
+	if (pc->r->hold_cq == x->cq)
+		return true;
+	if (borrow && pc->variant == PV_RECLAIM_NO_BORROW)
+		return false;
+	node = x->s->cqs[pc->r->hold_cq].node;
+	if (within_nominal(t, node, x->need, x->nneed))
+		return false;
+	for (int n = tree_parent(t, node); n >= 0 && n != pc->lca;
+	     n = tree_parent(t, n))
+		if (within_nominal(t, n, x->need, x->nneed))
+			return false;
+	return true;
+}
+
+/* workloadFits: the demand fits now; without borrowing when !borrow. */
+static bool demand_fits(const struct pctx *x, bool borrow)
+{
+	const struct tree *t = x->s->t;
+
+	for (size_t i = 0; i < x->nu; i++) {
+		int fr = x->u[i].fr;
+		int64_t v = x->u[i].v;
+
+		if (!borrow &&
+		    tree_nominal(t, x->node, fr) < tree_usage(t, x->node, fr) + v)
+			return false;
+		if (v > tree_available(t, x->node, fr))
+			return false;
+	}
+	return true;
+}
+
+static void take_out(struct sched *s, const struct swl *r)
+{
+	tree_remove_usage_undo(s->t, s->cqs[r->hold_cq].node, r->usage,
+			       r->nusage, &s->undo);
+}
+
+static void put_back(struct sched *s, const struct swl *r)
+{
+	tree_add_usage_undo(s->t, s->cqs[r->hold_cq].node, r->usage,
+			    r->nusage, &s->undo);
+}
+
+/*
+ * classicalPreemptions: fills s->ptg[0..n) with indexes into s->pc of
+ * the minimal victim set and returns n (0: no preemption helps). The
+ * tree is as it was on return.
+ */
+static size_t minimal_set(const struct pctx *x)
+{
+	struct sched *s = x->s;
+	size_t sp = tree_undo_savepoint(&s->undo);
+	size_t nhier = 0, nprio = 0;
+	bool attempts[2];
+	size_t natt;
+
+	if (!s->npc)
+		return 0;
+	for (size_t i = 0; i < s->npc; i++) {
+		nhier += s->pc[i].list == L_HIER;
+		nprio += s->pc[i].list == L_PRIO;
+	}
+	if (s->capptg < s->npc)
+		XGROW(s->ptg, s->capptg, s->npc);
+	{
+		bool under = true;
+
+		for (size_t i = 0; i < x->nneed; i++)
+			if (tree_nominal(s->t, x->node, x->need[i]) <=
+			    tree_usage(s->t, x->node, x->need[i]))
+				under = false;
+		if (!nhier && !nprio) {
+			attempts[0] = true;
+			natt = 1;
+		} else if (x->bwc_never && !under) {
+			attempts[0] = true;
+			natt = 1;
+		} else if (x->bwc_never && !nhier) {
+			attempts[0] = false;
+			attempts[1] = true;
+			natt = 2;
+		} else {
+			attempts[0] = true;
+			attempts[1] = false;
+			natt = 2;
+		}
+	}
+	for (size_t a = 0; a < natt; a++) {
+		bool borrow = attempts[a];
+		size_t nt = 0;
+
+		for (size_t i = 0; i < s->npc; i++) {
+			if (!cand_valid(x, &s->pc[i], borrow))
+				continue;
+			take_out(s, s->pc[i].r);
+			s->ptg[nt++] = (int32_t)i;
+			if (!demand_fits(x, borrow))
+				continue;
+			/* Fill back, newest removal first but the last. */
+			for (size_t k = nt - 1; k-- > 0;) {
+				put_back(s, s->pc[s->ptg[k]].r);
+				if (demand_fits(x, borrow)) {
+					s->ptg[k] = s->ptg[nt - 1];
+					nt--;
+				} else {
+					take_out(s, s->pc[s->ptg[k]].r);
+				}
+			}
+			tree_undo_to(s->t, &s->undo, sp);
+			return nt;
+		}
+		tree_undo_to(s->t, &s->undo, sp);
+	}
+	return 0;
+}
+
+static void pctx_init(struct pctx *x, struct sched *s, int32_t cq,
+		      const struct swl *p)
+{
+	const struct cluster_queue *q = s->cqs[cq].cq;
+
+	memset(x, 0, sizeof(*x));
+	x->s = s;
+	x->c = &s->cqs[cq];
+	x->cq = cq;
+	x->node = s->cqs[cq].node;
+	x->p = p;
+	if (q) {
+		x->within = q->within_cq;
+		x->reclaim = q->reclaim;
+		x->bwc_never = q->borrow_policy == BWC_NEVER;
+		x->has_thr = q->has_borrow_threshold;
+		x->thr = q->borrow_threshold;
+	} else {
+		x->bwc_never = true;
+	}
+}
+
+enum assign_preempt sched_preempt_oracle(void *ctx, const struct assign_cq *cq,
+					 int32_t preemptor, int fr, int64_t val,
+					 int *borrow_after)
+{
+	struct sched *s = ctx;
+	const struct scq *c = (const struct scq *)(const void *)(
+		(const char *)cq - offsetof(struct scq, c));
+	struct fr_val u = { fr, val };
+	int need = fr;
+	struct pctx x;
+	size_t n, sp;
+	bool may_reclaim, own = false;
+
+	if (preemptor < 0 || (size_t)preemptor >= s->nwl ||
+	    !s->wls[preemptor]) {
+		*borrow_after = tree_borrow_level(s->t, c->node, fr, val,
+						  &may_reclaim);
+		return ASSIGN_PP_NO_CANDIDATES;
+	}
+	pctx_init(&x, s, (int32_t)(c - s->cqs), s->wls[preemptor]);
+	x.u = &u;
+	x.nu = 1;
+	x.need = &need;
+	x.nneed = 1;
+	collect(&x);
+	n = minimal_set(&x);
+	if (!n) {
+		*borrow_after = tree_borrow_level(s->t, c->node, fr, val,
+						  &may_reclaim);
+		return ASSIGN_PP_NO_CANDIDATES;
+	}
+	sp = tree_undo_savepoint(&s->undo);
+	for (size_t i = 0; i < n; i++) {
+		const struct swl *r = s->pc[s->ptg[i]].r;
+
+		own = own || r->hold_cq == x.cq;
+		take_out(s, r);
+	}
+	*borrow_after = tree_borrow_level(s->t, c->node, fr, val,
+					  &may_reclaim);
+	tree_undo_to(s->t, &s->undo, sp);
+	return own ? ASSIGN_PP_PREEMPT : ASSIGN_PP_RECLAIM;
+}
+
+size_t sched_preempt_targets(struct sched *s, int32_t cq, const struct swl *p,
+			     const struct assign_result *res,
+			     struct sched_target **out)
+{
+	struct pctx x;
+	size_t n, nneed = 0;
+
+	*out = NULL;
+	if (s->capneed < res->ncells)
+		XGROW(s->need, s->capneed, res->ncells);
+	for (size_t i = 0; i < res->ncells; i++) {
+		const struct assign_cell *c = &res->cells[i];
+		size_t k;
+
+		if (c->mode != ASSIGN_PREEMPT)
+			continue;
+		for (k = 0; k < nneed && s->need[k] != c->fr; k++)
+			;
+		if (k == nneed)
+			s->need[nneed++] = c->fr;
+	}
+	if (!nneed)
+		return 0;
+	pctx_init(&x, s, cq, p);
+	x.u = res->usage;
+	x.nu = res->nusage;
+	x.need = s->need;
+	x.nneed = nneed;
+	collect(&x);
+	n = minimal_set(&x);
+	if (!n)
+		return 0;
+	*out = xmalloc(n * sizeof(**out));
+	for (size_t i = 0; i < n; i++) {
+		const struct sched_pcand *pc = &s->pc[s->ptg[i]];
+
+		(*out)[i] = (struct sched_target){ pc->r->id,
+						   (uint8_t)pc->variant };
+	}
+	return n;
+}
+
+const char *sched_pvariant_reason(enum sched_pvariant v)
+{
+	switch (v) {
+	case PV_WITHIN_CQ:
+		return "InClusterQueue";
+	case PV_HIER:
+	case PV_RECLAIM_NO_BORROW:
+		return "InCohortReclamation";
+	case PV_RECLAIM_WHILE_BORROW:
+		return "InCohortReclaimWhileBorrowing";
+	case PV_NEVER:
+		break;
+	}
+	return "Unknown";
+}
+
+static const char *human_reason(enum sched_pvariant v)
+{
+	switch (v) {
+	case PV_WITHIN_CQ:
+		return "prioritization in the ClusterQueue";
+	case PV_HIER:
+	case PV_RECLAIM_NO_BORROW:
+		return "reclamation within the cohort";
+	case PV_RECLAIM_WHILE_BORROW:
+		return "reclamation within the cohort while borrowing";
+	case PV_NEVER:
+		break;
+	}
+	return "UNKNOWN";
+}
+
+/* "/<root cohort>/.../<cq>" of ClusterQueue cq. */
+static void add_path(struct sbuf *b, const struct sched *s, int32_t cq)
+{
+	const struct tree *t = s->t;
+	int path[64];
+	size_t n = 0;
+
+	for (int node = s->cqs[cq].node; node >= 0 && n < 64;
+	     node = tree_parent(t, node))
+		path[n++] = node;
+	while (n--)
+		sbuf_addf(b, "/%s", tree_node_name(t, path[n]));
+}
+
+char *sched_preempt_message(const struct sched *s, const struct swl *p,
+			    int32_t pcq, const struct swl *victim,
+			    enum sched_pvariant v)
+{
+	const struct workload *w = p->w;
+	const char *uid = w && w->meta.uid && *w->meta.uid ? w->meta.uid
+							  : "UNKNOWN";
+	const char *juid = w ? smap_get(&w->meta.labels, LABEL_JOB_UID) : NULL;
+	struct sbuf b = SBUF_INIT;
+
+	sbuf_addf(&b,
+		  "Preempted to accommodate a workload (UID: %s, JobUID: %s) "
+		  "due to %s; preemptor path: ",
+		  uid, juid && *juid ? juid : "UNKNOWN", human_reason(v));
+	add_path(&b, s, pcq);
+	sbuf_addf(&b, "; preemptee path: ");
+	add_path(&b, s, victim->hold_cq);
+	return sbuf_detach(&b, NULL);
+}
