@@ -748,6 +748,13 @@ static const struct pcase cases[] = {
 	  .adm = { { "v", "a", 5, 100, "default", "cpu=4", false } },
 	  .pend = { { "p", "a", 5, 10, 1, "cpu=2", 0 } },
 	  .victims = "", .now = "", .waiting = "", .after = "" },
+	/* equal creation times: "strictly earlier" does not hold */
+	{ .name = "within_newer_equal_same_time",
+	  .cq = { { "a", NULL, ONE,
+		    "wcq=LowerOrNewerEqualPriority" } },
+	  .adm = { { "v", "a", 5, 100, "default", "cpu=4", false } },
+	  .pend = { { "p", "a", 5, 160, 1, "cpu=2", 0 } },
+	  .victims = "", .now = "", .waiting = "", .after = "" },
 	{ .name = "within_newer_equal_lower_priority",
 	  .cq = { { "a", NULL, ONE,
 		    "wcq=LowerOrNewerEqualPriority" } },
@@ -1007,6 +1014,15 @@ static const struct pcase cases[] = {
 	  .pend = { { "p", "a", 10, 10, 4, "cpu=1", 2 } },
 	  .victims = "x2:InClusterQueue", .now = "", .waiting = "p:1",
 	  .after = "p:default:2" },
+
+	/* 6 pods exceed the maximum capacity: the reduced count (4) is
+	 * searched, and it needs preemption */
+	{ .name = "partial_nofit_full_reduced_preempts",
+	  .cq = { { "a", NULL, ONE, POL_LP } },
+	  .adm = { { "x", "a", 0, 100, "default", "cpu=4", false } },
+	  .pend = { { "p", "a", 10, 10, 6, "cpu=1", 2 } },
+	  .victims = "x:InClusterQueue", .now = "", .waiting = "p:1",
+	  .after = "p:default:4" },
 
 	/* §2.6 within one cycle */
 	{ .name = "cycle_overlapping_victims_first_preempts",
@@ -1678,6 +1694,58 @@ START_TEST(victims_removed)
 }
 END_TEST
 
+/*
+ * §1.6 sticky preemptor: once p issued preemptions it stays its queue's
+ * head, so h (higher priority, arriving meanwhile) does not take the
+ * capacity p is waiting for.
+ */
+START_TEST(sticky_preemptor)
+{
+	fx_begin(1);
+	add_flavor("default");
+	add_cq("a", NULL, ONE, POL_LP);
+	add_admitted("v", "a", 0, T0 - 200 * SEC, T0 - 100 * SEC, "default",
+		     "cpu=4", false);
+	add_pending("p", "a", 5, T0 - 10 * SEC, 1, "cpu=4", 0);
+	cycle();
+	ck_assert_msg(find_rec("v", DEC_PREEMPT, 1), "%s", log_text(1));
+	P.now += SEC;
+	add_pending("h", "a", 7, T0 - 5 * SEC, 1, "cpu=4", 0);
+	cycle();
+	ck_assert_msg(!find_rec("p", DEC_PREEMPT, 0), "%s", log_text(0));
+	P.now += SEC;
+	wl_release("v");
+	cycle();
+	ck_assert_msg(find_rec("p", DEC_ADMIT, 0), "p not admitted first:%s",
+		      log_text(0));
+	ck_assert_msg(!find_rec("h", DEC_ADMIT, 0), "%s", log_text(0));
+	fx_end();
+}
+END_TEST
+
+/* A workload with QuotaReserved=True but not yet Admitted (admission
+ * checks pending) holds quota and is a candidate like any other. */
+START_TEST(reserved_not_admitted_is_candidate)
+{
+	struct workload *w;
+
+	fx_begin(1);
+	add_flavor("default");
+	add_cq("a", NULL, ONE, POL_LP);
+	add_admitted("r", "a", 0, T0 - 200 * SEC, T0 - 100 * SEC, "default",
+		     "cpu=4", false);
+	w = wl_copy("r");
+	conditions_remove(&w->conds, "Admitted");
+	put(w);
+	add_pending("p", "a", 5, T0 - 10 * SEC, 1, "cpu=2", 0);
+	cycle();
+	ck_assert_msg(find_rec("r", DEC_PREEMPT, 1), "%s", log_text(1));
+	ck_assert_str_eq(find_rec("r", DEC_PREEMPT, 1)->preempt_reason,
+			 "InClusterQueue");
+	fx_end();
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* 3. Randomized comparison with the reference */
 
@@ -1697,6 +1765,7 @@ static int gen_node(struct ref_preempt_scn *s, const char *prefix, int parent,
 {
 	struct ref_preempt_node *n = &s->node[s->nnodes];
 
+	ck_assert_uint_lt(s->nnodes, REF_PREEMPT_MAX_NODES);
 	memset(n, 0, sizeof(*n));
 	snprintf(n->name, sizeof(n->name), "%s%zu", prefix, s->nnodes);
 	n->parent = parent;
@@ -1765,9 +1834,25 @@ static void gen_use(const struct ref_preempt_scn *s, int64_t *use,
 	}
 }
 
+/* A cohort under parent with 1-3 ClusterQueues (room permitting). */
+static int gen_cohort(struct ref_preempt_scn *s, int parent)
+{
+	int co = gen_node(s, "co", parent, false);
+	int n = 1 + (int)rnd(3);
+
+	for (int i = 0; i < n && s->nnodes < REF_PREEMPT_MAX_NODES; i++)
+		gen_node(s, "q", co, true);
+	return co;
+}
+
+/*
+ * Shapes: a ClusterQueue without cohort; a flat cohort of 2-4 queues;
+ * root{2-3 cohorts} with maybe a queue of its own; three levels
+ * root{mid{1-2 cohorts}, mid{...}} with queues at every level.
+ */
 static void gen_scenario(struct ref_preempt_scn *s)
 {
-	int shape = (int)rnd(6);
+	int shape = (int)rnd(7);
 
 	memset(s, 0, sizeof(*s));
 	s->nres = 1 + rnd(2);
@@ -1779,30 +1864,40 @@ static void gen_scenario(struct ref_preempt_scn *s)
 
 		for (int i = 0; i < n; i++)
 			gen_node(s, "q", co, true);
-	} else {
+	} else if (shape <= 4) {
 		int root = gen_node(s, "co", -1, false);
 		int kids = 2 + (int)rnd(2);
 
-		for (int k = 0; k < kids; k++) {
-			int co = gen_node(s, "co", root, false);
-			int n = 1 + (int)rnd(3);
-
-			for (int i = 0; i < n; i++)
-				gen_node(s, "q", co, true);
-		}
+		for (int k = 0; k < kids; k++)
+			gen_cohort(s, root);
 		if (rnd(2))
 			gen_node(s, "q", root, true);
+	} else {
+		int root = gen_node(s, "co", -1, false);
+
+		for (int m = 0; m < 2; m++) {
+			int mid = gen_node(s, "co", root, false);
+			int kids = 1 + (int)rnd(2);
+
+			for (int k = 0; k < kids; k++)
+				gen_cohort(s, mid);
+			if (rnd(2) && s->nnodes < REF_PREEMPT_MAX_NODES)
+				gen_node(s, "q", mid, true);
+		}
+		if (rnd(2) && s->nnodes < REF_PREEMPT_MAX_NODES)
+			gen_node(s, "q", root, true);
 	}
-	/* admitted workloads, each fitting when it was admitted */
-	for (int tries = 0; tries < 16 && s->nadm < 14; tries++) {
+	/* admitted workloads, each fitting when it was admitted; admission
+	 * times collide now and then (the uid breaks the tie) */
+	for (int tries = 0; tries < 24 && s->nadm < 18; tries++) {
 		struct ref_preempt_wl *w = &s->adm[s->nadm];
 		bool ok = true;
 
 		memset(w, 0, sizeof(*w));
 		snprintf(w->name, sizeof(w->name), "w%02zu", s->nadm);
 		w->cq = random_cq(s);
-		w->prio = (int32_t)rnd(4);
-		w->admitted_ms = T0 - (1 + rnd(50)) * SEC;
+		w->prio = (int32_t)rnd(5) - 1;
+		w->admitted_ms = T0 - (1 + rnd(20)) * SEC;
 		w->created_ms = w->admitted_ms - rnd(100) * SEC;
 		w->evicted = !rnd(8);
 		gen_use(s, w->use, 4);
@@ -1814,7 +1909,7 @@ static void gen_scenario(struct ref_preempt_scn *s)
 	}
 	snprintf(s->pre.name, sizeof(s->pre.name), "pre");
 	s->pre.cq = random_cq(s);
-	s->pre.prio = (int32_t)rnd(4);
+	s->pre.prio = (int32_t)rnd(5) - 1;
 	s->pre.created_ms = T0 - rnd(150) * SEC;
 	gen_use(s, s->pre.use, 4);
 }
@@ -1987,6 +2082,21 @@ static char *compare(const struct ref_preempt_scn *s,
 	return NULL;
 }
 
+/* The victims deleted: the preemptor is admitted at the next cycle. */
+static char *after_removal(const struct ref_preempt_scn *s,
+			   const struct ref_preempt_result *r)
+{
+	for (size_t i = 0; i < r->nvictims; i++) {
+		sched_wl_remove(P.s, "ns", s->adm[r->victim[i]].name);
+		CHECK();
+	}
+	P.now += SEC;
+	cycle();
+	if (!find_rec("pre", DEC_ADMIT, 0))
+		return xstrdup("not admitted once the victims were removed");
+	return NULL;
+}
+
 #define RANDOM_PER_SEED 1500
 
 START_TEST(random_vs_reference)
@@ -2003,10 +2113,12 @@ START_TEST(random_vs_reference)
 		gen_scenario(s);
 		ref_preempt_decide(s, &r);
 		outcomes[r.outcome]++;
-		fx_begin(1);
+		fx_begin(_i % 2 ? 0 : 1);
 		build_scenario(s);
 		cycle();
 		diff = compare(s, &r);
+		if (!diff && r.outcome == REF_PREEMPT_VICTIMS)
+			diff = after_removal(s, &r);
 		if (diff) {
 			fprintf(stderr, "preempt random mismatch, seed %" PRIu64
 				": %s\n", seed, diff);
@@ -2055,6 +2167,8 @@ Suite *preempt_suite(void)
 	tcase_add_test(tc, message_and_paths);
 	tcase_add_loop_test(tc, evicted_written_back, 0, 2);
 	tcase_add_test(tc, victims_removed);
+	tcase_add_test(tc, sticky_preemptor);
+	tcase_add_test(tc, reserved_not_admitted_is_candidate);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("random");

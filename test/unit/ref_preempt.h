@@ -21,7 +21,7 @@
 #include "model/objects.h"
 
 #define REF_PREEMPT_NRES 2      /* 0 cpu, 1 memory */
-#define REF_PREEMPT_MAX_NODES 16
+#define REF_PREEMPT_MAX_NODES 24
 #define REF_PREEMPT_MAX_WL 32
 
 /* A Cohort or a ClusterQueue of the tree. Quantities in the milli-units
