@@ -957,6 +957,16 @@ static const struct pcase cases[] = {
 	  .pend = { { "p", "a", 10, 10, 1, "cpu=2", 0 } },
 	  .victims = "x:InClusterQueue", .now = "", .waiting = "p:1",
 	  .after = "p:f1" },
+	/* f1 has no candidates (hi is not lower), so the search goes on
+	 * even with MayStopSearch and stops at f2 */
+	{ .name = "fungibility_no_candidates_next_flavor",
+	  .cq = { { "a", NULL, "f1:cpu=4 f2:cpu=4",
+		    POL_LP " wcp=MayStopSearch" } },
+	  .adm = { { "hi", "a", 20, 100, "f1", "cpu=4", false },
+		   { "lo", "a", 0, 100, "f2", "cpu=4", false } },
+	  .pend = { { "p", "a", 10, 10, 1, "cpu=2", 0 } },
+	  .victims = "lo:InClusterQueue", .now = "", .waiting = "p:1",
+	  .after = "p:f2" },
 	/* f1 fits by borrowing, f2 needs preemption */
 	{ .name = "fungibility_borrow_stops_search",
 	  .cq = { { "a", "co", "f1:cpu=0 f2:cpu=4", POL_LP },
@@ -1034,6 +1044,24 @@ static const struct pcase cases[] = {
 		    { "pb", "b", 0, 10, 1, "cpu=2", 0 } },
 	  .victims = "c1:InCohortReclamation@pa", .now = "",
 	  .waiting = "pa:1", .after = "pa:default pb:default" },
+	/*
+	 * pa and pb both pick c1 (the newest); pa goes first. pb's
+	 * assignment is recomputed with c1 gone (gate
+	 * RecomputeAssignmentUponPreemptionTargetsOverlap, on): it still
+	 * needs preemption, now of c2, which overlaps nothing, so pb
+	 * preempts c2 in the same cycle.
+	 */
+	{ .name = "cycle_overlap_recomputed_new_targets",
+	  .cq = { { "a", "co", "default:cpu=2", "rwc=Any" },
+		  { "b", "co", "default:cpu=2", "rwc=Any" },
+		  { "c", "co", "default:cpu=0", NULL } },
+	  .adm = { { "c1", "c", 0, 50, "default", "cpu=2", false },
+		   { "c2", "c", 0, 100, "default", "cpu=2", false } },
+	  .pend = { { "pa", "a", 5, 20, 1, "cpu=2", 0 },
+		    { "pb", "b", 0, 10, 1, "cpu=2", 0 } },
+	  .victims = "c1:InCohortReclamation@pa c2:InCohortReclamation@pb",
+	  .now = "", .waiting = "pa:1 pb:1",
+	  .after = "pa:default pb:default" },
 	{ .name = "cycle_preemptor_no_longer_fits",
 	  .cq = { { "a", "co", ONE, NULL },
 		  { "b", "co", ONE, "rwc=Any bwc=LowerPriority" },
