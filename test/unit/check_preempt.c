@@ -2173,6 +2173,234 @@ START_TEST(random_vs_reference)
 }
 END_TEST
 
+/*
+ * Randomized streams: the generated trees with several pending workloads
+ * of random sizes, run for a dozen cycles in which admissions are
+ * confirmed, evictions written back and victims released at random. The
+ * rules that hold whatever the order (§4.1, §4.7, §2.6):
+ * - a victim holds quota and is preempted once per reservation, never
+ *   after its Evicted=True was written back;
+ * - InClusterQueue victims share the preemptor's queue and satisfy
+ *   withinClusterQueue; cohort victims are in another queue of the same
+ *   tree, satisfy reclaimWithinCohort, and InCohortReclaimWhileBorrowing
+ *   ones are below the preemptor's priority and the threshold;
+ * - the preemptor is pending in its queue, is not admitted in the same
+ *   call and waits for at least as many workloads as it preempted.
+ */
+struct swl {
+	char name[24];
+	int cq;          /* node index of its queue */
+	int32_t prio;
+	int64_t created;
+	bool holds;      /* holds quota (confirmed or assumed) */
+	bool preempted;  /* DEC_PREEMPT seen for this reservation */
+	bool evicted;    /* Evicted=True written back */
+};
+
+static int root_of(const struct ref_preempt_scn *s, int n)
+{
+	while (s->node[n].parent >= 0)
+		n = s->node[n].parent;
+	return n;
+}
+
+static struct swl *swl_find(struct swl *v, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].name, name))
+			return &v[i];
+	ck_abort_msg("unknown workload %s", name);
+	return NULL;
+}
+
+/* The admission decided for w written back: QuotaReserved, Admitted. */
+static void confirm(const char *name, const struct prec *r)
+{
+	struct workload *w = wl_copy(name);
+	char *msg = xasprintf("Quota reserved in ClusterQueue %s", r->cq);
+
+	admission_copy(&w->admission, &r->adm);
+	w->has_admission = true;
+	conditions_set(&w->conds, "QuotaReserved", COND_TRUE, "QuotaReserved",
+		       msg, 1, P.now);
+	conditions_set(&w->conds, "Admitted", COND_TRUE, "Admitted",
+		       "The workload is admitted", 1, P.now);
+	conditions_remove(&w->conds, "Evicted");
+	conditions_remove(&w->conds, "Preempted");
+	free(msg);
+	put(w);
+}
+
+static void stream_check(const struct ref_preempt_scn *s, struct swl *v,
+			 size_t nv, size_t from)
+{
+	for (size_t i = from; i < P.nlog; i++) {
+		const struct prec *r = &P.log[i];
+		struct swl *w = swl_find(v, nv, r->wl), *pre;
+		const struct ref_preempt_node *pq;
+		size_t mine = 0;
+		unsigned waits;
+		const char *m;
+
+		if (r->kind == DEC_ADMIT) {
+			ck_assert_msg(!w->holds, "%s admitted twice", r->wl);
+			for (size_t j = from; j < P.nlog; j++)
+				ck_assert_msg(P.log[j].kind != DEC_PENDING ||
+					      strcmp(P.log[j].wl, r->wl) ||
+					      !strstr(P.log[j].msg,
+						      PENDING_SUFFIX),
+					      "%s admitted while waiting",
+					      r->wl);
+			continue;
+		}
+		if (r->kind == DEC_PENDING && strstr(r->msg, PENDING_SUFFIX)) {
+			m = strstr(r->msg, PENDING_SUFFIX) +
+			    strlen(PENDING_SUFFIX);
+			ck_assert(sscanf(m, "%u", &waits) == 1);
+			for (size_t j = from; j < P.nlog; j++)
+				if (P.log[j].kind == DEC_PREEMPT &&
+				    !strcmp(P.log[j].preemptor, r->wl))
+					mine++;
+			ck_assert_msg(waits >= mine && waits > 0,
+				      "%s waits for %u, preempted %zu",
+				      r->wl, waits, mine);
+			ck_assert(!w->holds);
+			continue;
+		}
+		if (r->kind != DEC_PREEMPT)
+			continue;
+		pre = swl_find(v, nv, r->preemptor);
+		pq = &s->node[pre->cq];
+		ck_assert_msg(w->holds, "%s preempted without quota", r->wl);
+		ck_assert_msg(!w->preempted, "%s preempted twice", r->wl);
+		ck_assert_msg(!w->evicted, "evicted %s preempted", r->wl);
+		ck_assert(!pre->holds);
+		ck_assert_str_eq(r->preemptor_cq, pq->name);
+		ck_assert_str_eq(r->cq, s->node[w->cq].name);
+		w->preempted = true;
+		if (!strcmp(r->preempt_reason, "InClusterQueue")) {
+			ck_assert_int_eq(w->cq, pre->cq);
+			ck_assert(pq->within != WCQ_NEVER);
+			ck_assert_msg(w->prio < pre->prio ||
+				      (pq->within ==
+				       WCQ_LOWER_OR_NEWER_EQUAL_PRIORITY &&
+				       w->prio == pre->prio &&
+				       pre->created < w->created),
+				      "%s (%d) for %s (%d)", r->wl,
+				      (int)w->prio, pre->name, (int)pre->prio);
+			continue;
+		}
+		ck_assert_int_ne(w->cq, pre->cq);
+		ck_assert(pq->parent >= 0 && s->node[w->cq].parent >= 0);
+		ck_assert_int_eq(root_of(s, w->cq), root_of(s, pre->cq));
+		ck_assert(pq->reclaim != RWC_NEVER);
+		if (pq->reclaim == RWC_LOWER_PRIORITY)
+			ck_assert_int_lt(w->prio, pre->prio);
+		if (!strcmp(r->preempt_reason,
+			    "InCohortReclaimWhileBorrowing")) {
+			ck_assert(pq->borrow_policy == BWC_LOWER_PRIORITY);
+			ck_assert_int_lt(w->prio, pre->prio);
+			ck_assert(!pq->has_threshold ||
+				  w->prio <= pq->threshold);
+		} else {
+			ck_assert_str_eq(r->preempt_reason,
+					 "InCohortReclamation");
+		}
+	}
+}
+
+START_TEST(random_streams)
+{
+	struct ref_preempt_scn *s = xcalloc(1, sizeof(*s));
+	struct swl v[REF_PREEMPT_MAX_WL + 8];
+	size_t preempts = 0, admits = 0;
+
+	for (int k = 0; k < 60; k++) {
+		size_t nv = 0, npend = 3 + rnd(4);
+
+		rng = ((uint64_t)_i * 1000 + (uint64_t)k) *
+		      UINT64_C(0xD1B54A32D192ED03) + 7;
+		gen_scenario(s);
+		fx_begin(_i % 2 ? 0 : 1);
+		build_scenario(s);
+		for (size_t i = 0; i < s->nadm; i++) {
+			struct swl *w = &v[nv++];
+
+			memset(w, 0, sizeof(*w));
+			snprintf(w->name, sizeof(w->name), "%s",
+				 s->adm[i].name);
+			w->cq = s->adm[i].cq;
+			w->prio = s->adm[i].prio;
+			w->created = s->adm[i].created_ms;
+			w->holds = true;
+			w->evicted = s->adm[i].evicted;
+		}
+		/* build_scenario added "pre"; more pending ones join it */
+		memset(&v[nv], 0, sizeof(v[0]));
+		snprintf(v[nv].name, sizeof(v[nv].name), "pre");
+		v[nv].cq = s->pre.cq;
+		v[nv].prio = s->pre.prio;
+		v[nv].created = s->pre.created_ms;
+		nv++;
+		for (size_t i = 0; i < npend; i++) {
+			struct swl *w = &v[nv++];
+			int64_t use[REF_PREEMPT_NRES];
+			char *u;
+
+			memset(w, 0, sizeof(*w));
+			snprintf(w->name, sizeof(w->name), "p%02zu", i);
+			w->cq = random_cq(s);
+			w->prio = (int32_t)rnd(5) - 1;
+			w->created = T0 - rnd(150) * SEC;
+			gen_use(s, use, 4);
+			u = use_text(s, use);
+			add_pending(w->name, s->node[w->cq].name, w->prio,
+				    w->created, 1, u, 0);
+			free(u);
+		}
+		for (int step = 0; step < 12; step++) {
+			size_t from = P.nlog;
+
+			P.now += SEC;
+			cycle();
+			stream_check(s, v, nv, from);
+			for (size_t i = from; i < P.nlog; i++) {
+				struct swl *w = swl_find(v, nv, P.log[i].wl);
+
+				if (P.log[i].kind == DEC_PREEMPT)
+					preempts++;
+				if (P.log[i].kind != DEC_ADMIT)
+					continue;
+				admits++;
+				w->holds = true;
+				confirm(w->name, &P.log[i]);
+			}
+			/* evictions written back, victims released */
+			for (size_t i = 0; i < nv; i++) {
+				struct swl *w = &v[i];
+
+				if (!w->holds || !(w->preempted || w->evicted))
+					continue;
+				if (!w->evicted && rnd(2)) {
+					wl_mark_preempted(w->name);
+					w->evicted = true;
+				} else if (rnd(3)) {
+					wl_release(w->name);
+					w->holds = false;
+					w->preempted = false;
+					w->evicted = false;
+				}
+			}
+		}
+		fx_end();
+	}
+	/* the streams do preempt and admit */
+	ck_assert_uint_gt(preempts, 20);
+	ck_assert_uint_gt(admits, 50);
+	free(s);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 
 static TCase *new_tcase(const char *name)
@@ -2203,6 +2431,7 @@ Suite *preempt_suite(void)
 
 	tc = new_tcase("random");
 	tcase_add_loop_test(tc, random_vs_reference, 0, 4);
+	tcase_add_loop_test(tc, random_streams, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }
