@@ -1128,7 +1128,12 @@ static const struct pcase cases[] = {
 	  .pend = { { "wa", "A", 5, 20, 1, "cpu=4", 0 },
 		    { "wb", "B", 0, 10, 1, "cpu=2", 0 } },
 	  .victims = "", .now = "", .waiting = "", .after = "" },
-	/* with Any, hb is preempted; wb fits once hb is counted out */
+	/*
+	 * With Any, hb is preempted; wb fits once hb is counted out: §2.6
+	 * "the fits check of later entries removes all victims chosen so
+	 * far" (Kueue's scheduler.go fits()). flavors/README states that
+	 * cueue deliberately differs here; this row keeps Kueue's rule.
+	 */
 	{ .name = "cycle_fit_after_victims_counted_out",
 	  .cq = { { "A", "co", ONE, "rwc=Any" }, { "B", "co", ONE, NULL } },
 	  .adm = { { "hb", "B", 10, 100, "default", "cpu=6", false } },
