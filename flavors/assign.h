@@ -142,6 +142,11 @@ struct assign_env {
 	 * never. */
 	bool (*accept)(void *ctx, const struct assign_result *r);
 	void *accept_ctx;
+	/* Kueue's NominationMapping: when set, each pod set's resource
+	 * group may only take the flavor these cells (an earlier
+	 * assignment of the same workload) gave it. NULL: any. */
+	const struct assign_cell *pin;
+	size_t npin;
 };
 
 /* One assigned (pod set, resource): what status.admission records. */

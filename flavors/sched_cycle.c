@@ -50,6 +50,9 @@
 #define MSG_NO_LONGER_FITS \
 	"Workload no longer fits after processing another workload"
 #define REASON_PENDING "Pending"
+#define MSG_DEFERRED \
+	"Workload has overlapping preemption targets with another " \
+	"workload, but will fit after these preemptions complete"
 #define MSG_OVERLAP \
 	"Workload has overlapping preemption targets with another workload"
 
@@ -232,29 +235,15 @@ static void admit(struct sched *s, struct sched_decisions *out,
 	e->asg = NULL;
 }
 
-/* Nominate (§2.2) one popped head into entry e. */
-static void nominate(struct sched *s, struct assign_env *env,
-		     struct sentry *e)
+/* The flavor assignment and victims of e's workload on the tree as it
+ * is (nominate, and the overlap recomputation); sets e's verdict. */
+static void assign_entry(struct sched *s, struct assign_env *env,
+			 struct sentry *e)
 {
 	struct swl *r = s->wls[e->wl];
 	struct scq *c = &s->cqs[e->cq];
 	struct assign_result *res = &s->res_scratch;
 
-	e->priority = r->qi.priority;
-	e->ts = r->qi.ts_ms;
-	e->uid = r->qi.uid;
-	e->uid_pre = queue_uid_prefix(e->uid);
-	e->borrowing = 0;
-	e->asg = NULL;
-	e->message = NULL;
-	e->reason = NULL;
-	if (!sched_ns_ok(s, r, c)) {
-		e->mode = ASSIGN_NOFIT;
-		e->why = RQ_NAMESPACE_MISMATCH;
-		e->reason = REASON_PENDING;
-		e->message = xstrdup(MSG_NS_MISMATCH);
-		return;
-	}
 	env->preemptor = r->id;
 	s->nom_cq = e->cq;
 	s->pskipped = false;
@@ -274,6 +263,68 @@ static void nominate(struct sched *s, struct assign_env *env,
 		e->reason = REASON_PENDING;
 		e->message = assign_message(env, r->ps, res);
 	}
+}
+
+/* Nominate (§2.2) one popped head into entry e. */
+static void nominate(struct sched *s, struct assign_env *env,
+		     struct sentry *e)
+{
+	struct swl *r = s->wls[e->wl];
+	struct scq *c = &s->cqs[e->cq];
+
+	e->priority = r->qi.priority;
+	e->ts = r->qi.ts_ms;
+	e->uid = r->qi.uid;
+	e->uid_pre = queue_uid_prefix(e->uid);
+	e->borrowing = 0;
+	e->asg = NULL;
+	e->message = NULL;
+	e->reason = NULL;
+	if (!sched_ns_ok(s, r, c)) {
+		e->mode = ASSIGN_NOFIT;
+		e->why = RQ_NAMESPACE_MISMATCH;
+		e->reason = REASON_PENDING;
+		e->message = xstrdup(MSG_NS_MISMATCH);
+		return;
+	}
+	assign_entry(s, env, e);
+}
+
+/*
+ * §2.6, gate RecomputeAssignmentUponPreemptionTargetsOverlap (Beta, on):
+ * e's victims overlap this round's, so its assignment is computed again,
+ * pinned to the flavors it was nominated with, as if this round's victims
+ * were gone (and so not candidates). Returns true when it would then fit
+ * (Kueue's DeferredFit); otherwise e holds the new assignment, victims and
+ * verdict. The tree is as it was on return.
+ */
+static bool recompute_overlap(struct sched *s, struct assign_env *env,
+			      struct sentry *e)
+{
+	size_t sp = tree_undo_savepoint(&s->undo);
+	struct sched_assignment *old = e->asg;
+
+	for (size_t i = 0; i < s->nrvict; i++) {
+		const struct swl *v = s->wls[s->rvict[i]];
+
+		tree_remove_usage_undo(s->t, s->cqs[v->hold_cq].node, v->usage,
+				       v->nusage, &s->undo);
+	}
+	FREE_AND_NULL(e->tg);
+	FREE_AND_NULL(e->message);
+	e->ntg = 0;
+	e->asg = NULL;
+	e->reason = NULL;
+	env->pin = old->cells;
+	env->npin = old->ncells;
+	s->excl_round = true;
+	assign_entry(s, env, e);
+	s->excl_round = false;
+	env->pin = NULL;
+	env->npin = 0;
+	free(old);
+	tree_undo_to(s->t, &s->undo, sp);
+	return e->mode == ASSIGN_FIT;
 }
 
 /* The assigner's accept: a Preempt assignment with victims (§2.2). */
@@ -431,7 +482,16 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 		struct scq *c = &s->cqs[e->cq];
 		struct swl *r = s->wls[e->wl];
 
-		if (e->mode == ASSIGN_PREEMPT && !e->ntg) {
+		if (e->mode == ASSIGN_PREEMPT && e->ntg &&
+		    targets_overlap(s, e) && recompute_overlap(s, &env, e)) {
+			/* DeferredFit: it fits once this round's victims
+			 * are gone; hold its usage and wait for them. */
+			tree_add_usage_undo(s->t, c->node, e->asg->usage,
+					    e->asg->nusage, &s->undo);
+			e->why = RQ_PENDING_PREEMPTION;
+			e->reason = REASON_PENDING;
+			e->message = xstrdup(MSG_DEFERRED);
+		} else if (e->mode == ASSIGN_PREEMPT && !e->ntg) {
 			if (c->cq->reclaim != RWC_ANY)
 				reserve(s, c, e);
 		} else if (e->mode == ASSIGN_PREEMPT &&

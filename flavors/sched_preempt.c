@@ -133,7 +133,8 @@ static void push_cands(const struct pctx *x, int32_t cq, int lca,
 		enum sched_pvariant v = classify(x, r, hier_adv);
 		struct sched_pcand *pc;
 
-		if (v == PV_NEVER)
+		if (v == PV_NEVER ||
+		    (s->excl_round && r->victim_round == s->cycle))
 			continue;
 		/* Admitted by an earlier round of this call: its DEC_ADMIT
 		 * is in the caller's list, not written yet; it becomes a
