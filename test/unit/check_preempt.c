@@ -2459,6 +2459,65 @@ END_TEST
 
 /* ------------------------------------------------------------------ */
 
+/* A preemption write that failed: sched_wl_recheck lets the next cycle
+ * decide the victim again (once); without it nothing is repeated. */
+START_TEST(failed_write_rechecked)
+{
+	fx_begin(0);
+	add_flavor("default");
+	add_cq("a", NULL, ONE, POL_LP);
+	add_admitted("v", "a", 0, T0 - 200 * SEC, T0 - 100 * SEC, "default",
+		     "cpu=4", false);
+	add_pending("p", "a", 5, T0 - 10 * SEC, 1, "cpu=3", 0);
+	cycle();
+	ck_assert_uint_eq(count_rec("v", DEC_PREEMPT), 1);
+	P.now += SEC;
+	cycle();
+	ck_assert_uint_eq(count_rec("v", DEC_PREEMPT), 1);
+	sched_wl_recheck(P.s, "ns", "v");
+	P.now += SEC;
+	cycle();
+	ck_assert_uint_eq(count_rec("v", DEC_PREEMPT), 2);
+	P.now += SEC;
+	cycle();
+	ck_assert_uint_eq(count_rec("v", DEC_PREEMPT), 2);
+	ck_assert(!find_rec("p", DEC_ADMIT, 0));
+	fx_end();
+}
+END_TEST
+
+/*
+ * l is admitted (borrowing a's quota) by the first round of a call; p,
+ * a's next head, would reclaim it in a later round of the same call,
+ * before l's admission is written. l is not a candidate until its
+ * admission is seen, and p is not parked meanwhile: the next call
+ * preempts l.
+ */
+START_TEST(admitted_in_same_call)
+{
+	const struct prec *r;
+
+	fx_begin(0);
+	add_flavor("default");
+	add_cq("a", "co", ONE, "rwc=Any");
+	add_cq("b", "co", "default:cpu=0", NULL);
+	add_pending("x", "a", 9, T0 - 30 * SEC, 1, "cpu=8", 0);
+	add_pending("p", "a", 5, T0 - 20 * SEC, 1, "cpu=4", 0);
+	add_pending("l", "b", 0, T0 - 10 * SEC, 1, "cpu=4", 0);
+	cycle();
+	r = find_rec("l", DEC_ADMIT, 1);
+	ck_assert_msg(r, "l not admitted:%s", log_text(1));
+	ck_assert_msg(!find_rec("l", DEC_PREEMPT, 1), "%s", log_text(1));
+	ck_assert(!find_rec("p", DEC_ADMIT, 1));
+	P.now += SEC;
+	confirm("l", r);
+	cycle();
+	ck_assert_msg(find_rec("l", DEC_PREEMPT, 2), "l not preempted:%s",
+		      log_text(2));
+	fx_end();
+}
+END_TEST
+
 static TCase *new_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -2483,6 +2542,8 @@ Suite *preempt_suite(void)
 	tcase_add_test(tc, victims_removed);
 	tcase_add_test(tc, sticky_preemptor);
 	tcase_add_test(tc, reserved_not_admitted_is_candidate);
+	tcase_add_test(tc, failed_write_rechecked);
+	tcase_add_test(tc, admitted_in_same_call);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("random");
