@@ -313,6 +313,20 @@ struct cell_meta {
 	int borrow;
 };
 
+/* Whether env's pin gives group g of pod set ps a flavor other than f. */
+static bool pinned_away(const struct assign_env *e, const struct assign_cq *cq,
+			int32_t ps, int g, int f)
+{
+	for (size_t i = 0; i < e->npin; i++) {
+		const struct assign_cell *c = &e->pin[i];
+
+		if (c->ps == ps && (size_t)c->res < cq->ngroup_of &&
+		    cq->group_of[c->res] == g)
+			return c->flv != f;
+	}
+	return false;
+}
+
 /*
  * Kueue's findFlavorForPodSets for group g of pod set ps: the chosen
  * flavor's cells go to r->best[0..*nbest) with meta in bmeta; returns the
@@ -337,6 +351,8 @@ static int find_flavor(const struct assign_env *e, const struct assign_cq *cq,
 		struct gmode rep = { PM_FIT, 0 };
 		size_t nc = 0;
 
+		if (pinned_away(e, cq, ps, g, f))
+			continue;
 		if (m != M_OK) {
 			int kind = m == M_TAINT      ? R_TAINT
 				   : m == M_AFFINITY ? R_AFFINITY

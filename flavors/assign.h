@@ -13,9 +13,10 @@
  * the largest counts that fit (partial admission).
  *
  * Preemption seam: when a demand fits only after evicting something, the
- * assigner asks an oracle (assign_oracle_fn). cueue has no preemption yet:
- * assign_oracle_none always answers "no candidates", which yields Kueue's
- * "insufficient unused quota ... N more needed" pending message.
+ * assigner asks an oracle (assign_oracle_fn): sched's runs the classical
+ * preemption search on that one flavor x resource (flavors/sched_preempt.c);
+ * assign_oracle_none, the default, always answers "no candidates", which
+ * yields Kueue's "insufficient unused quota ... N more needed" message.
  *
  * No strings are compared and nothing is allocated per call once the
  * caller's scratch (struct assign_result) has grown; messages are built only
@@ -141,6 +142,11 @@ struct assign_env {
 	 * never. */
 	bool (*accept)(void *ctx, const struct assign_result *r);
 	void *accept_ctx;
+	/* Kueue's NominationMapping: when set, each pod set's resource
+	 * group may only take the flavor these cells (an earlier
+	 * assignment of the same workload) gave it. NULL: any. */
+	const struct assign_cell *pin;
+	size_t npin;
 };
 
 /* One assigned (pod set, resource): what status.admission records. */

@@ -20,11 +20,23 @@
  * held by Requeued=False whose cause has ended (reactivated, its queue
  * restarted) gets one DEC_REQUEUE.
  *
- * Preemption seam: the assigner asks env.oracle (assign_oracle_none today:
- * "no candidates") with the preempting workload's id, so a head that
- * would need preemption is reported with Kueue's "insufficient unused
- * quota ... N more needed" and, unless reclaimWithinCohort is Any,
- * reserves its share for the round.
+ * Preemption (§2.6, §4): the assigner asks sched_preempt_oracle per
+ * flavor x resource; a head whose assignment needs preemption gets its
+ * victims from sched_preempt_targets. Without victims it is reported with
+ * Kueue's "insufficient unused quota ... N more needed" and, unless
+ * reclaimWithinCohort is Any, reserves its share for the round. With
+ * victims, in entry order: skipped when a victim was already chosen this
+ * round or when it would not fit once this round's victims are gone;
+ * otherwise its usage is held for the round, each victim not already
+ * being evicted gets a DEC_PREEMPT, and it waits ("Pending the
+ * preemption of N workload(s)", requeued at once and sticky). Victims
+ * keep their quota until their status shows it released, so the
+ * preemptor is admitted only in a later cycle. One deliberate
+ * difference from Kueue: a Fit entry processed after a preemptor in the
+ * same round is checked against the live tree (victims still counted
+ * and the preemptor's share held), where Kueue counts the victims as
+ * gone and may admit it while they still run; cueue never lets reserved
+ * quota exceed the queues' limits.
  */
 #include "flavors/sched.h"
 
@@ -38,6 +50,9 @@
 #define MSG_NO_LONGER_FITS \
 	"Workload no longer fits after processing another workload"
 #define REASON_PENDING "Pending"
+#define MSG_DEFERRED \
+	"Workload has overlapping preemption targets with another " \
+	"workload, but will fit after these preemptions complete"
 #define MSG_OVERLAP \
 	"Workload has overlapping preemption targets with another workload"
 
@@ -220,13 +235,42 @@ static void admit(struct sched *s, struct sched_decisions *out,
 	e->asg = NULL;
 }
 
+/* The flavor assignment and victims of e's workload on the tree as it
+ * is (nominate, and the overlap recomputation); sets e's verdict. */
+static void assign_entry(struct sched *s, struct assign_env *env,
+			 struct sentry *e)
+{
+	struct swl *r = s->wls[e->wl];
+	struct scq *c = &s->cqs[e->cq];
+	struct assign_result *res = &s->res_scratch;
+
+	env->preemptor = r->id;
+	s->nom_cq = e->cq;
+	s->pskipped = false;
+	e->mode = assign_flavors(env, &c->c, r->ps, r->nps, res);
+	e->borrowing = res->borrowing;
+	if (e->mode == ASSIGN_PREEMPT)
+		e->ntg = sched_preempt_targets(s, e->cq, r, res, &e->tg);
+	if (e->mode != ASSIGN_NOFIT)
+		e->asg = make_asg(e->cq, res);
+	if (e->mode != ASSIGN_FIT) {
+		e->why = e->mode == ASSIGN_NOFIT ? RQ_NO_FIT
+					      : RQ_PREEMPTION_NO_CANDIDATES;
+		/* A victim was left out only because its admission is not
+		 * written yet: try again next call, do not park. */
+		if (e->mode == ASSIGN_PREEMPT && !e->ntg && s->pskipped)
+			e->why = RQ_FAILED_AFTER_NOMINATION;
+		e->reason = REASON_PENDING;
+		e->message = assign_message(env, r->ps, res);
+	}
+}
+
 /* Nominate (§2.2) one popped head into entry e. */
 static void nominate(struct sched *s, struct assign_env *env,
 		     struct sentry *e)
 {
 	struct swl *r = s->wls[e->wl];
 	struct scq *c = &s->cqs[e->cq];
-	struct assign_result *res = &s->res_scratch;
 
 	e->priority = r->qi.priority;
 	e->ts = r->qi.ts_ms;
@@ -243,20 +287,44 @@ static void nominate(struct sched *s, struct assign_env *env,
 		e->message = xstrdup(MSG_NS_MISMATCH);
 		return;
 	}
-	env->preemptor = r->id;
-	s->nom_cq = e->cq;
-	e->mode = assign_flavors(env, &c->c, r->ps, r->nps, res);
-	e->borrowing = res->borrowing;
-	if (e->mode == ASSIGN_PREEMPT)
-		e->ntg = sched_preempt_targets(s, e->cq, r, res, &e->tg);
-	if (e->mode != ASSIGN_NOFIT)
-		e->asg = make_asg(e->cq, res);
-	if (e->mode != ASSIGN_FIT) {
-		e->why = e->mode == ASSIGN_NOFIT ? RQ_NO_FIT
-					      : RQ_PREEMPTION_NO_CANDIDATES;
-		e->reason = REASON_PENDING;
-		e->message = assign_message(env, r->ps, res);
+	assign_entry(s, env, e);
+}
+
+/*
+ * §2.6, gate RecomputeAssignmentUponPreemptionTargetsOverlap (Beta, on):
+ * e's victims overlap this round's, so its assignment is computed again,
+ * pinned to the flavors it was nominated with, as if this round's victims
+ * were gone (and so not candidates). Returns true when it would then fit
+ * (Kueue's DeferredFit); otherwise e holds the new assignment, victims and
+ * verdict. The tree is as it was on return.
+ */
+static bool recompute_overlap(struct sched *s, struct assign_env *env,
+			      struct sentry *e)
+{
+	size_t sp = tree_undo_savepoint(&s->undo);
+	struct sched_assignment *old = e->asg;
+
+	for (size_t i = 0; i < s->nrvict; i++) {
+		const struct swl *v = s->wls[s->rvict[i]];
+
+		tree_remove_usage_undo(s->t, s->cqs[v->hold_cq].node, v->usage,
+				       v->nusage, &s->undo);
 	}
+	FREE_AND_NULL(e->tg);
+	FREE_AND_NULL(e->message);
+	e->ntg = 0;
+	e->asg = NULL;
+	e->reason = NULL;
+	env->pin = old->cells;
+	env->npin = old->ncells;
+	s->excl_round = true;
+	assign_entry(s, env, e);
+	s->excl_round = false;
+	env->pin = NULL;
+	env->npin = 0;
+	free(old);
+	tree_undo_to(s->t, &s->undo, sp);
+	return e->mode == ASSIGN_FIT;
 }
 
 /* The assigner's accept: a Preempt assignment with victims (§2.2). */
@@ -414,7 +482,16 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 		struct scq *c = &s->cqs[e->cq];
 		struct swl *r = s->wls[e->wl];
 
-		if (e->mode == ASSIGN_PREEMPT && !e->ntg) {
+		if (e->mode == ASSIGN_PREEMPT && e->ntg &&
+		    targets_overlap(s, e) && recompute_overlap(s, &env, e)) {
+			/* DeferredFit: it fits once this round's victims
+			 * are gone; hold its usage and wait for them. */
+			tree_add_usage_undo(s->t, c->node, e->asg->usage,
+					    e->asg->nusage, &s->undo);
+			e->why = RQ_PENDING_PREEMPTION;
+			e->reason = REASON_PENDING;
+			e->message = xstrdup(MSG_DEFERRED);
+		} else if (e->mode == ASSIGN_PREEMPT && !e->ntg) {
 			if (c->cq->reclaim != RWC_ANY)
 				reserve(s, c, e);
 		} else if (e->mode == ASSIGN_PREEMPT &&

@@ -295,6 +295,10 @@ struct sched {
 	int32_t *chk;
 	size_t nchk, capchk;
 	int32_t nom_cq;             /* the CQ of the head being nominated */
+	bool pskipped;              /* a candidate admitted in this call was
+				       left out since nominate began */
+	bool excl_round;            /* this round's victims are simulated
+				       gone: not candidates either */
 	/* preemption scratch (sched_preempt.c) */
 	struct sched_pcand *pc;
 	size_t npc, cappc;

@@ -133,8 +133,16 @@ static void push_cands(const struct pctx *x, int32_t cq, int lca,
 		enum sched_pvariant v = classify(x, r, hier_adv);
 		struct sched_pcand *pc;
 
-		if (v == PV_NEVER)
+		if (v == PV_NEVER ||
+		    (s->excl_round && r->victim_round == s->cycle))
 			continue;
+		/* Admitted by an earlier round of this call: its DEC_ADMIT
+		 * is in the caller's list, not written yet; it becomes a
+		 * candidate once its admission is seen. */
+		if (r->state == WS_ASSUMED && r->dec_call == s->calls) {
+			s->pskipped = true;
+			continue;
+		}
 		if (s->npc == s->cappc)
 			XGROW(s->pc, s->cappc, s->npc + 1);
 		pc = &s->pc[s->npc++];

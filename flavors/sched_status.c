@@ -455,6 +455,10 @@ bool sched_check(const struct sched *s)
 				ok = false;
 			break;
 		}
+		/* only a holder can be on its way out by preemption */
+		if (r->preempting && r->state != WS_HOLDING &&
+		    r->state != WS_ASSUMED)
+			ok = false;
 	}
 	for (size_t i = 0; ok && i < s->ncq; i++) {
 		const struct scq *c = &s->cqs[i];
