@@ -15,8 +15,16 @@ stops).
       of QUEUES (a `kubectl get ... -o json` List; they do not change in
       the suite but for preemption policies). States that differ from the
       one before only in what the checker does not read are skipped. Prints
-      "states N" and, for each state that fails, "rv R: <checker output>"
+      "states N, K with an eviction in flight" (a Workload Evicted=True
+      still holding quota) and, for each state that fails,
+      "rv R: <checker output>"
       (the state's List is kept in DIR); exit 1 when one fails.
+  history.py stops WL JOBS NS/WORKLOAD=JOB...
+      for each victim, "NS/WORKLOAD: ..." with, for each of its
+      evictions (Evicted turning True), whether it still held quota when
+      the eviction was written and whether its Job was suspended with no
+      active pods when the reservation went (QuotaReserved turning
+      False): "held+stopped" each time is Kueue's order.
   history.py pending WL NS/NAME...
       for each Workload, "NS/NAME: M1 | M2 ..." with its QuotaReserved=False
       Pending messages before its first reservation ("NS/NAME: ?" when the
@@ -63,8 +71,8 @@ def cond(obj, t):
 
 
 def digest(objs):
-    """What cueue-invariants reads of the Workloads and Jobs: a Workload's
-    reservation, a Job's running pods."""
+    """What cueue-invariants reads of the Workloads and Jobs (a Workload's
+    reservation, a Job's running pods), and Evicted."""
     d = []
     for k in sorted(objs):
         o = objs[k]
@@ -72,7 +80,8 @@ def digest(objs):
         if k[0] == 'Workload':
             d.append((k, [(c.get('type'), c.get('status'))
                           for c in st.get('conditions') or []
-                          if c.get('type') in ('QuotaReserved', 'Finished')],
+                          if c.get('type') in ('QuotaReserved', 'Finished',
+                                               'Evicted')],
                       (o.get('spec') or {}).get('active'),
                       st.get('admission')))
         else:
@@ -86,11 +95,23 @@ def digest(objs):
     return json.dumps(d, sort_keys=True, default=str)
 
 
+def in_flight(objs):
+    """An eviction in flight: a Workload Evicted=True still holding quota."""
+    for k, o in objs.items():
+        if k[0] != 'Workload':
+            continue
+        qr, ev = cond(o, 'QuotaReserved'), cond(o, 'Evicted')
+        if qr and ev and qr.get('status') == 'True' and \
+                ev.get('status') == 'True':
+            return True
+    return False
+
+
 def check(inv, queues, wl, jobs, lo, hi, outdir):
     with open(queues) as f:
         qitems = json.load(f)['items']
     evs = sorted(events(wl) + events(jobs), key=lambda e: e[0])
-    objs, last, n, bad = {}, None, 0, 0
+    objs, last, n, bad, nflight = {}, None, 0, 0, 0
     path = os.path.join(outdir, 'state.json')
     for rv, typ, obj in evs:
         if rv > hi:
@@ -107,6 +128,7 @@ def check(inv, queues, wl, jobs, lo, hi, outdir):
             continue
         last = d
         n += 1
+        nflight += in_flight(objs)
         with open(path, 'w') as f:
             json.dump({'apiVersion': 'v1', 'kind': 'List',
                        'items': qitems + list(objs.values())}, f)
@@ -117,8 +139,48 @@ def check(inv, queues, wl, jobs, lo, hi, outdir):
             os.replace(path, keep)
             print('rv %d (%s %s/%s): %s' % (rv, typ, k[1], k[2],
                                             (r.stdout + r.stderr).strip()))
-    print('states %d' % n)
+    print('states %d, %d with an eviction in flight' % (n, nflight))
     return 1 if bad else 0
+
+
+def stops(wl, jobs, victims):
+    evs = sorted(events(wl) + events(jobs), key=lambda e: e[0])
+    for v in victims:
+        nn, job = v.split('=', 1)
+        ns, name = nn.split('/', 1)
+        jk, wk = ('Job', ns, job), ('Workload', ns, name)
+        objs, res, prev, open_ = {}, [], False, False
+        for rv, typ, obj in evs:
+            k = key(obj)
+            if k not in (jk, wk):
+                continue
+            if typ == 'DELETED':
+                objs.pop(k, None)
+            else:
+                objs[k] = obj
+            if k != wk or wk not in objs:
+                continue
+            ev = cond(objs[wk], 'Evicted')
+            qr = cond(objs[wk], 'QuotaReserved')
+            ev_true = ev is not None and ev.get('status') == 'True'
+            qr_true = qr is not None and qr.get('status') == 'True'
+            if ev_true and not prev:
+                # the eviction is written
+                if qr_true:
+                    open_ = True
+                else:
+                    res.append('released-with-the-eviction')
+            elif open_ and not qr_true:
+                # the reservation goes
+                j = objs.get(jk) or {}
+                stopped = (j.get('spec') or {}).get('suspend') is True and \
+                    not (j.get('status') or {}).get('active')
+                res.append('held+' + ('stopped' if stopped else
+                                      'RELEASED-WHILE-RUNNING'))
+                open_ = False
+            prev = ev_true
+        print('%s: %s' % (nn, ' '.join(res) if res else 'no eviction'))
+    return 0
 
 
 def pending(wl, names):
@@ -146,6 +208,8 @@ def main(argv):
     if len(argv) == 8 and argv[0] == 'check':
         return check(argv[1], argv[2], argv[3], argv[4], int(argv[5]),
                      int(argv[6]), argv[7])
+    if len(argv) >= 3 and argv[0] == 'stops':
+        return stops(argv[1], argv[2], argv[3:])
     if len(argv) >= 2 and argv[0] == 'pending':
         return pending(argv[1], argv[2:])
     sys.stderr.write(__doc__)

@@ -151,14 +151,14 @@ got:  $3"
 	fi
 }
 # check_victim NS JOB WHY MESSAGE COUNT [NOINV]: the victim's Evicted and
-# Preempted conditions, cueue-invariants while the eviction is in flight
-# (unless NOINV), its Job stopped, the reservation cleared and requeued,
+# Preempted conditions, cueue-invariants once the eviction is written
+# (unless NOINV; the history check sees the states in between), its Job stopped, the reservation cleared and requeued,
 # COUNT evictions counted.
 check_victim() {
 	local ns=$1 j=$2 v
 	expect_eventually "$ns: $j evicted: Evicted=True Preempted" "$T" \
 		"True Preempted: $4" wlc "$ns" "$j" Evicted
-	[ -n "${6:-}" ] || invariants "$ns: $j's eviction in flight"
+	[ -n "${6:-}" ] || invariants "$ns: $j's eviction written (in flight or done)"
 	expect_eventually "$ns: $j suspended, its pods gone" "$T" "true 0" state "$ns" "$j"
 	expect_eventually "$ns: $j requeued: Requeued=True Preempted" "$T" \
 		"True Preempted: $4" wlc "$ns" "$j" Requeued
@@ -169,12 +169,33 @@ $EVICTIONS" "$ns")
 	same "$ns: $j's reservation cleared: QuotaReserved=False Pending, no admission" \
 		"False Pending []" "$(sed -n 2p <<<"$v")"
 	same "$ns: $j schedulingStats.evictions" "Preempted/=$5 " "$(sed -n 3p <<<"$v")"
+	victims[$ns/$(wl_name "$j" "$ns")=$j]=$5
 }
+# The victims whose evictions history checks: NS/WORKLOAD=JOB -> count.
+declare -A victims=()
 # The preemptors whose pending messages history_pending checks.
 preemptors=()
 # preemptor NS JOB N: JOB's Workload issued N preemptions; checked later.
 preemptor() {
 	preemptors+=("$1/$(wl_name "$2" "$1")=$3")
+}
+
+# history_victims: one check per victim recorded since the last history
+# check: at each of its evictions it held its quota when Evicted=True was
+# written, and gave it back only once its Job was suspended with no
+# active pods (kueue-scheduler.md §5).
+history_victims() {
+	local v want line keys
+	[ "${#victims[@]}" -gt 0 ] || return
+	mapfile -t keys < <(printf '%s\n' "${!victims[@]}" | sort)
+	run_cmd python3 "$history_py" stops "$work/wl.stream" "$work/job.stream" "${keys[@]}"
+	for v in "${keys[@]}"; do
+		want=$(printf 'held+stopped %.0s' $(seq 1 "${victims[$v]}"))
+		line=$(grep -F "${v%=*}: " <<<"$out")
+		same "history: ${v%=*}: quota held until its Job stopped, at each of its ${victims[$v]} eviction(s)" \
+			"${v%=*}: ${want% }" "$line"
+	done
+	victims=()
 }
 
 # History: every state the Workload and Job watches saw, checked by
@@ -236,6 +257,7 @@ history() {
 		fail "history: $1: every state passes cueue-invariants" "$out"
 	fi
 	hist_rv=$cut
+	history_victims
 	[ "${#preemptors[@]}" -gt 0 ] || return
 	run_cmd python3 "$history_py" pending "$work/wl.stream" "${preemptors[@]%=*}"
 	for p in "${preemptors[@]}"; do
@@ -502,6 +524,7 @@ restart_check() {
 	m=$(pmsg s8 "$hi" "prioritization in the ClusterQueue" /cq-8 /cq-8)
 	expect_eventually "s8 $v: $hi admitted after the restart" "$T" "false 1" state s8 "$hi"
 	preemptor s8 "$hi" 1
+	victims[s8/$(wl_name "$lo" s8)=$lo]=1
 	expect_eventually "s8 $v: $lo requeued: Requeued=True Preempted" "$T" \
 		"True Preempted: $m" wlc s8 "$lo" Requeued
 	expect "s8 $v: $lo suspended" 0 state s8 "$lo" <<<'true 0'
