@@ -9,10 +9,11 @@
 #     conditions with Kueue's message (the preemptor's Workload and Job
 #     UIDs, both paths), schedulingStats.evictions, the Preempted and
 #     EvictedDueToPreempted events, its Job suspended with the nodeSelector
-#     of the flavor's nodeLabels removed again, the preemptor pending "...
-#     Pending the preemption of 1 workload(s)" until the victim released
-#     its quota, `kubectl describe` and `kubectl get workloads`, the victim
-#     admitted again when the preemptor ends;
+#     of the flavor's nodeLabels removed again, the preemptor admitted only
+#     once the victim released its quota (its pending message, when written
+#     before, "... Pending the preemption of 1 workload(s)"), `kubectl
+#     describe` and `kubectl get workloads`, the victim admitted again when
+#     the preemptor ends;
 #  2. withinClusterQueue Never: nothing is preempted;
 #  3. LowerOrNewerEqualPriority: an equal-priority workload created
 #     earlier preempts a newer one; a newer one never preempts an older;
@@ -32,8 +33,9 @@
 #     (before the restarts, which reset the counters);
 #  8. the manager killed (SIGKILL) as soon as the victim is Evicted, and
 #     stopped (SIGTERM) right after the preemptor was created: after the
-#     restart the victim was preempted once (one eviction, one Preempted
-#     event), it is not lost (admitted again later) and the preemptor gets in.
+#     restart the victim was preempted once (one eviction counted, at most
+#     one Preempted event: the recorder is best effort), it is not lost
+#     (admitted again later) and the preemptor gets in.
 #
 # "At no moment may the sum of reserved quota exceed what the queues allow":
 # besides cueue-invariants at the observation points (as evict.sh), the
@@ -123,7 +125,8 @@ rel() {
 # pmsg NS PREEMPTOR-JOB WHY PREEMPTOR-PATH VICTIM-PATH: Kueue's preemption
 # message (the preemptor's Workload and Job UIDs), once the Workload exists.
 pmsg() {
-	local w=$(wl_name "$2" "$1")
+	local w
+	w=$(wl_name "$2" "$1")
 	wait_until "$T" kubectl get workload "$w" -n "$1"
 	echo "Preempted to accommodate a workload (UID: $(jp "workload/$w" '{.metadata.uid}' "$1"), JobUID: ${job_uid[$1/$2]:-?}) due to $3; preemptor path: $4; preemptee path: $5"
 }
@@ -268,7 +271,7 @@ history() {
 			fail "history: $p waited for its $n victim(s)" "no reservation in the watch: $line"
 		elif [ -z "$msgs" ]; then
 			pass "history: $p waited for its $n victim(s) (admitted before its pending condition was due)"
-		elif ! sed 's/ | /\n/g' <<<"$msgs" |
+		elif ! printf '%s\n' "${msgs// | /$'\n'}" |
 			grep -Ev "\. Pending the preemption of [1-$n] workload\(s\)$" | grep -q .; then
 			pass "history: $p waited for its $n victim(s) with \"... Pending the preemption of K workload(s)\" (K <= $n)"
 		else
@@ -379,7 +382,10 @@ match_eventually "s3: old inadmissible (no LocalQueue late)" "$T" \
 	"^False Inadmissible: LocalQueue late doesn't exist" wlc s3 old QuotaReserved
 old_ts=$(date -d "$(jp "workload/$(wl_name old s3)" '{.metadata.creationTimestamp}' s3)" +%s)
 # Kueue compares the queue-order timestamps at second precision.
-wait_until 20 eval '[ "$(date +%s)" -gt "$old_ts" ]'
+past() {
+	[ "$(date +%s)" -gt "$1" ]
+}
+wait_until 20 past "$old_ts"
 mkjob s3 new q mid 2
 wait_running s3 new
 expect "s3: create LocalQueue late" 0 kubectl create -f late.yaml -o name \
@@ -529,12 +535,16 @@ restart_check() {
 		"True Preempted: $m" wlc s8 "$lo" Requeued
 	expect "s8 $v: $lo suspended" 0 state s8 "$lo" <<<'true 0'
 	expect "s8 $v: $lo preempted once (schedulingStats)" 0 evictions_of s8 "$lo" <<<'Preempted/=1'
-	expect_eventually "s8 $v: one Preempted event for $lo" "$T" \
-		"1: $m; preemptor effective priority: 1000 (base: 1000, boost: 0); preemptee effective priority: 100 (base: 100, boost: 0)" \
-		events_of s8 "$lo" Preempted
 	rel s8 "$hi"
 	expect_eventually "s8 $v: $lo admitted again (not lost)" "$T" "false 1" state s8 "$lo"
 	expect "s8 $v: $lo still preempted once" 0 evictions_of s8 "$lo" <<<'Preempted/=1'
+	# a manager killed right after the eviction may not have sent its Event
+	ev=$(events_of s8 "$lo" Preempted)
+	if [ -z "$ev" ] || [ "$ev" = "1: $m; preemptor effective priority: 1000 (base: 1000, boost: 0); preemptee effective priority: 100 (base: 100, boost: 0)" ]; then
+		pass "s8 $v: at most one Preempted event for $lo ($([ -n "$ev" ] && echo one || echo none))"
+	else
+		fail "s8 $v: at most one Preempted event for $lo" "$ev"
+	fi
 	rel s8 "$lo"
 	expect_eventually "s8 $v: $lo finished" "$T" "True" \
 		jp "workload/$(wl_name "$lo" s8)" '{.status.conditions[?(@.type=="Finished")].status}' s8
@@ -576,7 +586,7 @@ if wait "$killer"; then
 else
 	fail "s8 a: lowa Evicted=True written" "$(wlc s8 lowa Evicted)"
 fi
-invariants "s8 a: manager down, the preemption in flight"
+invariants "s8 a: manager down right after the eviction"
 run_cmd "$devcluster" start "$cluster"
 if [ "$rc" -eq 0 ]; then pass "s8 a: manager started again"; else fail "s8 a: manager started again" "$out"; fi
 restart_check a lowa higha
