@@ -13,7 +13,7 @@
 #     once the victim released its quota (its pending message, when written
 #     before, "... Pending the preemption of 1 workload(s)"), `kubectl
 #     describe` and `kubectl get workloads`, the victim admitted again when
-#     the preemptor ends;
+#     the preemptor ends; two preemptors created together with one victim;
 #  2. withinClusterQueue Never: nothing is preempted;
 #  3. LowerOrNewerEqualPriority: an equal-priority workload created
 #     earlier preempts a newer one; a newer one never preempts an older;
@@ -68,24 +68,36 @@ on_exit_stop_clusters "$cluster"
 # Helpers (jp, cond_line, wait_until, expect_eventually, match_eventually,
 # invariants, wl_name, release and metrics_url are lib.bash's)
 
-# mkjob NS NAME QUEUE PRIORITY-CLASS CPU: creates the Job (suspended by
-# the webhook) and caches its uid and its Workload's name (wl_name's
-# cache, filled from the create's answer).
+# mkjobs NS QUEUE PRIORITY-CLASS CPU NAME...: creates the Jobs with one
+# kubectl create (suspended by the webhook; one check each) and caches
+# their uids and their Workloads' names (wl_name's cache, filled from the
+# create's answer).
 declare -A job_uid=()
+mkjobs() {
+	local ns=$1 q=$2 pc=$3 cpu=$4 n files=() line h
+	shift 4
+	for n in "$@"; do
+		sed -e "s/NAME/$n/" -e "s/NS/$ns/g" -e "s/QUEUE/$q/" -e "s/PRIO/$pc/" \
+			-e "s/CPU/$cpu/" job.tmpl >"$work/$ns-$n.yaml"
+		files+=(-f "$work/$ns-$n.yaml")
+	done
+	run_cmd kubectl create "${files[@]}" \
+		-o jsonpath='{.metadata.name} {.spec.suspend} {.metadata.uid}{"\n"}'
+	for n in "$@"; do
+		line=$(grep "^$n true " <<<"$out")
+		if [ "$rc" -eq 0 ] && [ -n "$line" ]; then
+			pass "$ns: create job $n (queue $q, priority $pc, cpu $cpu): suspended"
+			job_uid[$ns/$n]=${line##* }
+			h=$(printf 'Job\nbatch\n%s\n%s' "$n" "${line##* }" | sha1sum | cut -c1-5)
+			wl_cache[$ns/$n]=job-$n-$h
+		else
+			fail "$ns: create job $n: suspended" "exit $rc: $out"
+		fi
+	done
+}
+# mkjob NS NAME QUEUE PRIORITY-CLASS CPU: one Job.
 mkjob() {
-	local u h
-	sed -e "s/NAME/$2/" -e "s/NS/$1/g" -e "s/QUEUE/$3/" -e "s/PRIO/$4/" \
-		-e "s/CPU/$5/" job.tmpl >"$work/$1-$2.yaml"
-	run_cmd kubectl create -f "$work/$1-$2.yaml" -o jsonpath='{.spec.suspend} {.metadata.uid}'
-	u=${out#true }
-	if [ "$rc" -eq 0 ] && [ "$u" != "$out" ]; then
-		pass "$1: create job $2 (queue $3, priority $4, cpu $5): suspended"
-		job_uid[$1/$2]=$u
-		h=$(printf 'Job\nbatch\n%s\n%s' "$2" "$u" | sha1sum | cut -c1-5)
-		wl_cache[$1/$2]=job-$2-$h
-	else
-		fail "$1: create job $2: suspended" "exit $rc: $out"
-	fi
+	mkjobs "$1" "$3" "$4" "$5" "$2"
 }
 # job_of NS JOB: "suspend active-pods nodeSelector" (status.active is
 # omitted at 0).
@@ -360,6 +372,19 @@ expect_eventually "s1: low's Evicted flipped: False QuotaReserved" 10 \
 expect_eventually "s1: low's Preempted flipped: False QuotaReserved" 10 \
 	"False QuotaReserved: Previously: $msg" wlc s1 low Preempted
 expect "s1: low evicted once" 0 evictions_of s1 low <<<'Preempted/=1'
+# Two preemptors with one victim, created together (likely one cycle):
+# low is preempted once more, by one of them; both fit once it is gone.
+mkjobs s1 q high 1 h1 h2
+match_eventually "s1: low evicted again, by h1 or h2" "$T" \
+	'^True Preempted: Preempted to accommodate a workload \(UID: <uid>, JobUID: <uid>\) due to prioritization in the ClusterQueue; preemptor path: /cq-1; preemptee path: /cq-1$' \
+	wlc s1 low Evicted
+msg=$(wlc s1 low Evicted)
+msg=${msg#True Preempted: }
+check_victim s1 low InClusterQueue "$msg" 2
+wait_running s1 h1
+wait_running s1 h2
+preemptor s1 h1 1
+preemptor s1 h2 1
 
 # ---------------------------------------------------------------------
 # 2. withinClusterQueue Never.
@@ -507,14 +532,14 @@ else
 fi
 expect "metrics: kueue_preempted_workloads_total by preempting queue and reason" 0 \
 	preempted_series <<'EOF'
-kueue_preempted_workloads_total{preempting_cluster_queue="cq-1",reason="InClusterQueue"} 1
+kueue_preempted_workloads_total{preempting_cluster_queue="cq-1",reason="InClusterQueue"} 2
 kueue_preempted_workloads_total{preempting_cluster_queue="cq-3",reason="InClusterQueue"} 1
 kueue_preempted_workloads_total{preempting_cluster_queue="cq-4a",reason="InCohortReclamation"} 3
 kueue_preempted_workloads_total{preempting_cluster_queue="cq-5a",reason="InCohortReclamation"} 1
 kueue_preempted_workloads_total{preempting_cluster_queue="cq-6a",reason="InCohortReclaimWhileBorrowing"} 1
 kueue_preempted_workloads_total{preempting_cluster_queue="cq-7a",reason="InCohortReclamation"} 1
 EOF
-for cq_n in cq-1=1 cq-2=0 cq-3=1 cq-4a=0 cq-4b=3 cq-5b=1 cq-6b=1 cq-7a=0 cq-7b=1; do
+for cq_n in cq-1=2 cq-2=0 cq-3=1 cq-4a=0 cq-4b=3 cq-5b=1 cq-6b=1 cq-7a=0 cq-7b=1; do
 	expect "metrics: kueue_evicted_workloads_total{cluster_queue=\"${cq_n%=*}\",reason=\"Preempted\"}" 0 \
 		metric kueue_evicted_workloads_total "cluster_queue=\"${cq_n%=*}\".*reason=\"Preempted\"|reason=\"Preempted\".*cluster_queue=\"${cq_n%=*}\"" \
 		<<<"${cq_n#*=}"
