@@ -392,7 +392,8 @@ static void issue_preemptions(struct sched *s, struct sched_decisions *out,
 		if (s->nrvict == s->caprvict)
 			XGROW(s->rvict, s->caprvict, s->nrvict + 1);
 		s->rvict[s->nrvict++] = v->id;
-		if (v->evicted || v->preempting)
+		if (v->evicted || v->preempting ||
+		    (v->chk_sent && v->state == WS_HOLDING))
 			continue;
 		v->preempting = true;
 		d = decision_slot(out, v, s->calls);

@@ -150,7 +150,10 @@ static void push_cands(const struct pctx *x, int32_t cq, int lca,
 		pc->lca = lca;
 		pc->variant = (uint8_t)v;
 		pc->list = list;
-		pc->evicted = r->evicted || r->preempting;
+		/* its eviction is under way: written, decided here, or a
+		 * DEC_EVICT of the checks (chk_sent on a holder) */
+		pc->evicted = r->evicted || r->preempting ||
+			      (r->chk_sent && r->state == WS_HOLDING);
 		pc->qr = r->qr_ms ? r->qr_ms : s->now;
 	}
 }
