@@ -115,7 +115,8 @@ fi
 benches=(
 	"devserver|900|50|$build/dsbench --devserver $devserver"
 	# core-bench: flavors/sched in memory (drain of 46 workloads; Kueue's
-	# 1,000-ClusterQueue / 50,000-workload shape; QUICK=1: 100 / 5,000).
+	# 1,000-ClusterQueue / 50,000-workload shape; QUICK=1: 100 / 5,000;
+	# one preemption decision at 10 / 100 / 1,000 candidates).
 	"core|300|20|$build/core-bench"
 	# scenario-bench: Kueue's test/performance/scheduler scenarios against
 	# a devcluster (baseline 5x6 CQs / 15,000 workloads, large scale 10x100
