@@ -1255,7 +1255,8 @@ static void report_analysis(struct run *r, double wall_s, double floor_s,
 
 static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 		   double dcpu, const char *limits, const char *load,
-		   const struct scrape *m0, const struct scrape *m1)
+		   const char *caveat, const struct scrape *m0,
+		   const struct scrape *m1)
 {
 	const struct scenario *sc = r->sc;
 	double demand = 0, gen_s = 0, cap = (double)r->ncq * NOMINAL_CPU;
@@ -1292,16 +1293,19 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 	}
 	usage = used * 100.0 / (cap * wall_s);
 
-	n = xasprintf("first creation due -> last Finished seen by "
+	n = xasprintf("%sfirst creation due -> last Finished seen by "
 		      "scenario-bench's watch (Kueue: minimalkueue's process "
 		      "wall); manager at %s (Kueue's runner: 50/100); the CQs "
 		      "ask for reclaimWithinCohort Any / withinClusterQueue "
 		      "LowerPriority, as Kueue's generator makes them, and "
 		      "cueue preempts as Kueue does; %d requests retried (429 "
 		      "or transport error); load at the end %s",
-		      limits, r->nretries, load);
+		      caveat ? caveat : "", limits, r->nretries, load);
 	row(sc, "wall time", wall_s, 1, "s", sc->a_wall_s, "s", n);
 	free(n);
+	if (caveat)
+		row(sc, "TIMED OUT: workloads never seen finished",
+		    r->nwl - r->nfinished, 0, "workloads", 0, "", caveat);
 	n = xasprintf("max(total cpu-seconds demanded %.0f / total nominal "
 		      "%.0f cpu = %.1f s, generation bound %.1f s: the "
 		      "slowest set's count x interval); aim: wall <= 1.15 x floor",
@@ -1425,7 +1429,9 @@ int main(int argc, char **argv)
 	pthread_condattr_t ca;
 	struct worker *workers;
 	pthread_t watcher;
-	int nworkers = 0, timeout_s = 0, i, rc = 0;
+	int nworkers = 0, timeout_s = 0, i, rc = 0, lost = 0;
+	bool timed_out;
+	char *caveat = NULL;
 	long mpid, dpid;
 	double mcpu0, dcpu0, wall_s;
 	char *limits, *load, *murl;
@@ -1553,6 +1559,7 @@ int main(int argc, char **argv)
 	if (r.nretries > 0)
 		bench_note("%d requests retried (429 or transport error)",
 			   r.nretries);
+	timed_out = rc != 0;
 	if (rc || r.watch_failed || r.nfailed > 0) {
 		int pend = 0, adm = 0, notcr = 0;
 
@@ -1561,16 +1568,27 @@ int main(int argc, char **argv)
 
 			if (!w->created)
 				notcr++;
-			else if (!w->admitted)
+			else if (!w->nadmit)
 				pend++;
+			else if (!w->admitted && !w->finished)
+				lost++;
 			else if (!w->finished)
 				adm++;
 		}
 		bench_note("%s: %s: %d not created, %d pending (never seen "
-			   "admitted), %d admitted but not seen finished, %d failed "
-			   "for good, %d requests retried", r.sc->name,
-			   rc ? "TIMED OUT" : "FAILED", notcr, pend, adm, r.nfailed,
-			   r.nretries);
+			   "admitted), %d preempted and not admitted again, %d "
+			   "admitted but not seen finished, %d failed for good, "
+			   "%d requests retried", r.sc->name,
+			   rc ? "TIMED OUT" : "FAILED", notcr, pend, lost, adm,
+			   r.nfailed, r.nretries);
+		if (timed_out)
+			caveat = xasprintf("TIMED OUT after %d s with %d "
+					   "workloads never seen admitted and "
+					   "%d preempted and never admitted "
+					   "again: the figures are over the "
+					   "workloads that finished, wall to "
+					   "the last Finished seen; ",
+					   timeout_s, pend, lost);
 		for (i = 0; i < r.nwl && pend > 0; i++) {
 			const struct wl *w = &r.wls[i];
 			char nm[64];
@@ -1583,7 +1601,8 @@ int main(int argc, char **argv)
 			}
 		}
 		rc = 1;
-	} else {
+	}
+	if (!r.watch_failed && r.nfailed == 0) {
 		double mcpu1 = bench_proc_cpu_s(mpid);
 		double dcpu1 = bench_proc_cpu_s(dpid);
 
@@ -1599,8 +1618,9 @@ int main(int argc, char **argv)
 		scrape_metrics(murl, &m1);
 		report(&r, wall_s, mcpu0 >= 0 && mcpu1 >= 0 ? mcpu1 - mcpu0 : -1,
 		       hwm, dcpu0 >= 0 && dcpu1 >= 0 ? dcpu1 - dcpu0 : -1,
-		       limits, load, &m0, &m1);
+		       limits, load, caveat, &m0, &m1);
 	}
+	free(caveat);
 
 	free(load);
 	free(limits);
