@@ -7,8 +7,8 @@
  *
  *   deepq-bench --cluster DIR [--depths 100,1000,10000] [--samples N]
  *
- * Per depth D, in order (QUICK=1: 100 and 1,000, 40 samples; else 100,
- * 1,000 and 10,000, 300 samples):
+ * Per depth D, in order (QUICK=1: 100 and 1,000, 40 samples or 6 s of
+ * sampling each; else 100, 1,000 and 10,000, 300 samples or 90 s):
  *  1. A ClusterQueue deep-D of its own (cpu nominal 64, no cohort,
  *     BestEffortFIFO, withinClusterQueue LowerPriority), a namespace and
  *     LocalQueue of the same name. Workloads of 1, 2, 4 or 8 cpu and
@@ -69,6 +69,8 @@
 #define NOMINAL_STR "64"
 #define SAMPLE_WAIT_US 2000000 /* a sample gives up after 2 s */
 #define MAX_STALLS 3           /* timeouts in a row end the phase */
+#define BUDGET_US 90000000     /* sampling time per depth (QUICK=1: 6 s) */
+#define QUICK_BUDGET_US 6000000
 #define QUIET_US 30000         /* watch quiet before a sample */
 #define FILL_QUIET_US 300000   /* watch quiet after a fill */
 #define FILL_WAIT_US 120000000 /* at most this long for a fill */
@@ -122,6 +124,7 @@ struct phase_res {
 	size_t nmgr;
 	int timeouts;
 	bool stalled;       /* MAX_STALLS timeouts in a row ended it */
+	bool over_budget;   /* the time budget ended it */
 	char *cq_state;     /* owned or NULL: at a stall, the manager's
 			       ClusterQueue counts against the watch's */
 	int evicted;
@@ -649,10 +652,10 @@ static char *cq_state(struct run *r, struct bench_conn *c, int depth)
 }
 
 static int run_phase(struct run *r, int ix, int depth, int nsamples,
-		     struct phase_res *res)
+		     int64_t budget_us, struct phase_res *res)
 {
 	struct bench_conn c;
-	int64_t t0;
+	int64_t t0, t_end;
 	int top, stalls = 0;
 
 	memset(res, 0, sizeof(*res));
@@ -695,7 +698,8 @@ static int run_phase(struct run *r, int ix, int depth, int nsamples,
 	pthread_mutex_unlock(&r->mu);
 	res->settle_s = (double)(bench_now_us() - t0) / 1e6;
 
-	/* 2. samples */
+	/* 2. samples, within the time budget */
+	t_end = bench_now_us() + budget_us;
 	for (int s = 0; s < nsamples; s++) {
 		int64_t mgr, lat;
 		bool failed;
@@ -705,6 +709,12 @@ static int run_phase(struct run *r, int ix, int depth, int nsamples,
 		pthread_mutex_unlock(&r->mu);
 		if (failed)
 			break;
+		if (bench_now_us() >= t_end) {
+			res->over_budget = true;
+			bench_note("depth %d: time budget spent after %zu "
+				   "samples", depth, res->n);
+			break;
+		}
 		lat = sample(r, &c, depth, &mgr);
 
 		if (lat < 0) {
@@ -775,7 +785,7 @@ static void report(const struct phase_res *res, int nres, double mcpu,
 			"event of that queue (the queue topped up to %d and "
 			"the watch quiet 30 ms between samples); p50 %.1f, p90 "
 			"%.1f, p99 %.1f, max %.1f ms; %d samples without an "
-			"admission within 2 s (counted as 2 s)%s%s; the "
+			"admission within 2 s (counted as 2 s)%s%s%s; the "
 			"manager's "
 			"part (Finished watch event -> Admitted watch event) "
 			"p50 %.1f, p99 %.1f ms; %d preemptions seen; fill %.1f "
@@ -784,6 +794,8 @@ static void report(const struct phase_res *res, int nres, double mcpu,
 			x->depth, x->n, x->depth, p50, pct_ms(x->lat, x->n, 90),
 			p99, x->n ? (double)x->lat[x->n - 1] / 1e3 : -1,
 			x->timeouts,
+			x->over_budget ? "; the time budget ended the "
+					 "samples early" : "",
 			x->stalled ? "; STALLED (3 in a row, phase ended): "
 				   : "",
 			x->cq_state ? x->cq_state : "",
@@ -912,7 +924,9 @@ int main(int argc, char **argv)
 		bench_die("pthread_create failed");
 	for (int i = 0; i < ndepths && !rc; i++) {
 		bench_note("depth %d: filling", depths[i]);
-		rc = run_phase(&r, i, depths[i], nsamples, &res[nres++]);
+		rc = run_phase(&r, i, depths[i], nsamples,
+			       quick ? QUICK_BUDGET_US : BUDGET_US,
+			       &res[nres++]);
 	}
 	pthread_mutex_lock(&r.mu);
 	r.stop = true;
