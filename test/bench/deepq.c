@@ -7,7 +7,7 @@
  *
  *   deepq-bench --cluster DIR [--depths 100,1000,10000] [--samples N]
  *
- * Per depth D, in order (QUICK=1: 100 and 1,000, 40 samples or 6 s of
+ * Per depth D, in order (QUICK=1: 100 and 1,000, 25 samples or 6 s of
  * sampling each; else 100, 1,000 and 10,000, 300 samples or 90 s):
  *  1. A ClusterQueue deep-D of its own (cpu nominal 64, no cohort,
  *     BestEffortFIFO, withinClusterQueue LowerPriority), a namespace and
@@ -866,7 +866,7 @@ int main(int argc, char **argv)
 	const char *dir = NULL, *q = getenv("QUICK");
 	bool quick = q && !strcmp(q, "1");
 	int depths[MAX_DEPTHS] = { 100, 1000, 10000 };
-	int ndepths = quick ? 2 : 3, nsamples = quick ? 40 : 300, rc = 0;
+	int ndepths = quick ? 2 : 3, nsamples = quick ? 25 : 300, rc = 0;
 	struct phase_res res[MAX_DEPTHS];
 	struct run r;
 	pthread_condattr_t ca;
