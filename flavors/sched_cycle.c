@@ -257,6 +257,7 @@ static void nominate(struct sched *s, struct assign_env *env,
 	}
 	env->preemptor = r->id;
 	s->nom_cq = e->cq;
+	s->pc_fresh = false;
 	e->mode = assign_flavors(env, &c->c, r->ps, r->nps, res);
 	e->borrowing = res->borrowing;
 	if (e->mode == ASSIGN_PREEMPT)
@@ -266,6 +267,11 @@ static void nominate(struct sched *s, struct assign_env *env,
 	if (e->mode != ASSIGN_FIT) {
 		e->why = e->mode == ASSIGN_NOFIT ? RQ_NO_FIT
 					      : RQ_PREEMPTION_NO_CANDIDATES;
+		/* A holder admitted earlier in this call was no candidate
+		 * (sched_preempt.c's classify): the next call may preempt
+		 * it, so the head is requeued at once, not parked. */
+		if (s->pc_fresh && !e->ntg)
+			e->why = RQ_FAILED_AFTER_NOMINATION;
 		e->reason = REASON_PENDING;
 		e->message = assign_message(env, r->ps, res);
 	}

@@ -296,6 +296,8 @@ struct sched {
 	size_t nchk, capchk;
 	int32_t nom_cq;             /* the CQ of the head being nominated */
 	/* preemption scratch (sched_preempt.c) */
+	bool pc_fresh;              /* a holder admitted in this call was
+				       left out of the candidates */
 	struct sched_pcand *pc;
 	size_t npc, cappc;
 	int32_t *ptg;               /* indexes into pc: the chosen set */

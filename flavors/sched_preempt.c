@@ -114,6 +114,16 @@ static enum sched_pvariant classify(const struct pctx *x, const struct swl *r,
 
 	if (!uses_any(r, x->need, x->nneed) || !policy_allows(x, r, own))
 		return PV_NEVER;
+	/* Admitted earlier in this sched_cycle call: its DEC_ADMIT is in
+	 * the caller's list and one workload has one decision per call, so
+	 * a DEC_PREEMPT would replace it; the admission would never be
+	 * written nor forgotten and its quota held for ever. A later call
+	 * may preempt it (the caller writes the admission first): nominate
+	 * requeues the preemptor at once rather than parking it. */
+	if (r->state == WS_ASSUMED && r->dec_call == x->s->calls) {
+		x->s->pc_fresh = true;
+		return PV_NEVER;
+	}
 	if (own)
 		return PV_WITHIN_CQ;
 	if (hier_adv)
