@@ -113,27 +113,27 @@ struct scene_job {
 
 static const struct scene_job scenes[] = {
 	/* 0 s: h100 busy, each team within its nominal quota */
-	{ NLP, FEED_INFERENCE, 1, 2, 0, 24000 },
-	{ NLP, FEED_INFERENCE, 1, 2, 0, 26000 },
-	{ NLP, FEED_INFERENCE, 1, 2, 0, 22000 },
-	{ NLP, FEED_INFERENCE, 1, 2, 0, 25000 },
-	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 23000 },
-	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 21000 },
-	{ RESEARCH, FEED_TRAINING, 1, 4, 500, 27000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 15000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 17000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 14000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 16000 },
+	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 15000 },
+	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 14000 },
+	{ RESEARCH, FEED_TRAINING, 1, 4, 500, 16000 },
 	/* 1 s: research's sweep borrows 12 a100 GPUs */
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 30000 },
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 28000 },
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 32000 },
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 29000 },
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 31000 },
-	{ RECSYS, FEED_TRAINING, 2, 2, 1500, 26000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 15000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 13000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 16000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 14000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 15000 },
+	{ RECSYS, FEED_TRAINING, 2, 2, 1500, 15000 },
 	/* 3.5 s, 5 s: nlp reclaims the a100 GPUs it lent */
-	{ NLP, FEED_EXPERIMENT, 1, 4, 3500, 20000 },
-	{ NLP, FEED_EXPERIMENT, 1, 4, 5000, 21000 },
+	{ NLP, FEED_EXPERIMENT, 1, 4, 3500, 10000 },
+	{ NLP, FEED_EXPERIMENT, 1, 4, 5000, 9000 },
 	/* 6.5 s: recsys reclaims what it lent */
-	{ RECSYS, FEED_TRAINING, 1, 4, 6500, 18000 },
+	{ RECSYS, FEED_TRAINING, 1, 4, 6500, 10000 },
 	/* 9 s: production inference preempts an nlp experiment */
-	{ NLP, FEED_INFERENCE, 1, 2, 9000, 8000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 9000, 5000 },
 };
 
 #define NSCENE (sizeof(scenes) / sizeof(scenes[0]))
