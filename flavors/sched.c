@@ -567,6 +567,9 @@ void sched_free(struct sched *s)
 	free(s->chk);
 	free(s->pc);
 	free(s->ptg);
+	free(s->ord);
+	free(s->hp);
+	free(s->acc_tg);
 	free(s->rem);
 	free(s->need);
 	free(s->rvict);
