@@ -364,6 +364,15 @@ endif
 $(SCENARIO_BENCH): $(BUILD)/test/bench/scenario.o $(BUILD)/test/bench/benchlib.o $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/test/bench/benchlib.o $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
 -include $(BUILD)/test/bench/scenario.d
+# deepq-bench: freed quota -> next admission with one ClusterQueue 100 /
+# 1,000 / 10,000 deep, against a devcluster (libcurl + jansson).
+DEEPQ_BENCH := $(BUILD)/deepq-bench
+ifneq ($(wildcard test/bench/deepq.c),)
+all: $(DEEPQ_BENCH)
+endif
+$(DEEPQ_BENCH): $(BUILD)/test/bench/deepq.o $(BUILD)/test/bench/benchlib.o $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/test/bench/benchlib.o $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
+-include $(BUILD)/test/bench/deepq.d
 
 # core-bench: the scheduling core in memory (flavors/sched), no I/O.
 ifneq ($(wildcard test/bench/core_bench.c),)

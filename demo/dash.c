@@ -8,6 +8,14 @@
  * idle quota each can lend right now, min(lendingLimit, nominal - used),
  * so the LENT column adds up to the BORROWED column.
  *
+ * Preemptions come from the Workloads: Kueue counts each eviction in
+ * status.schedulingStats.evictions, so a new count of reason Preempted
+ * is one preemption even when the watch skips a version; its reason is
+ * the Preempted condition's (or, once a new reservation flipped that to
+ * False with "Previously: <message>", read from the message), and the
+ * preemptor is the Workload whose UID the message names, resolved when
+ * shown since its Workload may be seen later.
+ *
  * Like feed.c, this file reads json_t outside STYLE P3(c)'s places:
  * the demo is a client, not the core, and reads a few fields only.
  */
@@ -28,7 +36,24 @@
 #define MAX_FLAVORS 4
 #define MAX_QUEUES 8
 #define LAST_N 8      /* admissions shown */
+#define LAST_PRE 5    /* preemptions shown */
 #define MAX_LINES 32  /* dashboard lines */
+
+/* Kueue's Preempted reasons, in the summary's order, with the words of
+ * its message for each; the last slot counts any other reason. */
+static const struct {
+	const char *reason;
+	const char *due_to; /* "... due to <this>; preemptor path: ..." */
+} preempt_reasons[] = {
+	{ "InClusterQueue", "due to prioritization in the ClusterQueue" },
+	{ "InCohortReclamation", "due to reclamation within the cohort" },
+	{ "InCohortReclaimWhileBorrowing",
+	  "due to reclamation within the cohort while borrowing" },
+	{ "InCohortFairSharing", "due to Fair Sharing within the cohort" },
+	{ "other", "" },
+};
+
+#define NREASON (sizeof(preempt_reasons) / sizeof(preempt_reasons[0]))
 
 struct djob {
 	int64_t created_ms;  /* POST answered; 0: not yet */
@@ -41,6 +66,22 @@ struct djob {
 				-1: not running, or flavor unknown */
 	bool failed;         /* Failed condition */
 	bool create_failed;  /* the POST failed for good */
+	bool up;             /* running in the last version seen */
+	int runs;            /* times seen starting to run (a preempted
+				Job runs again once re-admitted) */
+	int preempted;       /* preemptions seen on its Workload */
+	char *uid;           /* owned or NULL: the Job's metadata.uid */
+	char *wl_uid;        /* owned or NULL: its Workload's uid */
+};
+
+/* One preemption, as its victim's Workload showed it. */
+struct dpreempt {
+	int64_t at_ms;       /* when the demo saw it */
+	size_t victim;       /* planned Job index */
+	char *by_uid;        /* owned: the preemptor Workload's UID, or
+				NULL when the message names none */
+	size_t reason;       /* index into preempt_reasons */
+	int64_t gpus;        /* GPUs of the admission it lost */
 };
 
 struct dqueue {
@@ -74,6 +115,9 @@ struct dash {
 	int nq;                  /* sorted by name */
 	struct dflavor f[MAX_FLAVORS]; /* first nf used */
 	int nf;                  /* first seen first; display_order sorts */
+	struct dpreempt *pre;    /* owned; npre in the order seen */
+	size_t npre, cappre;
+	size_t pre_shown;        /* preemptions printed as plain lines */
 	size_t last[LAST_N];     /* ring of admitted job indexes */
 	size_t nlast;            /* admissions so far (ring position) */
 	int64_t start_ms;        /* stream start; 0: not started */
@@ -107,6 +151,13 @@ void dash_free(struct dash *d)
 		free(d->f[i].name);
 		json_decref(d->f[i].labels);
 	}
+	for (size_t i = 0; i < d->s->n; i++) {
+		free(d->jobs[i].uid);
+		free(d->jobs[i].wl_uid);
+	}
+	for (size_t i = 0; i < d->npre; i++)
+		free(d->pre[i].by_uid);
+	free(d->pre);
 	free(d->jobs);
 	free(d);
 }
@@ -247,6 +298,8 @@ void dash_job(struct dash *d, const json_t *job, bool deleted,
 	if (i < 0)
 		return;
 	j = &d->jobs[i];
+	if (!j->uid && *jx_text(meta, "uid"))
+		j->uid = xstrdup(jx_text(meta, "uid"));
 	gpus = feed_job_gpus(&d->s->v[i]);
 	unsuspended = json_is_false(
 		json_object_get(json_object_get(job, "spec"), "suspend"));
@@ -271,6 +324,8 @@ void dash_job(struct dash *d, const json_t *job, bool deleted,
 	 * Job again and releases, a re-admission counts on its new flavor,
 	 * a deletion releases. */
 	running = unsuspended && !ended && !deleted;
+	j->runs += running && !j->up;
+	j->up = running;
 	if (j->run_flavor >= 0 && !running) {
 		d->f[j->run_flavor].in_use -= gpus;
 		j->run_flavor = -1;
@@ -402,6 +457,151 @@ void dash_flavor(struct dash *d, const json_t *rf, bool deleted)
 	labels = json_object_get(json_object_get(rf, "spec"), "nodeLabels");
 	if (json_is_object(labels))
 		d->f[f].labels = json_incref(labels);
+}
+
+/* Preemptions counted in a Workload's schedulingStats.evictions. */
+static int preempt_count(const json_t *wl)
+{
+	const json_t *ev = json_object_get(json_object_get(
+		json_object_get(wl, "status"), "schedulingStats"), "evictions");
+	size_t i;
+	const json_t *e;
+	int n = 0;
+
+	json_array_foreach(ev, i, e)
+		if (!strcmp(jx_text(e, "reason"), "Preempted"))
+			n += (int)json_integer_value(json_object_get(e,
+								     "count"));
+	return n;
+}
+
+static const json_t *condition(const json_t *obj, const char *type)
+{
+	const json_t *conds =
+		json_object_get(json_object_get(obj, "status"), "conditions");
+	size_t i;
+	const json_t *c;
+
+	json_array_foreach(conds, i, c)
+		if (!strcmp(jx_text(c, "type"), type))
+			return c;
+	return NULL;
+}
+
+/* GPUs of a Workload's admission (every pod set's resourceUsage), or
+ * -1 when it has none. */
+static int64_t admitted_gpus(const json_t *wl)
+{
+	const json_t *psa = json_object_get(json_object_get(
+		json_object_get(wl, "status"), "admission"),
+		"podSetAssignments");
+	size_t i;
+	const json_t *a;
+	int64_t n = 0;
+
+	if (!json_is_array(psa))
+		return -1;
+	json_array_foreach(psa, i, a)
+		n += units(json_object_get(json_object_get(a,
+							   "resourceUsage"),
+					   GPU));
+	return n;
+}
+
+/* The preemption of the Workload's Preempted condition: its reason
+ * (from the condition while True, else the reason whose words the
+ * message holds, the longest match since one starts another) and the
+ * preemptor's UID; reason NREASON - 1 when unknown. */
+static size_t preempt_of(const json_t *wl, char **by_uid)
+{
+	const json_t *c = condition(wl, "Preempted");
+	const char *msg = c ? jx_text(c, "message") : "";
+	const char *u = strstr(msg, "(UID: ");
+	bool is_true = c && !strcmp(jx_text(c, "status"), "True");
+	size_t best = NREASON - 1, best_len = 0;
+
+	*by_uid = NULL;
+	if (u) {
+		u += strlen("(UID: ");
+		*by_uid = xstrndup(u, strcspn(u, ",)"));
+	}
+	for (size_t r = 0; c && r + 1 < NREASON; r++) {
+		size_t len = strlen(preempt_reasons[r].due_to);
+
+		if (is_true && !strcmp(jx_text(c, "reason"),
+				       preempt_reasons[r].reason))
+			return r;
+		if (!is_true && len > best_len &&
+		    strstr(msg, preempt_reasons[r].due_to)) {
+			best = r;
+			best_len = len;
+		}
+	}
+	return best;
+}
+
+void dash_workload(struct dash *d, const json_t *wl, bool deleted,
+		   int64_t now_ms)
+{
+	const json_t *meta = json_object_get(wl, "metadata");
+	const json_t *own = json_array_get(json_object_get(meta,
+							   "ownerReferences"),
+					   0);
+	long i;
+	struct djob *j;
+	int n;
+	int64_t gpus;
+
+	if (deleted || !own || strcmp(jx_text(own, "kind"), "Job"))
+		return;
+	i = job_index(d, jx_text(own, "name"));
+	if (i < 0)
+		return;
+	j = &d->jobs[i];
+	/* a Job of another run with the same name */
+	if (j->uid && strcmp(j->uid, jx_text(own, "uid")))
+		return;
+	if (!j->wl_uid && *jx_text(meta, "uid"))
+		j->wl_uid = xstrdup(jx_text(meta, "uid"));
+	n = preempt_count(wl);
+	gpus = admitted_gpus(wl);
+	if (gpus < 0)
+		gpus = feed_job_gpus(&d->s->v[i]);
+	for (; j->preempted < n; j->preempted++) {
+		struct dpreempt *p;
+
+		XGROW(d->pre, d->cappre, d->npre + 1);
+		p = &d->pre[d->npre++];
+		p->at_ms = now_ms;
+		p->victim = (size_t)i;
+		p->reason = preempt_of(wl, &p->by_uid);
+		p->gpus = gpus;
+	}
+}
+
+/* The planned Job whose Workload has uid, or -1. */
+static long job_of_wl_uid(const struct dash *d, const char *uid)
+{
+	if (!uid)
+		return -1;
+	for (size_t i = 0; i < d->s->n; i++)
+		if (d->jobs[i].wl_uid && !strcmp(d->jobs[i].wl_uid, uid))
+			return (long)i;
+	return -1;
+}
+
+/* "nlp-infer-017", or "workload 1a2b3c4d" while its Workload is unseen. */
+static void preemptor_name(const struct dash *d, const struct dpreempt *p,
+			   char *buf, size_t len)
+{
+	long k = job_of_wl_uid(d, p->by_uid);
+
+	if (k >= 0)
+		snprintf(buf, len, "%s", d->s->v[k].name);
+	else if (p->by_uid)
+		snprintf(buf, len, "workload %.8s", p->by_uid);
+	else
+		snprintf(buf, len, "?");
 }
 
 bool dash_ready(const struct dash *d)
@@ -568,6 +768,26 @@ static void add_line(struct dash *d, char lines[][256], int *n,
 	(*n)++;
 }
 
+/* "N (InClusterQueue a, InCohortReclamation b, ...)": the reasons
+ * Kueue's classical preemption gives always, any other when seen. */
+static void preempt_counts(const struct dash *d, char *buf, size_t len)
+{
+	size_t by[NREASON] = { 0 };
+	int w;
+
+	for (size_t i = 0; i < d->npre; i++)
+		by[d->pre[i].reason]++;
+	w = snprintf(buf, len, "%zu (", d->npre);
+	for (size_t r = 0; r < NREASON && w > 0 && (size_t)w < len; r++) {
+		if (r >= 3 && !by[r])
+			continue;
+		w += snprintf(buf + w, len - (size_t)w, "%s%s %zu",
+			      r ? ", " : "", preempt_reasons[r].reason, by[r]);
+	}
+	if (w > 0 && (size_t)w < len)
+		snprintf(buf + w, len - (size_t)w, ")");
+}
+
 static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 {
 	char lines[MAX_LINES][256];
@@ -655,6 +875,26 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 			 feed_class_name(sj->klass), shape,
 			 j->flavor >= 0 ? d->f[j->flavor].name : "?", wait);
 	}
+	add_line(d, lines, &n, "%s", "");
+	preempt_counts(d, row, sizeof(row));
+	add_line(d, lines, &n, "PREEMPTIONS: %s", row);
+	add_line(d, lines, &n, "%7s %-18s %-18s %-29s %s", "at", "victim",
+		 "preemptor", "reason", "GPUs freed");
+	for (size_t k = 0; k < LAST_PRE; k++) {
+		const struct dpreempt *p;
+		char by[40];
+
+		if (k >= d->npre) {
+			add_line(d, lines, &n, "%s", "");
+			continue;
+		}
+		p = &d->pre[d->npre - 1 - k];
+		preemptor_name(d, p, by, sizeof(by));
+		add_line(d, lines, &n, "%6.1fs %-18s %-18s %-29s %lld",
+			 secs(p->at_ms - d->start_ms), d->s->v[p->victim].name,
+			 by, preempt_reasons[p->reason].reason,
+			 (long long)p->gpus);
+	}
 	if (!d->cursor_hidden) {
 		fputs("\033[?25l", out);
 		d->cursor_hidden = true;
@@ -670,6 +910,17 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 static void render_plain(struct dash *d, int64_t now_ms, FILE *out)
 {
 	struct counts c = count_jobs(d);
+
+	for (; d->pre_shown < d->npre; d->pre_shown++) {
+		const struct dpreempt *p = &d->pre[d->pre_shown];
+		char by[40];
+
+		preemptor_name(d, p, by, sizeof(by));
+		fprintf(out, "[t+%5.1fs] preempted %s (%lld GPUs freed) for "
+			"%s: %s\n", secs(p->at_ms - d->start_ms),
+			d->s->v[p->victim].name, (long long)p->gpus, by,
+			preempt_reasons[p->reason].reason);
+	}
 
 	fprintf(out, "[t+%5.1fs] jobs %zu/%zu created, %zu running, "
 		"%zu finished",
@@ -714,6 +965,77 @@ static int cmp_i64(const void *a, const void *b)
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
 	return (x > y) - (x < y);
+}
+
+/* Whether the Workload of job i preempted another one. */
+static bool is_preemptor(const struct dash *d, size_t i)
+{
+	const char *uid = d->jobs[i].wl_uid;
+
+	for (size_t k = 0; uid && k < d->npre; k++)
+		if (d->pre[k].by_uid && !strcmp(d->pre[k].by_uid, uid))
+			return true;
+	return false;
+}
+
+/*
+ * The summary's preemption lines: the count by reason and the GPUs
+ * freed; the victims, and how many ran again once re-admitted and
+ * finished (Complete); the wait of the inference Jobs that got in by
+ * preempting, beside the others'. waits is scratch of s->n entries.
+ */
+static void summary_preemptions(const struct dash *d, int64_t *waits,
+				FILE *out)
+{
+	char buf[256];
+	size_t victims = 0, back = 0, n = 0, nother = 0;
+	int64_t freed = 0, sum = 0, max = 0, sum_other = 0;
+
+	preempt_counts(d, buf, sizeof(buf));
+	for (size_t k = 0; k < d->npre; k++)
+		freed += d->pre[k].gpus;
+	for (size_t i = 0; i < d->s->n; i++) {
+		const struct djob *j = &d->jobs[i];
+
+		if (!j->preempted)
+			continue;
+		victims++;
+		back += j->runs > j->preempted && j->finished_ms &&
+			!j->failed;
+	}
+	fprintf(out, "preemptions: %s, %lld GPUs freed\n", buf,
+		(long long)freed);
+	fprintf(out, "preempted jobs: %zu, %zu re-admitted and finished\n",
+		victims, back);
+	for (size_t i = 0; i < d->s->n; i++) {
+		const struct djob *j = &d->jobs[i];
+		int64_t w;
+
+		if (d->s->v[i].klass != FEED_INFERENCE || !j->created_ms ||
+		    !j->admitted_ms)
+			continue;
+		w = j->admitted_ms > j->created_ms
+			    ? j->admitted_ms - j->created_ms
+			    : 0;
+		if (is_preemptor(d, i)) {
+			waits[n++] = w;
+			sum += w;
+			if (w > max)
+				max = w;
+		} else {
+			nother++;
+			sum_other += w;
+		}
+	}
+	if (n)
+		fprintf(out, "prod-inference admitted by preempting: %zu jobs, "
+			"wait mean %.2fs, max %.2fs (without preempting: "
+			"%zu jobs, mean %.2fs)\n", n, secs(sum) / (double)n,
+			secs(max), nother,
+			nother ? secs(sum_other) / (double)nother : 0.0);
+	else
+		fprintf(out, "prod-inference admitted by preempting: 0 jobs "
+			"(%zu without)\n", nother);
 }
 
 void dash_summary(const struct dash *d, int64_t now_ms, FILE *out)
@@ -765,6 +1087,7 @@ void dash_summary(const struct dash *d, int64_t now_ms, FILE *out)
 			secs(sum) / (double)n,
 			secs(waits[(n * 95 + 99) / 100 - 1]));
 	}
+	summary_preemptions(d, waits, out);
 	for (int f = 0; f < d->nf; f++)
 		cap += total_nominal(d, f);
 	fprintf(out, "peak GPU utilisation: %lld/%lld GPUs (%.0f%%);",

@@ -2,11 +2,13 @@
  * dash: what the demo knows and shows. It follows the planned Jobs (when
  * each was created, unsuspended, finished, on which flavor), the
  * ClusterQueues (quotas from their spec, usage and counts from their
- * status, as the manager writes them) and the ResourceFlavors (to name
- * the flavor an admitted Job's nodeSelector points at), and renders:
+ * status, as the manager writes them), the ResourceFlavors (to name
+ * the flavor an admitted Job's nodeSelector points at) and the Workloads
+ * (who preempted whom, why, and the GPUs it freed), and renders:
  *
  *  - a dashboard: on a terminal a block redrawn in place with ANSI
- *    cursor movement; otherwise one plain line per call;
+ *    cursor movement; otherwise one plain line per call, after one line
+ *    per preemption seen since the previous call;
  *  - the summary once the stream has drained.
  *
  * Times are the caller's monotonic milliseconds, taken when the demo
@@ -40,13 +42,20 @@ void dash_job_created(struct dash *d, size_t i, int64_t now_ms);
 /* The POST of planned Job i failed for good (message borrowed). */
 void dash_job_failed_create(struct dash *d, size_t i, const char *message);
 
-/* A Job, ClusterQueue or ResourceFlavor as listed or watched (borrowed);
- * deleted when it is gone. */
+/* A Job, ClusterQueue, ResourceFlavor or Workload as listed or watched
+ * (borrowed); deleted when it is gone. A Workload owned by a planned Job
+ * gives the Job's Workload UID (preemption messages name preemptors by
+ * it) and each preemption it went through: a new count of reason
+ * Preempted in status.schedulingStats.evictions is one preemption, with
+ * the Preempted condition's reason, the preemptor's UID from its
+ * message and the GPUs of the admission it lost. */
 void dash_job(struct dash *d, const struct json_t *job, bool deleted,
 	      int64_t now_ms);
 void dash_cluster_queue(struct dash *d, const struct json_t *cq,
 			bool deleted, int64_t now_ms);
 void dash_flavor(struct dash *d, const struct json_t *rf, bool deleted);
+void dash_workload(struct dash *d, const struct json_t *wl, bool deleted,
+		   int64_t now_ms);
 
 /* Records the peaks of GPUs in use (all flavors, each flavor). Call after
  * each watch event and after each whole relist, never in the middle of

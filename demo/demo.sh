@@ -6,7 +6,8 @@
 #  2. starts a devcluster there (test/e2e/devcluster: the devserver and
 #     the manager with its webhook on loopback);
 #  3. applies demo/platform.yaml with kubectl;
-#  4. runs cueue-demo: the Job stream, the dashboard, the summary;
+#  4. runs cueue-demo: the Job stream (scripted scenes that end in
+#     preemptions, then a seeded stream), the dashboard, the summary;
 #  5. says how to point kubectl at the cluster; with a terminal on stdin
 #     it keeps the cluster up until Ctrl-C, otherwise it stops it.
 # Whatever happens (Ctrl-C included), the cluster is stopped on exit and
@@ -14,8 +15,10 @@
 #
 # Environment:
 #   DEMO_STATE          state dir (default: ./.demo of the source tree)
-#   DEMO_JOBS           Jobs in the stream (default 60)
-#   DEMO_SPAN           seconds over which they are created (default 40)
+#   DEMO_JOBS           Jobs in the stream (default 60; the first 17 are
+#                       the scenes of demo/feed.c)
+#   DEMO_SPAN           the seeded Jobs are created from 12 s to this
+#                       many seconds into the stream (default 40)
 #   DEMO_RUNTIME_SCALE  multiplies every Job's runtime (default 1)
 #   DEMO_SEED           the stream's seed (default 1)
 #   DEMO_INTERVAL       dashboard refresh in ms (default: 250 on a
@@ -73,7 +76,8 @@ t1=${EPOCHREALTIME/./}
 printf 'demo: cluster up and platform applied in %d.%ds: ResourceFlavors h100 (tainted) and a100,\n' \
 	$(((t1 - t0) / 1000000)) $(((t1 - t0) / 100000 % 10))
 echo "      cohort ai-org with ClusterQueues team-nlp, team-recsys, team-research, their"
-echo "      LocalQueues \"gpus\", WorkloadPriorityClasses prod-inference > training > experiment"
+echo "      LocalQueues \"gpus\", WorkloadPriorityClasses prod-inference > training > experiment;"
+echo "      preemption: LowerPriority within a queue, reclaim of lent quota from any borrower"
 
 # 4. the stream
 args=(--kubeconfig "$KUBECONFIG" --jobs "${DEMO_JOBS:-60}"
@@ -92,6 +96,7 @@ The demo cluster is a real API endpoint; point kubectl at it:
   kubectl get workloads -A
   kubectl get clusterqueues
   kubectl get jobs -A -L kueue.x-k8s.io/priority-class
+  kubectl get events -A --field-selector reason=Preempted
 Logs: $state/manager.log, $state/devserver.log
 EOF2
 if [ "$rc" -ne 0 ]; then

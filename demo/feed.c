@@ -1,11 +1,33 @@
 /*
- * feed: the demo's Job mix (see feed.h). The mix is what a shared
- * GPU cluster sees in a busy hour: many small inference Jobs, fewer but
- * large training Jobs (single 8-GPU pods and gangs of 2-4 pods that must
- * start together), and a tail of research experiments. The numbers are
- * chosen so that demand exceeds the 40 GPUs of demo/platform.yaml for
- * most of the stream: queues build up, teams borrow, and the stream
- * still drains within about a minute of its last creation.
+ * feed: the demo's Job mix (see feed.h). It opens with scripted scenes,
+ * the same every run, that put the platform where preemption is what
+ * a GPU platform team wants from it (the times are offsets into the
+ * stream; every team's nominal quota is in demo/platform.yaml):
+ *
+ *   0 s    every team's h100 is busy within its nominal quota: nlp and
+ *          recsys serve inference, research trains;
+ *   1 s    research launches a sweep of five 4-GPU experiments: 8 a100
+ *          GPUs of its own and 12 borrowed, lent by nlp (8) and recsys
+ *          (4); recsys trains on its 4 a100 GPUs that it never lends;
+ *   3.5 s, 5 s  nlp's experiments arrive and take back the a100 GPUs
+ *          nlp lent: reclaimWithinCohort preempts two of research's
+ *          borrowing experiments (InCohortReclamation);
+ *   6.5 s  recsys's second training job takes back what recsys lent:
+ *          a third research experiment goes (InCohortReclamation);
+ *   9 s    every queue is at its nominal quota in both flavors and
+ *          production inference arrives in nlp: h100 holds only work
+ *          of its priority, so withinClusterQueue: LowerPriority
+ *          preempts one of nlp's own experiments (InClusterQueue).
+ *
+ * The scenes' Jobs run at least until the scenes are over, whatever the
+ * runtime scale, so each preemption finds the state it needs. After them
+ * comes a seeded stream of what a shared GPU cluster sees in a busy
+ * hour: many small inference Jobs, fewer but large training Jobs (single
+ * 8-GPU pods and gangs of 2-4 pods that must start together), and a tail
+ * of research experiments. The numbers are chosen so that demand exceeds
+ * the 40 GPUs for most of the stream: queues build up, teams borrow and
+ * reclaim, and the stream still drains within about a minute of its last
+ * creation.
  *
  * This file builds json_t objects outside the places STYLE P3(c) names:
  * the demo is a client program, not part of the core, and the JSON goes
@@ -78,6 +100,47 @@ static const struct class_mix mix[FEED_NCLASS] = {
 	},
 };
 
+enum { NLP, RECSYS, RESEARCH };
+
+/* One scripted Job of the opening scenes (the file comment). */
+struct scene_job {
+	int team;
+	enum feed_class klass;
+	int pods, gpus;     /* pods x GPUs per pod */
+	int64_t at_ms;      /* creation offset */
+	int64_t runtime_ms; /* at runtime scale 1 */
+};
+
+static const struct scene_job scenes[] = {
+	/* 0 s: h100 busy, each team within its nominal quota */
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 15000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 17000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 14000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 16000 },
+	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 15000 },
+	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 14000 },
+	{ RESEARCH, FEED_TRAINING, 1, 4, 500, 16000 },
+	/* 1 s: research's sweep borrows 12 a100 GPUs */
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 15000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 13000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 16000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 14000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 15000 },
+	{ RECSYS, FEED_TRAINING, 2, 2, 1500, 15000 },
+	/* 3.5 s, 5 s: nlp reclaims the a100 GPUs it lent */
+	{ NLP, FEED_EXPERIMENT, 1, 4, 3500, 10000 },
+	{ NLP, FEED_EXPERIMENT, 1, 4, 5000, 9000 },
+	/* 6.5 s: recsys reclaims what it lent */
+	{ RECSYS, FEED_TRAINING, 1, 4, 6500, 10000 },
+	/* 9 s: production inference preempts an nlp experiment */
+	{ NLP, FEED_INFERENCE, 1, 2, 9000, 5000 },
+};
+
+#define NSCENE (sizeof(scenes) / sizeof(scenes[0]))
+/* The scenes' Jobs run at least until this offset (plus their own
+ * start), and the seeded stream starts after it. */
+#define SCENES_END_MS 11000
+
 /* xorshift64*: small, deterministic, good enough for a demo. */
 static uint64_t next_rand(uint64_t *s)
 {
@@ -114,19 +177,54 @@ void feed_release(struct feed *s)
 	s->n = 0;
 }
 
+static void name_job(struct feed_job *j, size_t i)
+{
+	snprintf(j->name, sizeof(j->name), "%s-%s-%03zu",
+		 team_names[j->team], class_short[j->klass], i + 1);
+}
+
+static int64_t scaled(int64_t ms, double scale)
+{
+	int64_t v = (int64_t)((double)ms * scale);
+
+	return v < 100 ? 100 : v;
+}
+
 void feed_plan(struct feed *s, const struct feed_opts *o)
 {
 	uint64_t rng = o->seed * 0x9E3779B97F4A7C15ULL + 1;
 	int cls_pct[FEED_NCLASS];
 	double scale = o->runtime_scale > 0 ? o->runtime_scale : 1;
+	size_t nscene = o->jobs < NSCENE ? o->jobs : NSCENE;
+	size_t nbg = o->jobs - nscene;
+	int64_t bg_span = o->span_ms > SCENES_END_MS + 1000
+				  ? o->span_ms - SCENES_END_MS - 1000
+				  : 0;
 
 	feed_release(s);
 	for (int c = 0; c < FEED_NCLASS; c++)
 		cls_pct[c] = mix[c].percent;
 	s->v = xcalloc(o->jobs ? o->jobs : 1, sizeof(*s->v));
 	s->n = o->jobs;
-	for (size_t i = 0; i < s->n; i++) {
+	/* 1. The scenes, in time order; each runs past their end. */
+	for (size_t i = 0; i < nscene; i++) {
+		const struct scene_job *sc = &scenes[i];
 		struct feed_job *j = &s->v[i];
+		int64_t floor_ms = SCENES_END_MS - sc->at_ms + 1000;
+
+		j->team = sc->team;
+		j->klass = sc->klass;
+		j->pods = sc->pods;
+		j->gpus_per_pod = sc->gpus;
+		j->at_ms = sc->at_ms;
+		j->runtime_ms = scaled(sc->runtime_ms, scale);
+		if (j->runtime_ms < floor_ms)
+			j->runtime_ms = floor_ms;
+		name_job(j, i);
+	}
+	/* 2. The seeded stream, spread over what is left of the span. */
+	for (size_t k = 0; k < nbg; k++) {
+		struct feed_job *j = &s->v[nscene + k];
 		enum feed_class c =
 			(enum feed_class)pick_weighted(&rng, cls_pct,
 						       FEED_NCLASS);
@@ -141,19 +239,17 @@ void feed_plan(struct feed *s, const struct feed_opts *o)
 		j->team = pick_weighted(&rng, m->team_pct, FEED_NTEAM);
 		j->pods = sh->pods;
 		j->gpus_per_pod = sh->gpus;
-		j->runtime_ms = (int64_t)((double)rt * scale);
-		if (j->runtime_ms < 100)
-			j->runtime_ms = 100;
+		j->runtime_ms = scaled(rt, scale);
 		/* evenly spread, with up to half a slot of jitter, so the
 		 * plan stays sorted by at_ms */
-		j->at_ms = s->n > 1 ? o->span_ms * (int64_t)i /
-					      (int64_t)(s->n - 1)
-				    : 0;
-		jitter = s->n > 1 ? o->span_ms / (int64_t)s->n / 2 : 0;
-		if (jitter > 0 && i > 0 && i + 1 < s->n)
+		j->at_ms = SCENES_END_MS + 1000 +
+			   (nbg > 1 ? bg_span * (int64_t)k /
+					      (int64_t)(nbg - 1)
+				    : 0);
+		jitter = nbg > 1 ? bg_span / (int64_t)nbg / 2 : 0;
+		if (jitter > 0 && k > 0 && k + 1 < nbg)
 			j->at_ms -= (int64_t)pick(&rng, (uint64_t)jitter);
-		snprintf(j->name, sizeof(j->name), "%s-%s-%03zu",
-			 team_names[j->team], class_short[c], i + 1);
+		name_job(j, nscene + k);
 	}
 }
 

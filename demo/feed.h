@@ -1,6 +1,7 @@
 /*
  * feed: the demo's stream of Jobs, planned up front and deterministic
- * for a seed: which team submits what, of which priority class, how many
+ * for a seed: scripted scenes that end in preemptions (feed.c), then a
+ * seeded stream; which team submits what, of which priority class, how many
  * pods of how many GPUs, when (an offset into the stream) and for how
  * long it runs in the devserver's job runner. feed_job_json turns one
  * planned Job into the batch/v1 object the demo creates through the API
@@ -44,8 +45,10 @@ struct feed {
 };
 
 struct feed_opts {
-	size_t jobs;          /* how many Jobs */
-	int64_t span_ms;      /* creations spread over [0, span_ms] */
+	size_t jobs;          /* how many Jobs: the scenes' first (all of
+				 them from 17 on), then the seeded ones */
+	int64_t span_ms;      /* the seeded Jobs are created from the
+				 scenes' end (12 s) to span_ms */
 	double runtime_scale; /* multiplies every runtime; > 0 */
 	uint64_t seed;        /* same seed, same stream */
 	const char *run_id;   /* label cueue.dev/demo-run; borrowed */

@@ -10,7 +10,8 @@
  *
  * Shape: the controller's own event loop and REST client (controller/
  * loop.h, kube.h, kube_watch.h) on one thread: informers on
- * ResourceFlavors, ClusterQueues and this run's Jobs feed demo/dash.c; a
+ * ResourceFlavors, ClusterQueues, Workloads (who preempted whom) and this
+ * run's Jobs feed demo/dash.c; a
  * 100 ms tick creates the Jobs that are due (POST through the API, so the
  * mutating webhook suspends them as it would in a cluster), redraws the
  * dashboard and notices when the stream has drained. Ctrl-C (SIGINT) or
@@ -55,6 +56,7 @@ struct app {
 	struct feed s;         /* the planned Jobs */
 	struct post *posts;      /* owned; s.n entries */
 	const struct informer *jobs; /* borrowed: the Jobs informer */
+	const struct informer *wls;  /* borrowed: the Workloads informer */
 	char run_id[32];         /* label cueue.dev/demo-run of this run */
 	struct timer tick;       /* every TICK_MS while the loop runs */
 	size_t next;             /* next planned Job to create */
@@ -87,6 +89,11 @@ static void apply_job(struct app *a, const json_t *o, bool del)
 {
 	/* a deleted Job keeps what was observed of it, and frees its GPUs */
 	dash_job(a->d, o, del, loop_now_ms(a->l));
+}
+
+static void apply_wl(struct app *a, const json_t *o, bool del)
+{
+	dash_workload(a->d, o, del, loop_now_ms(a->l));
 }
 
 struct informer {
@@ -225,14 +232,15 @@ static void on_tick(void *ud, int64_t now_ms)
 	 * informer has listed, so its watch sees every version of every Job
 	 * from its creation on. */
 	if (!a->start_ms) {
-		if (dash_ready(a->d) && a->jobs->listed) {
+		if (dash_ready(a->d) && a->jobs->listed && a->wls->listed) {
 			a->start_ms = now_ms;
 			dash_start(a->d, now_ms);
 		} else if (now_ms - a->begin_ms > a->ready_timeout_ms) {
 			note_error(a, "the ClusterQueues team-nlp, "
 				   "team-recsys and team-research are not "
 				   "all Active with their ResourceFlavors "
-				   "known, or the Jobs not listed (is "
+				   "known, or the Jobs or Workloads not "
+				   "listed (is "
 				   "demo/platform.yaml applied?)");
 			finish(a, 1);
 			return;
@@ -376,7 +384,7 @@ int main(int argc, char **argv)
 	struct kube_opts ko = { .qps = -1, .user_agent = "cueue-demo" };
 	struct app a;
 	struct feed_opts so;
-	struct informer inf[3];
+	struct informer inf[4];
 	char *selector = NULL;
 	int rc;
 
@@ -420,6 +428,9 @@ int main(int argc, char **argv)
 	informer_start(&inf[2], &a, apply_job, "/apis/batch/v1/jobs",
 		       selector);
 	a.jobs = &inf[2];
+	informer_start(&inf[3], &a, apply_wl,
+		       "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL);
+	a.wls = &inf[3];
 	a.begin_ms = loop_now_ms(a.l);
 	timers_setup(&a.tick, on_tick, &a);
 	loop_timer_arm(a.l, &a.tick, 0);
@@ -449,7 +460,7 @@ int main(int argc, char **argv)
 out:
 	if (a.d)
 		dash_end(a.d, stdout);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		kube_watch_free(inf[i].w);
 	kube_free(a.k);
 	loop_free(a.l);

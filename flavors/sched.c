@@ -565,6 +565,14 @@ void sched_free(struct sched *s)
 	free(s->mark);
 	free(s->rq_pending);
 	free(s->chk);
+	free(s->pc);
+	free(s->ptg);
+	free(s->ord);
+	free(s->hp);
+	free(s->acc_tg);
+	free(s->rem);
+	free(s->need);
+	free(s->rvict);
 	tree_free(s->t);
 	free(s);
 }

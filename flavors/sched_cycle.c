@@ -235,6 +235,28 @@ static void admit(struct sched *s, struct sched_decisions *out,
 	e->asg = NULL;
 }
 
+/* FNV-1a over an assignment's counts and cells: which one it is. */
+static uint64_t asg_sig(const struct assign_result *res)
+{
+	uint64_t h = 14695981039346656037ULL;
+	const unsigned char *p;
+
+	for (size_t i = 0; i < res->nps; i++) {
+		p = (const unsigned char *)&res->count[i];
+		for (size_t k = 0; k < sizeof(res->count[i]); k++)
+			h = (h ^ p[k]) * 1099511628211ULL;
+	}
+	for (size_t i = 0; i < res->ncells; i++) {
+		const struct assign_cell *c = &res->cells[i];
+		int64_t v[5] = { c->ps, c->res, c->flv, c->fr, c->v };
+
+		p = (const unsigned char *)v;
+		for (size_t k = 0; k < sizeof(v); k++)
+			h = (h ^ p[k]) * 1099511628211ULL;
+	}
+	return h ^ res->ncells;
+}
+
 /* The flavor assignment and victims of e's workload on the tree as it
  * is (nominate, and the overlap recomputation); sets e's verdict. */
 static void assign_entry(struct sched *s, struct assign_env *env,
@@ -246,11 +268,22 @@ static void assign_entry(struct sched *s, struct assign_env *env,
 
 	env->preemptor = r->id;
 	s->nom_cq = e->cq;
+	s->nom_wl = e->wl;
 	s->pskipped = false;
+	FREE_AND_NULL(s->acc_tg);
+	s->acc_ntg = 0;
 	e->mode = assign_flavors(env, &c->c, r->ps, r->nps, res);
 	e->borrowing = res->borrowing;
-	if (e->mode == ASSIGN_PREEMPT)
+	if (e->mode == ASSIGN_PREEMPT && s->acc_tg &&
+	    s->acc_sig == asg_sig(res)) {
+		/* accept_preempt answered for this very assignment */
+		e->tg = s->acc_tg;
+		e->ntg = s->acc_ntg;
+		s->acc_tg = NULL;
+		s->acc_ntg = 0;
+	} else if (e->mode == ASSIGN_PREEMPT) {
 		e->ntg = sched_preempt_targets(s, e->cq, r, res, &e->tg);
+	}
 	if (e->mode != ASSIGN_NOFIT)
 		e->asg = make_asg(e->cq, res);
 	if (e->mode != ASSIGN_FIT) {
@@ -332,10 +365,13 @@ static bool accept_preempt(void *ctx, const struct assign_result *res)
 {
 	struct sched *s = ctx;
 	struct sched_target *tg;
-	int32_t wl = s->ent[s->nent - 1].wl;
-	size_t n = sched_preempt_targets(s, s->nom_cq, s->wls[wl], res, &tg);
+	size_t n = sched_preempt_targets(s, s->nom_cq, s->wls[s->nom_wl], res,
+					 &tg);
 
-	free(tg);
+	free(s->acc_tg);
+	s->acc_tg = tg;
+	s->acc_ntg = n;
+	s->acc_sig = asg_sig(res);
 	return n > 0;
 }
 
@@ -392,7 +428,8 @@ static void issue_preemptions(struct sched *s, struct sched_decisions *out,
 		if (s->nrvict == s->caprvict)
 			XGROW(s->rvict, s->caprvict, s->nrvict + 1);
 		s->rvict[s->nrvict++] = v->id;
-		if (v->evicted || v->preempting)
+		if (v->evicted || v->preempting ||
+		    (v->chk_sent && v->state == WS_HOLDING))
 			continue;
 		v->preempting = true;
 		d = decision_slot(out, v, s->calls);

@@ -197,6 +197,8 @@ struct sched_pcand {
 	uint8_t list;    /* 0 hierarchical, 1 other queues, 2 own queue */
 	bool evicted;    /* eviction under way: ordered first */
 	int64_t qr;      /* admitted at (now when unknown) */
+	int32_t prio;    /* r's priority (no pointer chase in the order) */
+	const char *uid; /* r's uid, "" when none */
 };
 
 /* A victim chosen for an entry. */
@@ -294,16 +296,28 @@ struct sched {
 	/* workload ids flagged for the eviction and requeue checks */
 	int32_t *chk;
 	size_t nchk, capchk;
-	int32_t nom_cq;             /* the CQ of the head being nominated */
+	int32_t nom_cq;             /* the CQ and workload of the entry */
+	int32_t nom_wl;             /* being assigned (accept_preempt) */
 	bool pskipped;              /* a candidate admitted in this call was
 				       left out since nominate began */
 	bool excl_round;            /* this round's victims are simulated
 				       gone: not candidates either */
+	/* the victims accept_preempt found last, for the assignment of
+	 * signature acc_sig (the entry being assigned takes them) */
+	struct sched_target *acc_tg;
+	size_t acc_ntg;
+	uint64_t acc_sig;
 	/* preemption scratch (sched_preempt.c) */
 	struct sched_pcand *pc;
 	size_t npc, cappc;
 	int32_t *ptg;               /* indexes into pc: the chosen set */
 	size_t capptg;
+	int32_t *ord;               /* pc indexes in candidate order, the
+				       first nord of them extracted */
+	size_t nord;
+	int32_t *hp;                /* min-heap of the pc indexes not yet
+				       extracted */
+	size_t nhp, capord;
 	struct fr_val *rem;
 	size_t caprem;
 	int *need;

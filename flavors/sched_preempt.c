@@ -150,8 +150,13 @@ static void push_cands(const struct pctx *x, int32_t cq, int lca,
 		pc->lca = lca;
 		pc->variant = (uint8_t)v;
 		pc->list = list;
-		pc->evicted = r->evicted || r->preempting;
+		/* its eviction is under way: written, decided here, or a
+		 * DEC_EVICT of the checks (chk_sent on a holder) */
+		pc->evicted = r->evicted || r->preempting ||
+			      (r->chk_sent && r->state == WS_HOLDING);
 		pc->qr = r->qr_ms ? r->qr_ms : s->now;
+		pc->prio = r->qi.priority;
+		pc->uid = r->w && r->w->meta.uid ? r->w->meta.uid : "";
 	}
 }
 
@@ -209,26 +214,78 @@ static void collect_subtree(const struct pctx *x, int root, int skip,
 	}
 }
 
-static int cmp_pcand(const void *pa, const void *pb)
+/* Candidate order (§4.2, §4.3's lists): whether a goes before b. */
+static bool pc_before(const struct sched_pcand *a, const struct sched_pcand *b)
 {
-	const struct sched_pcand *a = pa, *b = pb;
-	const char *ua, *ub;
 	int c;
 
 	if (a->evicted != b->evicted)
-		return a->evicted ? -1 : 1;
+		return a->evicted;
 	if (a->list != b->list)
-		return a->list < b->list ? -1 : 1;
-	if (a->r->qi.priority != b->r->qi.priority)
-		return a->r->qi.priority < b->r->qi.priority ? -1 : 1;
+		return a->list < b->list;
+	if (a->prio != b->prio)
+		return a->prio < b->prio;
 	if (a->qr != b->qr)
-		return a->qr > b->qr ? -1 : 1;
-	ua = a->r->w && a->r->w->meta.uid ? a->r->w->meta.uid : "";
-	ub = b->r->w && b->r->w->meta.uid ? b->r->w->meta.uid : "";
-	c = strcmp(ua, ub);
+		return a->qr > b->qr;
+	c = strcmp(a->uid, b->uid);
 	if (c)
-		return c < 0 ? -1 : 1;
-	return a->r->id < b->r->id ? -1 : a->r->id > b->r->id;
+		return c < 0;
+	return a->r->id < b->r->id;
+}
+
+static void heap_down(struct sched *s, size_t i)
+{
+	int32_t *h = s->hp;
+	size_t n = s->nhp;
+
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+
+		if (l < n && pc_before(&s->pc[h[l]], &s->pc[h[m]]))
+			m = l;
+		if (l + 1 < n && pc_before(&s->pc[h[l + 1]], &s->pc[h[m]]))
+			m = l + 1;
+		if (m == i)
+			return;
+		{
+			int32_t t = h[i];
+
+			h[i] = h[m];
+			h[m] = t;
+		}
+		i = m;
+	}
+}
+
+/*
+ * The order is extracted lazily: the minimal set usually stops after a
+ * few candidates, so a heap (O(n) to build, O(log n) per candidate
+ * taken) beats sorting all n. Returns the index in pc of the i-th
+ * candidate in order, or -1 past the last.
+ */
+static int32_t cand_at(struct sched *s, size_t i)
+{
+	while (s->nord <= i && s->nhp) {
+		s->ord[s->nord++] = s->hp[0];
+		s->hp[0] = s->hp[--s->nhp];
+		heap_down(s, 0);
+	}
+	return i < s->nord ? s->ord[i] : -1;
+}
+
+static void order_begin(struct sched *s)
+{
+	if (s->capord < s->npc) {
+		s->ord = xrealloc(s->ord, s->npc * sizeof(*s->ord));
+		s->hp = xrealloc(s->hp, s->npc * sizeof(*s->hp));
+		s->capord = s->npc;
+	}
+	s->nord = 0;
+	s->nhp = s->npc;
+	for (size_t i = 0; i < s->npc; i++)
+		s->hp[i] = (int32_t)i;
+	for (size_t i = s->nhp / 2; i-- > 0;)
+		heap_down(s, i);
 }
 
 /* Lists of §4.3 (evicted split first by the sort key). */
@@ -261,8 +318,7 @@ static void collect(const struct pctx *x)
 			prev = a;
 		}
 	}
-	if (s->npc > 1)
-		qsort(s->pc, s->npc, sizeof(*s->pc), cmp_pcand);
+	order_begin(s);
 }
 
 /* Whether candidate pc may go in this attempt (§4.3 last point). */
@@ -364,11 +420,13 @@ static size_t minimal_set(const struct pctx *x)
 		bool borrow = attempts[a];
 		size_t nt = 0;
 
-		for (size_t i = 0; i < s->npc; i++) {
-			if (!cand_valid(x, &s->pc[i], borrow))
+		int32_t ci;
+
+		for (size_t i = 0; (ci = cand_at(s, i)) >= 0; i++) {
+			if (!cand_valid(x, &s->pc[ci], borrow))
 				continue;
-			take_out(s, s->pc[i].r);
-			s->ptg[nt++] = (int32_t)i;
+			take_out(s, s->pc[ci].r);
+			s->ptg[nt++] = ci;
 			if (!demand_fits(x, borrow))
 				continue;
 			/* Fill back, newest removal first but the last. */

@@ -21,10 +21,21 @@
  *  3. Replay: Kueue's baseline (§8.2) and large-scale (§8.4) scenarios in
  *     memory with a simulated clock (creations at the generator's
  *     intervals, finishes after the runtimes, one sched_cycle per instant
- *     with an event). Figure: CPU µs of every sched call per workload.
+ *     with an event; admissions confirmed and preemption victims put
+ *     back in their queue with the reservation cleared, as the manager's
+ *     informer reports them; a victim runs its full runtime again from
+ *     its next admission). Figure: CPU µs of every sched call per
+ *     workload.
  *     CORE_BENCH_NO_EQUIV=1 adds both replays without scheduling
  *     equivalence (minutes at full size); CORE_BENCH_BATCH_MS=N replays
  *     with opts.requeue_batch_ms = N.
+ *  4. Preemption: the cost of one classical preemption decision (§4)
+ *     with 10, 100 and 1,000 admitted candidates in the cohort: one
+ *     high-priority pending workload, n confirmed low-priority holders
+ *     of random sizes, the cohort full; one sched_cycle issues the
+ *     DEC_PREEMPTs and the preemptor's pending decision. Figure: CPU µs
+ *     of that cycle, and the growth from 10 to 100 to 1,000.
+ *     CORE_BENCH_ONLY=preemption runs this part alone.
  *
  * QUICK=1: fewer repetitions, 100 ClusterQueues (5,000 workloads) for the
  * scale shape, and replays on 6 and 100 ClusterQueues.
@@ -432,6 +443,8 @@ struct wset {
 struct ev {
 	int64_t at;
 	size_t wl;
+	int epoch; /* finishes: the admission it ends (stale when the
+		      workload was preempted since) */
 };
 
 static void ev_push(struct ev **h, size_t *n, size_t *cap, struct ev e)
@@ -478,6 +491,32 @@ static int cmp_ev(const void *pa, const void *pb)
 	return a->wl < b->wl ? -1 : a->wl > b->wl;
 }
 
+/* The replay's index of workload w ("r-<cq>-<set>-<n>"). */
+static size_t replay_index(const struct workload *w, size_t per,
+			   const struct wset *sets)
+{
+	int ci, sj, n;
+	size_t idx;
+
+	if (sscanf(w->meta.name, "r-%d-%d-%d", &ci, &sj, &n) != 3)
+		BUG("replay: workload %s", w->meta.name);
+	idx = (size_t)ci * per;
+	for (int j = 0; j < sj; j++)
+		idx += (size_t)sets[j].count;
+	return idx + (size_t)n;
+}
+
+/* The set of the replay's workload idx. */
+static int replay_set(size_t idx, size_t per, const struct wset *sets)
+{
+	size_t k = idx % per;
+	int j = 0;
+
+	while (k >= (size_t)sets[j].count)
+		k -= (size_t)sets[j++].count;
+	return j;
+}
+
 /*
  * Replays a scenario in memory with a simulated clock: every workload is
  * created at its generator time (each set waits its interval before each
@@ -503,7 +542,8 @@ static int bench_replay(const char *what, int ncq, int ncohort,
 	struct sched_decisions out = { 0 };
 	double t0, cpu = 0;
 	int64_t now = 0;
-	int ok = 0;
+	int ok = 0, idle = 0, *epoch;
+	size_t npreempt = 0;
 
 	for (int j = 0; j < nsets; j++)
 		per += (size_t)sets[j].count;
@@ -511,6 +551,7 @@ static int bench_replay(const char *what, int ncq, int ncohort,
 	wls = xcalloc(nwl, sizeof(*wls));
 	cq_of = xcalloc(nwl, sizeof(*cq_of));
 	arr = xcalloc(nwl, sizeof(*arr));
+	epoch = xcalloc(nwl, sizeof(*epoch));
 	sched_opts_default(&o);
 	o.no_equivalence = !equivalence;
 	if (getenv("CORE_BENCH_BATCH_MS"))
@@ -541,57 +582,106 @@ static int bench_replay(const char *what, int ncq, int ncohort,
 					       sets[j].cpu_m, 0, 0, NULL,
 					       false);
 				cq_of[k] = (size_t)i;
-				arr[k] = (struct ev){ at, k };
+				arr[k] = (struct ev){ at, k, 0 };
 			}
 		}
 	}
 	qsort(arr, nwl, sizeof(*arr), cmp_ev);
-	while (ai < nwl || nfin) {
+	while (ai < nwl || nfin || (sched_has_work(s) && idle < 3)) {
 		int64_t next = ai < nwl ? arr[ai].at : INT64_MAX;
-
 		int64_t wake = sched_next_wakeup(s);
+		bool event = false;
 
 		if (nfin && fin[0].at < next)
 			next = fin[0].at;
 		if (wake && wake > now && wake < next)
 			next = wake;
+		/* a preemptor whose victims just left: at once */
+		if (sched_has_work(s) && idle < 3)
+			next = now;
+		idle = next == now ? idle + 1 : 0;
 		now = next;
 		t0 = cpu_us();
 		while (ai < nwl && arr[ai].at == now) {
 			size_t w = arr[ai++].wl;
 
 			sched_wl_set(s, wls[w], names[cq_of[w]], "bench/lq");
+			event = true;
 		}
 		while (nfin && fin[0].at == now) {
 			struct ev e = ev_pop(fin, &nfin);
 
+			if (e.epoch != epoch[e.wl])
+				continue; /* preempted since */
 			sched_wl_remove(s, "bench", wls[e.wl]->meta.name);
 			done++;
+			event = true;
 		}
+		if (event)
+			idle = 0;
 		sched_cycle(s, now, &out);
+		/* What the manager's writes and its informer then tell sched
+		 * (in the timed part: the manager pays for them too): each
+		 * admission confirmed (QuotaReserved=True with the decided
+		 * admission), each preemption victim evicted with its
+		 * reservation cleared, as the eviction write of a Workload
+		 * without an owner does: pending again. The admissions are
+		 * built first: a set may change what a decision points at. */
+		for (size_t i = 0; i < out.n; i++) {
+			const struct sched_decision *d = &out.v[i];
+			size_t idx;
+
+			if (d->kind != DEC_ADMIT && d->kind != DEC_PREEMPT)
+				continue;
+			idx = replay_index(d->wl, per, sets);
+			if (d->kind == DEC_ADMIT) {
+				sched_decision_admission(s, d,
+							 &wls[idx]->admission);
+				wls[idx]->has_admission = true;
+			}
+		}
+		for (size_t i = 0; i < out.n; i++) {
+			const struct sched_decision *d = &out.v[i];
+			struct workload *w;
+			size_t idx;
+			int sj;
+
+			if (d->kind != DEC_ADMIT && d->kind != DEC_PREEMPT)
+				continue;
+			idx = replay_index(d->wl, per, sets);
+			w = wls[idx];
+			sj = replay_set(idx, per, sets);
+			epoch[idx]++;
+			if (d->kind == DEC_ADMIT) {
+				conditions_set(&w->conds, "QuotaReserved",
+					       COND_TRUE, "QuotaReserved", "", 1,
+					       now);
+				conditions_set(&w->conds, "Admitted",
+					       COND_TRUE, "Admitted", "", 1,
+					       now);
+				ev_push(&fin, &nfin, &capfin,
+					(struct ev){ now + sets[sj].runtime,
+						     idx, epoch[idx] });
+			} else {
+				npreempt++;
+				conditions_set(&w->conds, "Evicted", COND_TRUE,
+					       "Preempted", "", 1, now);
+				conditions_set(&w->conds, "Preempted",
+					       COND_TRUE, d->preempt_reason, "",
+					       1, now);
+				conditions_set(&w->conds, "QuotaReserved",
+					       COND_FALSE, "Pending", "", 1, now);
+				conditions_set(&w->conds, "Admitted",
+					       COND_FALSE, "NoReservation", "", 1,
+					       now);
+				admission_release(&w->admission);
+				w->has_admission = false;
+			}
+			sched_wl_set(s, w, names[cq_of[idx]], "bench/lq");
+		}
 		cpu += cpu_us() - t0;
 		cycles++;
 		decisions += out.n;
-		for (size_t i = 0; i < out.n; i++) {
-			const struct workload *w = out.v[i].wl;
-			int ci, sj, n;
-
-			if (out.v[i].kind != DEC_ADMIT)
-				continue;
-			if (sscanf(w->meta.name, "r-%d-%d-%d", &ci, &sj,
-				   &n) != 3)
-				continue;
-			{
-				size_t idx = (size_t)ci * per;
-
-				for (int j = 0; j < sj; j++)
-					idx += (size_t)sets[j].count;
-				idx += (size_t)n;
-				ev_push(&fin, &nfin, &capfin,
-					(struct ev){ now + sets[sj].runtime,
-						     idx });
-			}
-		}
 		sched_decisions_clear(&out);
 	}
 	if (done != nwl) {
@@ -611,12 +701,14 @@ static int bench_replay(const char *what, int ncq, int ncohort,
 	       "(manager aim, in total)\t%.3f\tin memory, simulated clock: "
 	       "creations at the generator's intervals, finishes after the "
 	       "runtimes (a requeue event each), one sched_cycle per instant "
-	       "with an event; CPU of every sched call; %zu cycles, %zu "
-	       "decisions, simulated makespan %.1f s\n",
+	       "with an event, admissions confirmed and preemption victims "
+	       "requeued (reservation cleared) as the manager's informer "
+	       "reports them; CPU of every sched call; %zu cycles, %zu "
+	       "decisions, %zu preemptions, simulated makespan %.1f s\n",
 	       what, ncq, ncohort, nwl,
 	       equivalence ? "" : " without equivalence",
 	       cpu / (double)nwl, cpu / (double)nwl / 500.0, cycles,
-	       decisions, (double)now / 1e3);
+	       decisions, npreempt, (double)now / 1e3);
 	sched_decisions_release(&out);
 	sched_free(s);
 	for (size_t w = 0; w < nwl; w++) {
@@ -632,18 +724,265 @@ static int bench_replay(const char *what, int ncq, int ncohort,
 	free(wls);
 	free(cq_of);
 	free(arr);
+	free(epoch);
 	free(fin);
 	free(cqs);
 	free(names);
 	return ok;
 }
 
+/* ---- 4. preemption ---- */
+
+#define PCQS 4 /* ClusterQueues of the cohort; cq 0 is the preemptor's */
+
+/* A small deterministic generator (xorshift32): the same sizes every run. */
+static uint32_t rnd(uint32_t *st)
+{
+	uint32_t x = *st;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	*st = x;
+	return x;
+}
+
+struct pre_res {
+	double us;      /* CPU µs per decision (mean) */
+	double min_us;  /* fastest repetition */
+	size_t victims; /* DEC_PREEMPTs per decision */
+	size_t same_cq; /* of those, in the preemptor's ClusterQueue */
+};
+
+/*
+ * One cohort of PCQS ClusterQueues, all withinClusterQueue LowerPriority
+ * and reclaimWithinCohort Any (Kueue's scenario settings), one flavor of
+ * cpu. n holders of 1..8 cpu and priority 0..99: 30 % in cq 0, the rest
+ * spread over the others. Nominal quotas: cq 0 gets its holders' usage
+ * plus half of what the others use, the others share the rest, so the
+ * cohort is exactly full, cq 0 is below its nominal quota and the others
+ * borrow from it. The preemptor (priority 1000, up to 12 cpu: what cq 0
+ * has left below its nominal) then fits only by reclaiming from the
+ * borrowers or preempting cq 0's own lower-priority holders, and is
+ * within its nominal quota afterwards (reclaim allowed).
+ *
+ * The holders are admitted by a first cycle and confirmed (status
+ * QuotaReserved=True with the decided admission, set again), as the
+ * manager does after its writes. Each repetition then sets the
+ * preemptor, times one sched_cycle (CPU time), checks it issued
+ * preemptions and the preemptor's "Pending the preemption" decision,
+ * and puts the state back untimed: preemptor removed, each victim's
+ * preemption undone (sched_wl_recheck, what a failed write does), one
+ * settling cycle.
+ */
+static int bench_preempt(int n, int reps, struct pre_res *res)
+{
+	static const char *const c1[1] = { "cpu" };
+	struct resource_flavor *rf = mk_flavor("rf", NULL, NULL, NULL);
+	struct cluster_queue *cqs[PCQS];
+	char names[PCQS][16];
+	struct workload **wls = xcalloc((size_t)n, sizeof(*wls));
+	int *cq_of = xcalloc((size_t)n, sizeof(*cq_of));
+	int64_t used[PCQS] = { 0 }, total = 0, nom[PCQS], pcpu;
+	struct sched_opts o;
+	struct sched *s;
+	struct sched_decisions out = { 0 };
+	struct workload *pre;
+	uint32_t st = 0x9e3779b9u ^ (uint32_t)n;
+	size_t adm;
+	double sum = 0, best = 1e30;
+	int ok = 0, bad = 0;
+	int64_t now = 10000;
+
+	for (int i = 0; i < n; i++) {
+		char name[32];
+		int64_t cpu = 1000 * (1 + (int64_t)(rnd(&st) % 8));
+		int prio = (int)(rnd(&st) % 100);
+
+		cq_of[i] = (int)(rnd(&st) % 10) < 3 ? 0
+			   : 1 + (int)(rnd(&st) % (PCQS - 1));
+		snprintf(name, sizeof(name), "h-%04d", i);
+		wls[i] = mk_wl(name, prio, 1000 + i, 1, cpu, 0, 0, NULL,
+			       false);
+		used[cq_of[i]] += cpu;
+		total += cpu;
+	}
+	nom[0] = used[0] + (total - used[0]) / 2;
+	for (int c = 1; c < PCQS; c++)
+		nom[c] = (total - nom[0]) / (PCQS - 1);
+	nom[1] += total - nom[0] - nom[1] * (PCQS - 1);
+	pcpu = nom[0] - used[0] < 12000 ? nom[0] - used[0] : 12000;
+
+	sched_opts_default(&o);
+	s = sched_new(&o);
+	sched_flavor_set(s, rf);
+	for (int c = 0; c < PCQS; c++) {
+		struct fq q = { "rf", { nom[c] }, -1 };
+
+		snprintf(names[c], sizeof(names[c]), "pcq-%d", c);
+		cqs[c] = mk_cq(names[c], "pcohort");
+		cqs[c]->reclaim = RWC_ANY;
+		cqs[c]->within_cq = WCQ_LOWER_PRIORITY;
+		add_group(cqs[c], c1, 1, &q, 1);
+		sched_cq_set(s, cqs[c], NULL);
+	}
+	for (int i = 0; i < n; i++)
+		sched_wl_set(s, wls[i], names[cq_of[i]], "bench/lq");
+	/* admit every holder, then confirm each admission as the
+	 * manager's informer would, at distinct times (the candidates'
+	 * "most recently admitted" order is then not all ties) */
+	adm = 0;
+	while (sched_has_work(s)) {
+		adm += sched_cycle(s, now, &out);
+		for (size_t i = 0; i < out.n; i++) {
+			const struct sched_decision *d = &out.v[i];
+			struct workload *w;
+			int k;
+
+			if (d->kind != DEC_ADMIT)
+				continue;
+			if (sscanf(d->wl->meta.name, "h-%d", &k) != 1)
+				continue;
+			w = wls[k];
+			sched_decision_admission(s, d, &w->admission);
+			w->has_admission = true;
+			conditions_set(&w->conds, "QuotaReserved", COND_TRUE,
+				       "QuotaReserved", "", 1, 1000 + k * 7 % n);
+			conditions_set(&w->conds, "Admitted", COND_TRUE,
+				       "Admitted", "", 1, 1000 + k * 7 % n);
+		}
+		sched_decisions_clear(&out);
+		now++;
+	}
+	for (int i = 0; i < n; i++)
+		sched_wl_set(s, wls[i], names[cq_of[i]], "bench/lq");
+	sched_cycle(s, now++, &out);
+	sched_decisions_clear(&out);
+	if (adm != (size_t)n) {
+		fprintf(stderr, "core-bench: preempt: admitted %zu of %d\n",
+			adm, n);
+		ok = 1;
+	}
+
+	pre = mk_wl("preemptor", 1000, 5000, 1, pcpu, 0, 0, NULL, false);
+	res->victims = res->same_cq = 0;
+	for (int r = 0; r < reps && !ok; r++) {
+		size_t nv = 0, nsame = 0;
+		bool waits = false;
+		double t0, dt;
+
+		sched_wl_set(s, pre, names[0], "bench/lq");
+		t0 = cpu_us();
+		sched_cycle(s, now, &out);
+		dt = cpu_us() - t0;
+		sum += dt;
+		if (dt < best)
+			best = dt;
+		for (size_t i = 0; i < out.n; i++) {
+			const struct sched_decision *d = &out.v[i];
+
+			if (d->kind == DEC_PREEMPT) {
+				nv++;
+				nsame += !strcmp(d->cq, names[0]);
+			} else if (d->kind == DEC_PENDING && d->wl == pre &&
+				   d->message &&
+				   strstr(d->message, "Pending the preemption"))
+				waits = true;
+			else
+				bad++;
+		}
+		if (!nv || !waits || bad) {
+			fprintf(stderr, "core-bench: preempt n=%d: %zu "
+				"victims, preemptor %s, %d other decisions\n",
+				n, nv, waits ? "waits" : "does not wait", bad);
+			ok = 1;
+		}
+		res->victims = nv;
+		res->same_cq = nsame;
+		/* back to the state before, untimed */
+		for (size_t i = 0; i < out.n; i++)
+			if (out.v[i].kind == DEC_PREEMPT)
+				sched_wl_recheck(s, out.v[i].wl->meta.namespace,
+						 out.v[i].wl->meta.name);
+		sched_decisions_clear(&out);
+		sched_wl_remove(s, "bench", "preemptor");
+		sched_cycle(s, now + 1, &out);
+		sched_decisions_clear(&out);
+		now += 2;
+	}
+	if (!sched_check(s)) {
+		fprintf(stderr, "core-bench: sched_check failed\n");
+		ok = 1;
+	}
+	res->us = reps ? sum / reps : 0;
+	res->min_us = best;
+
+	sched_decisions_release(&out);
+	sched_free(s);
+	workload_release(pre);
+	free(pre);
+	for (int i = 0; i < n; i++) {
+		workload_release(wls[i]);
+		free(wls[i]);
+	}
+	for (int c = 0; c < PCQS; c++) {
+		cluster_queue_release(cqs[c]);
+		free(cqs[c]);
+	}
+	resource_flavor_release(rf);
+	free(rf);
+	free(wls);
+	free(cq_of);
+	return ok;
+}
+
+static int bench_preemption(bool quick)
+{
+	static const int ns[3] = { 10, 100, 1000 };
+	struct pre_res r[3];
+	int rc = 0;
+
+	for (int i = 0; i < 3; i++) {
+		int reps = quick ? (ns[i] >= 1000 ? 30 : 200)
+				 : (ns[i] >= 1000 ? 300 : 3000);
+
+		rc |= bench_preempt(ns[i], reps, &r[i]);
+		printf("ROW\tcore: one preemption decision, %d admitted "
+		       "candidates in the cohort\t%.2f\tCPU µs per "
+		       "decision\t20 µs (aim at 100)\t%.3f\tone sched_cycle "
+		       "on a full cohort of %d ClusterQueues (withinClusterQueue "
+		       "LowerPriority, reclaimWithinCohort Any), %d confirmed "
+		       "holders of 1-8 cpu, priority 0-99; the preemptor "
+		       "(priority 1000) gets %zu DEC_PREEMPT (%zu in its own "
+		       "ClusterQueue) and its pending decision; mean of %d "
+		       "repetitions (fastest %.2f µs), CPU time of the cycle "
+		       "only; Kueue's per-admission cost without preemption: "
+		       "48-61 µs\n",
+		       ns[i], r[i].us, r[i].us / 20.0, PCQS, ns[i],
+		       r[i].victims, r[i].same_cq, reps, r[i].min_us);
+	}
+	/* growth against n log n: 10 -> 100 is x20 (100 ln 100 / 10 ln 10),
+	 * 100 -> 1,000 is x15 */
+	printf("ROW\tcore: preemption decision growth, 10 -> 100 -> 1,000 "
+	       "candidates\t%.1f / %.1f\tx\t%.0f / %.0f (n log n)\t%.2f / "
+	       "%.2f\tthe mean decision time at 100 / at 10, and at 1,000 / "
+	       "at 100; anchor: n log n's factors (the aim: no worse); "
+	       "ratio: measured / n log n\n",
+	       r[1].us / r[0].us, r[2].us / r[1].us, 20.0, 15.0,
+	       r[1].us / r[0].us / 20.0, r[2].us / r[1].us / 15.0);
+	return rc;
+}
+
 int main(void)
 {
 	const char *q = getenv("QUICK");
 	bool quick = q && !strcmp(q, "1");
+	const char *only = getenv("CORE_BENCH_ONLY");
 	int rc = 0;
 
+	/* CORE_BENCH_ONLY=preemption: that part alone (by hand) */
+	if (only && !strcmp(only, "preemption"))
+		return bench_preemption(quick);
 	fprintf(stderr, "core-bench: drain\n");
 	rc |= bench_drain(quick ? 300 : 5000);
 	fprintf(stderr, "core-bench: scale\n");
@@ -675,5 +1014,7 @@ int main(void)
 					   false);
 		}
 	}
+	fprintf(stderr, "core-bench: preemption\n");
+	rc |= bench_preemption(quick);
 	return rc;
 }

@@ -47,9 +47,11 @@ build=${BENCH_BUILD:-$top/build/default}
 # (default 2000; 4000 for large) (Kueue's runner: 50/100), and without the webhook
 # (DEVCLUSTER_WEBHOOK=0), as Kueue's minimalkueue runs without one.
 # DEVSERVER_BIN and MANAGER_BIN (default: bin/ of this tree) pick the
-# binaries.
-if [ "${1:-}" = --scenario ]; then
-	scenario=${2:?usage: run.sh --scenario NAME}
+# binaries. `run.sh --deepq` runs deepq-bench (test/bench/deepq.c: one
+# ClusterQueue 100 / 1,000 / 10,000 deep) the same way.
+if [ "${1:-}" = --scenario ] || [ "${1:-}" = --deepq ]; then
+	scenario=deepq
+	[ "$1" = --scenario ] && scenario=${2:?usage: run.sh --scenario NAME}
 	sdir=$(mktemp -d "${TMPDIR:-/tmp}/bench-scenario.XXXXXX")
 	spid=""
 	scenario_cleanup() {
@@ -69,7 +71,11 @@ if [ "${1:-}" = --scenario ]; then
 	export DEVCLUSTER_MANAGER_ARGS="--kube-api-qps ${BENCH_SCENARIO_QPS:-$qps}
 		--kube-api-burst ${BENCH_SCENARIO_BURST:-$burst}"
 	"$top/test/e2e/devcluster" start "$sdir" >/dev/null || exit 1
-	"$build/scenario-bench" --cluster "$sdir" --scenario "$scenario" &
+	if [ "$scenario" = deepq ]; then
+		"$build/deepq-bench" --cluster "$sdir" &
+	else
+		"$build/scenario-bench" --cluster "$sdir" --scenario "$scenario" &
+	fi
 	spid=$!
 	wait "$spid"
 	rc=$?
@@ -115,7 +121,8 @@ fi
 benches=(
 	"devserver|900|50|$build/dsbench --devserver $devserver"
 	# core-bench: flavors/sched in memory (drain of 46 workloads; Kueue's
-	# 1,000-ClusterQueue / 50,000-workload shape; QUICK=1: 100 / 5,000).
+	# 1,000-ClusterQueue / 50,000-workload shape; QUICK=1: 100 / 5,000;
+	# one preemption decision at 10 / 100 / 1,000 candidates).
 	"core|300|20|$build/core-bench"
 	# scenario-bench: Kueue's test/performance/scheduler scenarios against
 	# a devcluster (baseline 5x6 CQs / 15,000 workloads, large scale 10x100
@@ -130,6 +137,10 @@ else
 	benches+=("scenario baseline|660|60|$top/test/bench/run.sh --scenario baseline"
 		"scenario large|1260|60|$top/test/bench/run.sh --scenario large")
 fi
+
+# deepq: freed quota -> next admission with one ClusterQueue 100 / 1,000 /
+# 10,000 deep, preemption on (test/bench/deepq.c); QUICK=1: 100 / 1,000.
+benches+=("deepq|600|30|$top/test/bench/run.sh --deepq")
 
 # jobpath: batch/v1 Jobs created through the TLS webhooks to Complete on a
 # devcluster of its own (test/bench/jobpath.sh); QUICK=1: 60 Jobs.

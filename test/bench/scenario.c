@@ -31,10 +31,17 @@
  *     our index label. Creation threads take the due creations in time
  *     order; when they fall behind, creations start late (as Kueue's
  *     sequential per-set loops do).
- *  3. The fake job controller: one watch on every Workload. When a
- *     workload is first seen Admitted=True, a JSON patch appending
+ *  3. The fake job controller: one watch on every Workload. Each time a
+ *     workload is seen Admitted=True after not being admitted (its first
+ *     admission, or a new one after a preemption), a JSON patch appending
  *     Finished=True to status.conditions is due runtimeMs later (runtime
- *     from the label's class); finish threads send it.
+ *     from the label's class), as Kueue's runner restarts its clock at
+ *     every admission; finish threads send it. A workload seen
+ *     Admitted=False again before that (preempted: the manager's eviction
+ *     write of a Workload with no owner also clears its reservation, the
+ *     step Kueue's runner does itself for minimalkueue) drops its pending
+ *     finish. The patch tests the workload's last resourceVersion seen on
+ *     the watch, so a finish never lands on a workload evicted meanwhile.
  *  4. It stops when every workload has been created and seen Finished
  *     (nothing pending or reserving), or at --timeout (exit 1 with a
  *     count of pending / admitted-not-finished workloads per state).
@@ -43,15 +50,17 @@
  * program's CLOCK_MONOTONIC at ms resolution: a workload's creation is
  * the moment before its POST is sent, admission and finish the moment the
  * watch event carrying Admitted=True / Finished=True is read.
- * TimeToAdmit = admission - creation. The cpu usage integral per
- * ClusterQueue is our own bookkeeping: each workload contributes its cpu
- * from its admission to its finish as observed; usage % is Kueue's formula
+ * TimeToAdmit = last admission - creation (Kueue's recorder overwrites it
+ * at every admission). The cpu usage integral per ClusterQueue is our own
+ * bookkeeping: each workload contributes its cpu over every admission,
+ * to its eviction or its finish as observed; usage % is Kueue's formula
  * (§8.1): sum of integrals x 100 / (sum of nominal cpu x (first creation
  * due -> last finish)).
  *
  * --dump FILE writes one CSV line per workload (like Kueue's wlStates.csv):
- * cq,class,created_ms,admitted_ms,finished_ms, times from the generation
- * start, -1 when it did not happen.
+ * cq,class,created_ms,admitted_ms,finished_ms,evictions, times from the
+ * generation start (admitted: the last admission), -1 when it did not
+ * happen.
  *
  * Output: ROW lines (run.sh's format) on stdout, progress on stderr.
  * Exit 0 when the scenario completed without a failed request, 1
@@ -147,16 +156,29 @@ struct wl {
 	int seq;          /* index within its set */
 	bool created;     /* POST answered 201 */
 	bool failed;      /* POST or finish patch failed for good */
-	bool admitted;
+	bool admitted;    /* Admitted=True on the last event seen */
+	bool evicted;     /* Evicted=True on the last event seen */
 	bool finished;
+	int nadmit;       /* admissions seen; the finish patch's epoch */
+	int nevict;       /* Evicted False -> True transitions seen */
 	int64_t t_create; /* us, monotonic */
-	int64_t t_admit;
+	int64_t t_admit;  /* the last admission; valid when nadmit > 0 */
 	int64_t t_finish;
+	double cpu_s;     /* cpu-seconds of the admissions that ended in an
+			     eviction */
+	char rv[24];      /* the last resourceVersion seen on the watch */
 };
 
 struct due {
 	int64_t at; /* us, monotonic */
 	int idx;
+	int epoch;  /* finish patches: the admission it belongs to */
+};
+
+/* An admission or an eviction seen on the watch, for the latency rows. */
+struct stamp {
+	int64_t t; /* us, monotonic */
+	int cq;
 };
 
 struct run {
@@ -183,7 +205,12 @@ struct run {
 	int next_create;
 	struct due *heap;    /* owned min-heap of finish patches */
 	size_t nheap, capheap;
-	int ncreated, nadmitted, nfinished, nfailed, nevicted;
+	int ncreated, nadmitted, nfinished, nfailed;
+	int nevicted;        /* Evicted False -> True transitions seen */
+	int nlost;           /* admissions ended without a finish */
+	int nstale;          /* finish patches dropped: admission gone */
+	struct stamp *adm_log, *lost_log; /* owned; nadmitted, nlost */
+	size_t capadm, caplost;
 	int64_t *flag;       /* owned, nwl: finish patch sent - due (us) */
 	int nflag;
 	int nretries;        /* requests retried (429, transport error) */
@@ -337,7 +364,7 @@ static void plan(struct run *r)
 
 /* ---- finish heap (under mu) ---- */
 
-static void heap_push(struct run *r, int64_t at, int idx)
+static void heap_push(struct run *r, int64_t at, int idx, int epoch)
 {
 	size_t i;
 
@@ -347,7 +374,7 @@ static void heap_push(struct run *r, int64_t at, int idx)
 		r->heap[i] = r->heap[(i - 1) / 2];
 		i = (i - 1) / 2;
 	}
-	r->heap[i] = (struct due){ at, idx };
+	r->heap[i] = (struct due){ at, idx, epoch };
 }
 
 static struct due heap_pop(struct run *r)
@@ -451,46 +478,78 @@ static void do_create(struct run *r, struct bench_conn *c, int idx)
 	free(body);
 }
 
+/* The finish: a test of the resourceVersion last seen on the watch (so
+ * it never lands on a workload preempted since), then the condition. */
 static const char finish_patch[] =
-	"[{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":"
+	"[{\"op\":\"test\",\"path\":\"/metadata/resourceVersion\","
+	"\"value\":\"%s\"},"
+	"{\"op\":\"add\",\"path\":\"/status/conditions/-\",\"value\":"
 	"{\"type\":\"Finished\",\"status\":\"True\",\"reason\":\"Succeeded\","
 	"\"message\":\"finished by scenario-bench\","
 	"\"lastTransitionTime\":\"%s\"}}]";
 
-static void do_finish(struct run *r, struct bench_conn *c, int idx)
+/* Failed resourceVersion tests before a finish gives up: the object moved
+ * on and the watch has not shown it yet; 5 ms apart. */
+#define MAX_CONFLICTS 400
+
+/*
+ * Sends the finish of admission epoch of workload idx, unless that
+ * admission is gone (preempted meanwhile: the patch is dropped, as Kueue's
+ * runner forgets the admission time of a workload no longer admitted) or
+ * the watch already saw it Finished (an earlier attempt's answer lost).
+ */
+static void do_finish(struct run *r, struct bench_conn *c, int idx,
+		      int epoch)
 {
 	const struct wl *w = &r->wls[idx];
-	char name[64], ts[32], body[512], *path;
-	time_t now = time(NULL);
-	struct tm tm;
+	char name[64], ts[32], rv[24], body[640], *path;
 	long code = 0;
-	int tries;
+	int tries = 0, conflicts = 0;
 
 	wl_name(r, idx, name, sizeof(name));
-	gmtime_r(&now, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	snprintf(body, sizeof(body), finish_patch, ts);
 	path = xasprintf(KAPI "/namespaces/%s/workloads/%s/status",
 			 r->cq_name[w->cq], name);
-	for (tries = 0;; tries++) {
+	for (;;) {
+		time_t now = time(NULL);
+		struct tm tm;
+		bool live, done;
+
+		pthread_mutex_lock(&r->mu);
+		live = w->admitted && w->nadmit == epoch && !w->finished;
+		done = w->finished;
+		if (!live && !done)
+			r->nstale++;
+		memcpy(rv, w->rv, sizeof(rv));
+		pthread_mutex_unlock(&r->mu);
+		if (!live) {
+			code = 200;
+			break;
+		}
+		gmtime_r(&now, &tm);
+		strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		snprintf(body, sizeof(body), finish_patch, rv, ts);
 		code = bench_request(c, "PATCH", path,
 				     "application/json-patch+json", body);
-		/* 422 after a lost answer: Finished is already there. */
-		if (code == 422 && tries > 0)
-			code = 200;
-		if (code == 200 || !bench_is_retryable(code) ||
-		    tries + 1 >= MAX_TRIES)
+		if (code == 200)
+			break;
+		/* the test failed: a write the watch has not shown yet */
+		if (code == 409 || code == 422) {
+			if (++conflicts >= MAX_CONFLICTS)
+				break;
+			usleep(5000);
+			continue;
+		}
+		if (!bench_is_retryable(code) || ++tries >= MAX_TRIES)
 			break;
 		pthread_mutex_lock(&r->mu);
 		r->nretries++;
 		pthread_mutex_unlock(&r->mu);
-		backoff(tries);
+		backoff(tries - 1);
 	}
-	if (code != 200)
+	if (code != 200) {
 		bench_note("finish %s/%s: HTTP %ld: %.200s",
 			   r->cq_name[w->cq], name, code,
 			   c->buf ? c->buf : "");
-	if (code != 200) {
 		pthread_mutex_lock(&r->mu);
 		r->wls[idx].failed = true;
 		r->nfailed++;
@@ -527,7 +586,7 @@ static void *worker_main(void *arg)
 				     : INT64_MAX;
 		int64_t tf = r->nheap > 0 ? r->heap[0].at : INT64_MAX;
 		struct timespec ts;
-		int idx;
+		int idx, epoch = 0;
 
 		if (wk->finisher && tf <= now) {
 			struct due d = heap_pop(r);
@@ -535,6 +594,7 @@ static void *worker_main(void *arg)
 			if (r->nflag < r->nwl)
 				r->flag[r->nflag++] = now - d.at;
 			idx = d.idx;
+			epoch = d.epoch;
 			next = r->nheap > 0 ? r->heap[0].at : INT64_MAX;
 		} else if (!wk->finisher && tc <= now) {
 			idx = r->creates[r->next_create++].idx;
@@ -562,7 +622,7 @@ static void *worker_main(void *arg)
 			pthread_cond_signal(&r->work_cv[role]);
 		pthread_mutex_unlock(&r->mu);
 		if (wk->finisher)
-			do_finish(r, &c, idx);
+			do_finish(r, &c, idx, epoch);
 		else
 			do_create(r, &c, idx);
 		pthread_mutex_lock(&r->mu);
@@ -618,24 +678,42 @@ static void watch_event(void *ud, const char *p, size_t n)
 	}
 	if (idx >= 0 && idx < r->nwl && type && strcmp(type, "DELETED")) {
 		struct wl *x = &r->wls[idx];
+		const struct wclass *k = &r->sc->cls[x->cls];
 
-		if (adm && !x->admitted) {
+		if (rv)
+			snprintf(x->rv, sizeof(x->rv), "%s", rv);
+		if (evicted && !x->evicted) {
+			x->nevict++;
+			r->nevicted++;
+		}
+		x->evicted = evicted;
+		if (adm && !x->admitted && !x->finished) {
+			/* an admission (the first, or one after an
+			 * eviction): its runtime starts now */
 			x->admitted = true;
+			x->nadmit++;
 			x->t_admit = now;
-			r->nadmitted++;
-			heap_push(r, now + (int64_t)r->sc->cls[x->cls].runtime_ms *
-						   1000, (int)idx);
+			XGROW(r->adm_log, r->capadm, (size_t)r->nadmitted + 1);
+			r->adm_log[r->nadmitted++] = (struct stamp){ now, x->cq };
+			heap_push(r, now + (int64_t)k->runtime_ms * 1000,
+				  (int)idx, x->nadmit);
 			/* a new earliest finish: the timer holder (or, when
 			 * every finish thread is busy, nobody) looks again */
 			if (r->heap[0].idx == (int)idx)
 				pthread_cond_signal(&r->timer_cv[1]);
+		} else if (!adm && x->admitted && !fin && !x->finished) {
+			/* the admission ended without a finish (preempted):
+			 * its pending finish patch is now stale */
+			x->admitted = false;
+			x->cpu_s += (double)k->cpu * (double)(now - x->t_admit) /
+				    1e6;
+			XGROW(r->lost_log, r->caplost, (size_t)r->nlost + 1);
+			r->lost_log[r->nlost++] = (struct stamp){ now, x->cq };
 		}
-		if (evicted && !fin)
-			r->nevicted++;
 		if (fin && !x->finished) {
 			x->finished = true;
 			x->t_finish = now;
-			if (!x->admitted) /* Finished without Admitted: flag it */
+			if (!x->admitted) /* Finished while not admitted: flag it */
 				bench_note("watch: workload %ld finished, "
 					   "never seen admitted", idx);
 			r->nfinished++;
@@ -810,7 +888,7 @@ static void scrape_metrics(const char *url, struct scrape *sc)
 	sc->ok = true;
 	for (line = c.buf; line && *line;) {
 		const char *eol = strchr(line, '\n');
-		char l[512], a[20], b[20], key[48];
+		char l[512], a[20], b[20], reason[36], key[48];
 		size_t n = eol ? (size_t)(eol - line) : strlen(line);
 		const char *sp;
 
@@ -824,6 +902,11 @@ static void scrape_metrics(const char *url, struct scrape *sc)
 		} else if (sp && !strncmp(l, "cueue_events_total{", 19) &&
 			   label_of(l, "result", a, sizeof(a))) {
 			snprintf(key, sizeof(key), "events %s", a);
+			scrape_add(sc, key, strtod(sp + 1, NULL));
+		} else if (sp && !strncmp(l, "kueue_preempted_workloads_total{",
+					  32) &&
+			   label_of(l, "reason", reason, sizeof(reason))) {
+			snprintf(key, sizeof(key), "preempted %s", reason);
 			scrape_add(sc, key, strtod(sp + 1, NULL));
 		}
 		line = eol ? eol + 1 : NULL;
@@ -871,8 +954,9 @@ static double pct(const int64_t *v, size_t n, double p)
 
 /*
  * Finish -> next admission, per cohort: for every Finished seen while
- * the cohort had a created, not yet admitted workload, the time to the
- * next Admitted seen in that cohort (both on the scenario's watch, so
+ * the cohort had a workload waiting (created, not admitted; or preempted,
+ * not admitted again), the time to the next Admitted seen in that cohort
+ * (every admission counts, re-admissions too; both on the scenario's watch, so
  * the whole loop: the finish patch's watch event, the manager freeing
  * quota and deciding, its admission write, that write's watch event).
  * Writes the sorted latencies (us) into *out (new); returns how many.
@@ -881,25 +965,29 @@ static size_t finish_to_admit(const struct run *r, int64_t **out)
 {
 	int ncoh = r->sc->cohorts, per = r->sc->cqs_per_cohort;
 	int64_t *cr = xcalloc((size_t)r->nwl, sizeof(*cr));
-	int64_t *ad = xcalloc((size_t)r->nwl, sizeof(*ad));
+	int64_t *ad = xcalloc((size_t)r->nadmitted + 1, sizeof(*ad));
+	int64_t *lo = xcalloc((size_t)r->nlost + 1, sizeof(*lo));
 	int64_t *lat = xcalloc((size_t)r->nwl, sizeof(*lat));
 	size_t nlat = 0;
 
 	for (int k = 0; k < ncoh; k++) {
-		size_t ncr = 0, nad = 0;
+		size_t ncr = 0, nad = 0, nlo = 0;
 
 		for (int i = 0; i < r->nwl; i++) {
 			const struct wl *w = &r->wls[i];
 
-			if (w->cq / per != k)
-				continue;
-			if (w->created)
+			if (w->cq / per == k && w->created)
 				cr[ncr++] = w->t_create;
-			if (w->admitted)
-				ad[nad++] = w->t_admit;
 		}
+		for (int i = 0; i < r->nadmitted; i++)
+			if (r->adm_log[i].cq / per == k)
+				ad[nad++] = r->adm_log[i].t;
+		for (int i = 0; i < r->nlost; i++)
+			if (r->lost_log[i].cq / per == k)
+				lo[nlo++] = r->lost_log[i].t;
 		qsort(cr, ncr, sizeof(*cr), bench_cmp_i64);
 		qsort(ad, nad, sizeof(*ad), bench_cmp_i64);
+		qsort(lo, nlo, sizeof(*lo), bench_cmp_i64);
 		for (int i = 0; i < r->nwl; i++) {
 			const struct wl *w = &r->wls[i];
 			size_t a;
@@ -908,13 +996,16 @@ static size_t finish_to_admit(const struct run *r, int64_t **out)
 				continue;
 			a = count_le(ad, nad, w->t_finish);
 			/* someone waiting, and a later admission */
-			if (count_le(cr, ncr, w->t_finish) > a && a < nad)
+			if (count_le(cr, ncr, w->t_finish) +
+					    count_le(lo, nlo, w->t_finish) > a &&
+			    a < nad)
 				lat[nlat++] = ad[a] - w->t_finish;
 		}
 	}
 	qsort(lat, nlat, sizeof(*lat), bench_cmp_i64);
 	free(cr);
 	free(ad);
+	free(lo);
 	*out = lat;
 	return nlat;
 }
@@ -1093,18 +1184,18 @@ static void report_analysis(struct run *r, double wall_s, double floor_s,
 	free(lat);
 
 	simulate(sc, &sim);
-	n = xasprintf("the same arrivals under an ideal scheduler without "
+	n = xasprintf("reference only, not the same work as the run above: "
+		      "the same arrivals under an ideal scheduler without "
 		      "preemption (zero latency, Kueue's order, each cohort "
 		      "one pool, every pending workload that fits admitted): "
 		      "usage %.1f %%, avg time to admission large / medium / "
 		      "small %.2f / %.2f / %.2f s; measured wall - this = "
-		      "%.1f s of latency, this - floor = %.1f s that only "
-		      "another order (preemption) could recover",
+		      "%.1f s, this - floor = %.1f s",
 		      sim.usage, sim.tta_s[LARGE], sim.tta_s[MEDIUM],
 		      sim.tta_s[SMALL], wall_s - sim.wall_s,
 		      sim.wall_s - floor_s);
-	row(sc, "ideal wall without preemption (simulated)", sim.wall_s, 1,
-	    "s", 0, "", n);
+	row(sc, "reference: ideal wall without preemption (simulated)",
+	    sim.wall_s, 1, "s", 0, "", n);
 	free(n);
 	(void)usage;
 
@@ -1164,13 +1255,16 @@ static void report_analysis(struct run *r, double wall_s, double floor_s,
 
 static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 		   double dcpu, const char *limits, const char *load,
-		   const struct scrape *m0, const struct scrape *m1)
+		   const char *caveat, const struct scrape *m0,
+		   const struct scrape *m1)
 {
 	const struct scenario *sc = r->sc;
 	double demand = 0, gen_s = 0, cap = (double)r->ncq * NOMINAL_CPU;
-	double used = 0, tta[NCLASS] = { 0 }, floor_s, usage;
-	int ntta[NCLASS] = { 0 }, k, i;
-	char *n;
+	double used = 0, tta[NCLASS] = { 0 }, floor_s, usage, preempted;
+	int ntta[NCLASS] = { 0 }, nevict[NCLASS] = { 0 }, npreempted = 0;
+	int k, i;
+	char *n, reasons[256];
+	size_t rl = 0;
 
 	for (k = 0; k < NCLASS; k++) {
 		const struct wclass *c = &sc->cls[k];
@@ -1184,26 +1278,34 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 	for (i = 0; i < r->nwl; i++) {
 		const struct wl *w = &r->wls[i];
 
-		if (!w->admitted)
+		if (w->nadmit == 0)
 			continue;
+		if (w->nevict > 0) {
+			npreempted++;
+			nevict[w->cls] += w->nevict;
+		}
 		tta[w->cls] += (double)(w->t_admit - w->t_create) / 1e6;
 		ntta[w->cls]++;
+		used += w->cpu_s;
 		if (w->finished)
 			used += (double)sc->cls[w->cls].cpu *
 				(double)(w->t_finish - w->t_admit) / 1e6;
 	}
 	usage = used * 100.0 / (cap * wall_s);
 
-	n = xasprintf("first creation due -> last Finished seen by "
+	n = xasprintf("%sfirst creation due -> last Finished seen by "
 		      "scenario-bench's watch (Kueue: minimalkueue's process "
-		      "wall); manager at %s (Kueue's runner: 50/100); without "
-		      "preemption (cueue has none yet): the CQs still ask for "
-		      "reclaimWithinCohort Any / withinClusterQueue "
-		      "LowerPriority; %d requests retried (429 or transport "
-		      "error); load at the end %s",
-		      limits, r->nretries, load);
+		      "wall); manager at %s (Kueue's runner: 50/100); the CQs "
+		      "ask for reclaimWithinCohort Any / withinClusterQueue "
+		      "LowerPriority, as Kueue's generator makes them, and "
+		      "cueue preempts as Kueue does; %d requests retried (429 "
+		      "or transport error); load at the end %s",
+		      caveat ? caveat : "", limits, r->nretries, load);
 	row(sc, "wall time", wall_s, 1, "s", sc->a_wall_s, "s", n);
 	free(n);
+	if (caveat)
+		row(sc, "TIMED OUT: workloads never seen finished",
+		    r->nwl - r->nfinished, 0, "workloads", 0, "", caveat);
 	n = xasprintf("max(total cpu-seconds demanded %.0f / total nominal "
 		      "%.0f cpu = %.1f s, generation bound %.1f s: the "
 		      "slowest set's count x interval); aim: wall <= 1.15 x floor",
@@ -1216,22 +1318,50 @@ static void report(struct run *r, double wall_s, double mcpu, double mhwm,
 		row(sc, "wall time vs aim", wall_s, 1, "s", sc->aim_wall_s,
 		    "s (aim)", "wall time against the issue's aim for this scale");
 	row(sc, "CQ usage", usage, 1, "%", sc->a_usage, "%",
-	    "without preemption; Kueue's formula (spec §8.1): sum over CQs of "
-	    "the cpu integral x 100 "
-	    "/ (sum of nominal cpu x wall); the integral is our bookkeeping "
-	    "(each workload's cpu from its Admitted to its Finished watch "
-	    "event); aim >= 85 %");
+	    "Kueue's formula (spec §8.1): sum over CQs of the cpu integral "
+	    "x 100 / (sum of nominal cpu x wall); the integral is our "
+	    "bookkeeping (each workload's cpu over each of its admissions, "
+	    "from the Admitted watch event to its Finished one, or to the "
+	    "event that shows it preempted: work lost to a preemption "
+	    "counts, as in Kueue's reservation integral); aim >= 85 %");
 	for (k = NCLASS - 1; k >= 0; k--) {
 		char m[64];
 
 		snprintf(m, sizeof(m), "avg time to admission, %s", class_name[k]);
 		row(sc, m, ntta[k] ? tta[k] / ntta[k] : -1, 2, "s",
 		    sc->a_tta_s[k], "s",
-		    "without preemption; scenario-bench's monotonic clock (ms): "
-		    "before the create "
-		    "POST -> the watch event with Admitted=True (condition "
-		    "times are whole seconds); mean over the class");
+		    "scenario-bench's monotonic clock (ms): before the create "
+		    "POST -> the watch event with Admitted=True of the "
+		    "workload's last admission (a preempted workload's "
+		    "re-admission, as Kueue's recorder overwrites it); "
+		    "condition times are whole seconds; mean over the class");
 	}
+	preempted = 0;
+	for (i = 0; i < m1->n; i++)
+		if (!strncmp(m1->key[i], "preempted ", 10)) {
+			double d = m1->v[i] - scrape_get(m0, m1->key[i]);
+
+			preempted += d;
+			if (rl < sizeof(reasons) && d > 0)
+				rl += (size_t)snprintf(reasons + rl,
+						       sizeof(reasons) - rl,
+						       "%s%s %.0f", rl ? ", " : "",
+						       m1->key[i] + 10, d);
+		}
+	if (!rl)
+		snprintf(reasons, sizeof(reasons), "none");
+	n = xasprintf("kueue_preempted_workloads_total from the manager's "
+		      "/metrics, setup to the end, by reason: %s; on "
+		      "scenario-bench's watch: %d Evicted transitions on %d "
+		      "workloads (large / medium / small: %d / %d / %d), %d "
+		      "admissions ended without a finish, %d pending finish "
+		      "patches dropped as stale; Kueue publishes no count "
+		      "(its wlStates.csv has one per workload)",
+		      reasons, r->nevicted, npreempted, nevict[LARGE],
+		      nevict[MEDIUM], nevict[SMALL], r->nlost, r->nstale);
+	row(sc, "preemptions", m0->ok && m1->ok ? preempted : -1, 0,
+	    "workloads", 0, "", n);
+	free(n);
 	row(sc, "manager CPU", mcpu, 2, "s", sc->a_cpu_s, "s",
 	    "utime+stime of the manager pid (/proc/PID/stat) over the scenario "
 	    "(setup to the end); Kueue: minimalkueue user+sys, whole process");
@@ -1254,15 +1384,16 @@ static void dump(const struct run *r, const char *path)
 		bench_note("%s: %s", path, strerror(errno));
 		return;
 	}
-	fprintf(f, "cq,class,created_ms,admitted_ms,finished_ms\n");
+	fprintf(f, "cq,class,created_ms,admitted_ms,finished_ms,evictions\n");
 	for (i = 0; i < r->nwl; i++) {
 		const struct wl *w = &r->wls[i];
 
-		fprintf(f, "%s,%s,%.1f,%.1f,%.1f\n", r->cq_name[w->cq],
+		fprintf(f, "%s,%s,%.1f,%.1f,%.1f,%d\n", r->cq_name[w->cq],
 			class_name[w->cls],
 			w->created ? (double)(w->t_create - r->t0) / 1e3 : -1.0,
-			w->admitted ? (double)(w->t_admit - r->t0) / 1e3 : -1.0,
-			w->finished ? (double)(w->t_finish - r->t0) / 1e3 : -1.0);
+			w->nadmit ? (double)(w->t_admit - r->t0) / 1e3 : -1.0,
+			w->finished ? (double)(w->t_finish - r->t0) / 1e3 : -1.0,
+			w->nevict);
 	}
 	fclose(f);
 }
@@ -1298,7 +1429,9 @@ int main(int argc, char **argv)
 	pthread_condattr_t ca;
 	struct worker *workers;
 	pthread_t watcher;
-	int nworkers = 0, timeout_s = 0, i, rc = 0;
+	int nworkers = 0, timeout_s = 0, i, rc = 0, lost = 0;
+	bool timed_out;
+	char *caveat = NULL;
 	long mpid, dpid;
 	double mcpu0, dcpu0, wall_s;
 	char *limits, *load, *murl;
@@ -1397,10 +1530,10 @@ int main(int argc, char **argv)
 			break;
 		}
 		if (now - last_print >= 5000000) {
-			bench_note("%.0f s: %d created, %d admitted, "
-				   "%d finished, %d failed",
+			bench_note("%.0f s: %d created, %d admissions, "
+				   "%d preempted, %d finished, %d failed",
 				   (double)(now - r.t0) / 1e6, r.ncreated,
-				   r.nadmitted,
+				   r.nadmitted, r.nlost,
 				   r.nfinished, r.nfailed);
 			last_print = now;
 		}
@@ -1426,6 +1559,7 @@ int main(int argc, char **argv)
 	if (r.nretries > 0)
 		bench_note("%d requests retried (429 or transport error)",
 			   r.nretries);
+	timed_out = rc != 0;
 	if (rc || r.watch_failed || r.nfailed > 0) {
 		int pend = 0, adm = 0, notcr = 0;
 
@@ -1434,16 +1568,27 @@ int main(int argc, char **argv)
 
 			if (!w->created)
 				notcr++;
-			else if (!w->admitted)
+			else if (!w->nadmit)
 				pend++;
+			else if (!w->admitted && !w->finished)
+				lost++;
 			else if (!w->finished)
 				adm++;
 		}
 		bench_note("%s: %s: %d not created, %d pending (never seen "
-			   "admitted), %d admitted but not seen finished, %d failed "
-			   "for good, %d requests retried", r.sc->name,
-			   rc ? "TIMED OUT" : "FAILED", notcr, pend, adm, r.nfailed,
-			   r.nretries);
+			   "admitted), %d preempted and not admitted again, %d "
+			   "admitted but not seen finished, %d failed for good, "
+			   "%d requests retried", r.sc->name,
+			   rc ? "TIMED OUT" : "FAILED", notcr, pend, lost, adm,
+			   r.nfailed, r.nretries);
+		if (timed_out)
+			caveat = xasprintf("TIMED OUT after %d s with %d "
+					   "workloads never seen admitted and "
+					   "%d preempted and never admitted "
+					   "again: the figures are over the "
+					   "workloads that finished, wall to "
+					   "the last Finished seen; ",
+					   timeout_s, pend, lost);
 		for (i = 0; i < r.nwl && pend > 0; i++) {
 			const struct wl *w = &r.wls[i];
 			char nm[64];
@@ -1456,13 +1601,15 @@ int main(int argc, char **argv)
 			}
 		}
 		rc = 1;
-	} else {
+	}
+	if (!r.watch_failed && r.nfailed == 0) {
 		double mcpu1 = bench_proc_cpu_s(mpid);
 		double dcpu1 = bench_proc_cpu_s(dpid);
 
 		wall_s = (double)(r.t_last_finish - r.t0) / 1e6;
-		bench_note("%s: done in %.1f s; %d evicted events seen",
-			   r.sc->name, wall_s, r.nevicted);
+		bench_note("%s: done in %.1f s; %d evictions seen, %d "
+			   "admissions ended without a finish",
+			   r.sc->name, wall_s, r.nevicted, r.nlost);
 		double hwm = proc_hwm_mib(mpid);
 
 		/* the manager mirrors its request counters every 5 s */
@@ -1471,8 +1618,9 @@ int main(int argc, char **argv)
 		scrape_metrics(murl, &m1);
 		report(&r, wall_s, mcpu0 >= 0 && mcpu1 >= 0 ? mcpu1 - mcpu0 : -1,
 		       hwm, dcpu0 >= 0 && dcpu1 >= 0 ? dcpu1 - dcpu0 : -1,
-		       limits, load, &m0, &m1);
+		       limits, load, caveat, &m0, &m1);
 	}
+	free(caveat);
 
 	free(load);
 	free(limits);
@@ -1484,6 +1632,8 @@ int main(int argc, char **argv)
 	free(r.creates);
 	free(r.heap);
 	free(r.flag);
+	free(r.adm_log);
+	free(r.lost_log);
 	free(r.last_rv);
 	bench_kube_release(&r.kube);
 	pthread_cond_destroy(&r.cv);

@@ -449,14 +449,18 @@ admission_of() {
 snapshot() {
 	# Jobs are listed before and after the queue kinds: the checker
 	# takes a Job for running only when both copies run (check (e)).
+	# A Job in one list only was created or deleted in between, so
+	# nothing says it ran while the queue kinds were listed: it is left
+	# out.
 	kubectl get jobs.batch -A -o json >"$1.j1" 2>"$1.err" &&
 		kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues \
 			-A -o json >"$1.q" 2>>"$1.err" &&
 		kubectl get jobs.batch -A -o json >"$1.j2" 2>>"$1.err" &&
 		python3 -c 'import json,sys
-items=[]
-for f in sys.argv[2:]:
-    items+=json.load(open(f))["items"]
+j1,q,j2=(json.load(open(f))["items"] for f in sys.argv[2:])
+uids=lambda l: {i["metadata"].get("uid") for i in l}
+both=uids(j1)&uids(j2)
+items=[i for i in j1 if i["metadata"].get("uid") in both]+q+[i for i in j2 if i["metadata"].get("uid") in both]
 json.dump({"apiVersion":"v1","kind":"List","items":items},open(sys.argv[1],"w"))' \
 			"$1" "$1.j1" "$1.q" "$1.j2"
 }

@@ -3,7 +3,10 @@
  * of its three informers: when the stream may start, which flavor an
  * admission counts on, and the GPUs in use per Job run. The Jobs and the
  * ResourceFlavors come from two informers in no order with each other,
- * so the cases feed them in the orders a loaded machine produces.
+ * so the cases feed them in the orders a loaded machine produces. The
+ * preemptions come from a fourth, the Workloads: counted once per
+ * eviction, with the preemptor resolved by UID whenever its Workload
+ * shows up.
  */
 #include <check.h>
 #include <jansson.h>
@@ -219,6 +222,201 @@ START_TEST(deletion_releases)
 }
 END_TEST
 
+/* A victim (4 GPUs) and an inference Job that preempts it. */
+static struct feed_job two_jobs[] = {
+	{ .name = "research-exp-001", .team = 2, .klass = FEED_EXPERIMENT,
+	  .pods = 1, .gpus_per_pod = 4, .at_ms = 0, .runtime_ms = 1000 },
+	{ .name = "nlp-infer-002", .team = 0, .klass = FEED_INFERENCE,
+	  .pods = 1, .gpus_per_pod = 2, .at_ms = 0, .runtime_ms = 1000 },
+};
+static const struct feed two_job_plan = { two_jobs, 2 };
+
+#define MSG_RECLAIM "Preempted to accommodate a workload (UID: wl-p, " \
+	"JobUID: job-p) due to reclamation within the cohort; preemptor " \
+	"path: /ai-org/team-nlp; preemptee path: /ai-org/team-research"
+#define MSG_WHILE_BORROWING "Previously: Preempted to accommodate a " \
+	"workload (UID: wl-p, JobUID: job-p) due to reclamation within the " \
+	"cohort while borrowing; preemptor path: /ai-org/team-nlp; " \
+	"preemptee path: /ai-org/team-research"
+
+/*
+ * The Workload of planned Job job (uid wl_uid), owned by it: admitted
+ * with gpus GPUs (-1: no admission), preempted npre times so far, with
+ * a Preempted condition (status, reason, message) when msg is set.
+ */
+static void workload(struct dash *d, size_t job, const char *wl_uid,
+		     int gpus, int npre, const char *status,
+		     const char *reason, const char *msg, int64_t now_ms)
+{
+	json_t *o = json_pack(
+		"{s:{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}, s:{s:[]}}",
+		"metadata", "name", "wl", "namespace", "team-x", "uid", wl_uid,
+		"ownerReferences", "kind", "Job", "name",
+		two_jobs[job].name, "uid", "", "status", "conditions");
+	json_t *st = json_object_get(o, "status");
+
+	if (gpus >= 0)
+		json_object_set_new(st, "admission", json_pack(
+			"{s:s, s:[{s:s, s:{s:i}}]}", "clusterQueue", "cq",
+			"podSetAssignments", "name", "main", "resourceUsage",
+			"nvidia.com/gpu", gpus));
+	if (npre)
+		json_object_set_new(st, "schedulingStats", json_pack(
+			"{s:[{s:s, s:s, s:i}]}", "evictions", "reason",
+			"Preempted", "underlyingCause", "", "count", npre));
+	if (msg)
+		json_array_append_new(json_object_get(st, "conditions"),
+				      json_pack("{s:s, s:s, s:s, s:s}", "type",
+						"Preempted", "status", status,
+						"reason", reason, "message",
+						msg));
+	dash_workload(d, o, false, now_ms);
+	json_decref(o);
+}
+
+/* A version of planned Job job: running or not, Complete or not. */
+static void job2(struct dash *d, size_t job, bool running, bool complete,
+		 int64_t now_ms)
+{
+	json_t *o = json_pack("{s:{s:s, s:s}, s:{s:b, s:{s:{}}}, s:{s:[]}}",
+			      "metadata", "name", two_jobs[job].name, "uid",
+			      "", "spec", "suspend", !running && !complete,
+			      "template", "spec", "status", "conditions");
+
+	if (running || complete)
+		json_object_set_new(json_object_get(json_object_get(
+			json_object_get(o, "spec"), "template"), "spec"),
+			"nodeSelector", json_pack("{s:s, s:s}",
+			"gpu.present", "true", "gpu.product", products[1]));
+	if (complete)
+		json_array_append_new(json_object_get(json_object_get(o,
+			"status"), "conditions"), json_pack("{s:s, s:s}",
+			"type", "Complete", "status", "True"));
+	dash_job(d, o, false, now_ms);
+	dash_sample(d);
+	json_decref(o);
+}
+
+/* The next plain frame (preemption lines first); new string. */
+static char *plain_of(struct dash *d)
+{
+	return text_of(d, false);
+}
+
+/*
+ * One preemption seen on the victim's Workload, its preemptor's
+ * Workload arriving only later: the row names the UID until then, then
+ * the Job. Versions that repeat the count add nothing; a second
+ * eviction, seen only after the new reservation flipped Preempted to
+ * False, is counted with the reason its message gives and the GPUs of
+ * the plan (no admission left to read).
+ */
+START_TEST(preemption_rows)
+{
+	struct dash *d = dash_new(&two_job_plan, true, 0);
+	char *t;
+
+	add_queues(d);
+	add_flavor(d, 0, false);
+	add_flavor(d, 1, false);
+	dash_start(d, 1000);
+	workload(d, 0, "wl-v", -1, 0, NULL, NULL, NULL, 1100);
+	workload(d, 0, "wl-v", 4, 0, NULL, NULL, NULL, 1200);
+	workload(d, 0, "wl-v", 4, 1, "True", "InCohortReclamation",
+		 MSG_RECLAIM, 3500);
+	t = text_of(d, false);
+	ck_assert_has(t, "PREEMPTIONS: 1 (InClusterQueue 0, "
+		      "InCohortReclamation 1, InCohortReclaimWhileBorrowing "
+		      "0)");
+	ck_assert_has(t, "   2.5s research-exp-001   workload wl-p      "
+		      "InCohortReclamation           4");
+	free(t);
+	/* the preemptor's Workload; the same victim version again */
+	workload(d, 1, "wl-p", -1, 0, NULL, NULL, NULL, 3600);
+	workload(d, 0, "wl-v", 4, 1, "True", "InCohortReclamation",
+		 MSG_RECLAIM, 3700);
+	t = text_of(d, false);
+	ck_assert_has(t, "PREEMPTIONS: 1 (");
+	ck_assert_has(t, "   2.5s research-exp-001   nlp-infer-002      "
+		      "InCohortReclamation           4");
+	free(t);
+	workload(d, 0, "wl-v", 2, 2, "False", "QuotaReserved",
+		 MSG_WHILE_BORROWING, 6000);
+	t = text_of(d, false);
+	ck_assert_has(t, "PREEMPTIONS: 2 (InClusterQueue 0, "
+		      "InCohortReclamation 1, InCohortReclaimWhileBorrowing "
+		      "1)");
+	ck_assert_has(t, "   5.0s research-exp-001   nlp-infer-002      "
+		      "InCohortReclaimWhileBorrowing 2");
+	free(t);
+	dash_free(d);
+}
+END_TEST
+
+/* Without a terminal each preemption is one line, printed once. */
+START_TEST(preemption_plain_lines)
+{
+	struct dash *d = dash_new(&two_job_plan, false, 0);
+	char *t;
+
+	add_queues(d);
+	dash_start(d, 1000);
+	workload(d, 1, "wl-p", -1, 0, NULL, NULL, NULL, 1100);
+	workload(d, 0, "wl-v", 4, 1, "True", "InClusterQueue",
+		 "Preempted to accommodate a workload (UID: wl-p, JobUID: "
+		 "job-p) due to prioritization in the ClusterQueue", 2000);
+	t = plain_of(d);
+	ck_assert_has(t, "[t+  1.0s] preempted research-exp-001 (4 GPUs "
+		      "freed) for nlp-infer-002: InClusterQueue\n[t+");
+	free(t);
+	t = plain_of(d);
+	ck_assert_msg(!strstr(t, "preempted"), "%s", t);
+	free(t);
+	dash_free(d);
+}
+END_TEST
+
+/*
+ * The summary: preemptions by reason and GPUs freed, the victim re-run
+ * to completion, and the inference wait of the Job that got in by
+ * preempting.
+ */
+START_TEST(preemption_summary)
+{
+	struct dash *d = dash_new(&two_job_plan, true, 0);
+	char *t;
+
+	add_queues(d);
+	add_flavor(d, 0, false);
+	add_flavor(d, 1, false);
+	dash_start(d, 1);
+	dash_job_created(d, 0, 10);
+	dash_job_created(d, 1, 1000);
+	job2(d, 0, true, false, 20);
+	workload(d, 1, "wl-p", -1, 0, NULL, NULL, NULL, 1100);
+	workload(d, 0, "wl-v", 4, 1, "True", "InCohortReclamation",
+		 MSG_RECLAIM, 1200);
+	t = text_of(d, true);
+	ck_assert_has(t, "preempted jobs: 1, 0 re-admitted and finished\n");
+	free(t);
+	job2(d, 0, false, false, 1300);  /* suspended */
+	job2(d, 1, true, false, 2500);   /* the preemptor, 1.5 s later */
+	job2(d, 0, true, false, 3000);   /* re-admitted */
+	job2(d, 0, false, true, 4000);
+	job2(d, 1, false, true, 4000);
+	t = text_of(d, true);
+	ck_assert_has(t, "preemptions: 1 (InClusterQueue 0, "
+		      "InCohortReclamation 1, InCohortReclaimWhileBorrowing "
+		      "0), 4 GPUs freed\n");
+	ck_assert_has(t, "preempted jobs: 1, 1 re-admitted and finished\n");
+	ck_assert_has(t, "prod-inference admitted by preempting: 1 jobs, "
+		      "wait mean 1.50s, max 1.50s (without preempting: 0 "
+		      "jobs, mean 0.00s)\n");
+	free(t);
+	dash_free(d);
+}
+END_TEST
+
 Suite *dash_suite(void)
 {
 	Suite *s = suite_create("dash");
@@ -230,6 +428,11 @@ Suite *dash_suite(void)
 	tcase_add_test(tc, flavor_known_after_admission);
 	tcase_add_test(tc, readmission_moves_in_use);
 	tcase_add_test(tc, deletion_releases);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("preemptions");
+	tcase_add_test(tc, preemption_rows);
+	tcase_add_test(tc, preemption_plain_lines);
+	tcase_add_test(tc, preemption_summary);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1851,6 +1851,54 @@ static size_t count_kind(const char *wl, enum sched_dec_kind kind)
 	return n;
 }
 
+/*
+ * A workload admitted in one round of a sched_cycle call is no
+ * preemption candidate in a later round of the same call: the call
+ * returns one decision per workload, so a DEC_PREEMPT would replace its
+ * DEC_ADMIT; the caller would never write (nor forget) the admission
+ * while sched holds its quota for ever (the demo's stuck Job). The next
+ * call may preempt it, once its admission is the caller's to write.
+ *
+ * a borrows b's idle quota for w1 in round 1 (b's own b1 goes first:
+ * non-borrowing); in round 2 b's next head p needs that quota back.
+ */
+START_TEST(preempt_not_admitted_same_call)
+{
+	struct cluster_queue *a, *b;
+	const struct rec *r;
+
+	fx_begin();
+	add_flavor("default");
+	a = mk_cq("a", "co", "default:cpu=0/4");
+	b = mk_cq("b", "co", "default:cpu=4");
+	b->reclaim = RWC_ANY;
+	put_cq(a);
+	put_cq(b);
+	put_wl(mk_wl("w1", 0, T0 - 30 * SEC, 1, "cpu=2"), "a");
+	put_wl(mk_wl("b1", 10, T0 - 20 * SEC, 1, "cpu=2"), "b");
+	put_wl(mk_wl("p", 10, T0 - 10 * SEC, 1, "cpu=2"), "b");
+	cycle();
+	expect_admitted("b1", "b");
+	expect_admitted("w1", "a");
+	ck_assert_uint_eq(count_kind("w1", DEC_PREEMPT), 0);
+	ck_assert(sched_wl_holds_quota(F.s, "ns", "w1"));
+	expect_not_admitted("p");
+
+	/* The next call: w1's admission is written (or on its way), and
+	 * p takes its quota back. */
+	confirm("w1", true);
+	confirm("b1", true);
+	settle();
+	r = last_rec("w1");
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->kind, DEC_PREEMPT);
+	ck_assert_uint_eq(count_kind("w1", DEC_PREEMPT), 1);
+	expect_not_admitted("p");
+	fx_end();
+}
+END_TEST
+
+
 #define expect_last(wl, kind, reason, msg) \
 	expect_last_at(__LINE__, wl, kind, reason, msg)
 static void expect_last_at(int line, const char *wl, enum sched_dec_kind kind,
@@ -3990,6 +4038,7 @@ Suite *sched_suite(void)
 
 	tc = new_tcase("assume");
 	tcase_add_test(tc, assume_confirm_forget);
+	tcase_add_test(tc, preempt_not_admitted_same_call);
 	tcase_add_test(tc, restart_rebuild);
 	suite_add_tcase(s, tc);
 
