@@ -42,7 +42,11 @@
 # suite records a watch on Workloads and one on Jobs for its whole run;
 # history.py merges them by resourceVersion into every state the cluster
 # went through (the victim still holding quota while its Job stops
-# included) and runs cueue-invariants on each ("history" checks).
+# included) and runs cueue-invariants on each ("history" checks). From the
+# same record: each victim held its quota until its Job was suspended with
+# no active pods, at each of its evictions, and each preemptor's pending
+# messages before its admission said "Pending the preemption of K
+# workload(s)".
 #
 # The devserver's job runner completes a Job --job-runtime after it is
 # unsuspended; the suite sets that to 1h and ends Jobs with `release`.
