@@ -251,6 +251,17 @@ static int64_t job_runtime(const json_t *job, int64_t dflt)
 	return dflt;
 }
 
+/* The annotation cueue.dev/stop-delay (a Go duration), else 0. */
+static int64_t job_stop_delay(const json_t *job)
+{
+	const char *a = annotation(job, JOBRUNNER_STOP_DELAY_ANNOTATION);
+	int64_t ms;
+
+	if (a && jobrunner_parse_duration(a, &ms) == 0)
+		return ms;
+	return 0;
+}
+
 /* min(parallelism, completions - succeeded), as the Job controller's
  * wantActive for NonIndexed Jobs. */
 static json_int_t effective_parallelism(const json_t *spec,
@@ -324,11 +335,26 @@ void jobrunner_plan_job(const json_t *job, int64_t now_ms, int64_t runtime_ms,
 	conds = json_is_array(oconds) ? json_deep_copy(oconds) : json_array();
 	patch = json_object();
 	if (json_is_true(json_object_get(spec, "suspend"))) {
-		/* 1. suspended: no pods, Suspended=True */
-		want_count(patch, status, "active", 0);
-		want_int(patch, status, "ready", 0);
+		/* 1. suspended: Suspended=True; no pods, or with a stop
+		 *    delay the running ones still active until it ends */
+		int64_t delay = job_stop_delay(job), since = now_ms;
+		const json_t *sc;
+
 		cchanged = ensure_cond(conds, "Suspended", "True",
 				       "JobSuspended", "Job suspended", ts);
+		sc = cond_find(conds, "Suspended");
+		if (!cchanged && sc &&
+		    timestamp_parse(json_string_value(json_object_get(
+					    sc, "lastTransitionTime")),
+				    &since) < 0)
+			since = now_ms;
+		if (delay > 0 && int_at(status, "active") > 0 &&
+		    now_ms < since + delay) {
+			out->wake_ms = since + delay;
+		} else {
+			want_count(patch, status, "active", 0);
+			want_int(patch, status, "ready", 0);
+		}
 	} else {
 		/* 2. running: a resume restarts startTime and the clock */
 		const char *sts = json_string_value(json_object_get(status,

@@ -6,7 +6,12 @@
  *
  *   suspended    active 0, ready 0, condition Suspended=True
  *                (JobSuspended, "Job suspended"); startTime stays, as
- *                the 1.32 controller leaves it (KEP-5440 clears it later)
+ *                the 1.32 controller leaves it (KEP-5440 clears it later).
+ *                With the annotation cueue.dev/stop-delay (a Go
+ *                duration) a running Job's pods stay active that long
+ *                after the suspension (the Suspended condition's time),
+ *                as when the Job controller is slow to delete them: the
+ *                window in which an evicted Workload must keep its quota
  *   running      startTime, active = ready = min(parallelism,
  *                completions - succeeded); resuming a suspended Job sets
  *                Suspended=False (JobResumed, "Job resumed") and restarts
@@ -43,6 +48,7 @@ struct jobrunner;
 #define JOBRUNNER_DEFAULT_RUNTIME_MS 5000
 #define JOBRUNNER_RUNTIME_ANNOTATION "cueue.dev/runtime"
 #define JOBRUNNER_FAIL_ANNOTATION "cueue.dev/fail"
+#define JOBRUNNER_STOP_DELAY_ANNOTATION "cueue.dev/stop-delay"
 
 /*
  * Starts the runner's thread on a (borrowed; it must outlive

@@ -263,6 +263,43 @@ START_TEST(plan_suspended)
 }
 END_TEST
 
+/* cueue.dev/stop-delay: a suspended Job's pods stay active until the
+ * delay after the Suspended condition's time, then go. */
+START_TEST(plan_stop_delay)
+{
+	json_t *j = t_json("{\"metadata\":{\"name\":\"j\",\"annotations\":"
+			   "{\"cueue.dev/stop-delay\":\"3s\"}},\"spec\":"
+			   "{\"suspend\":true,\"parallelism\":2},\"status\":{"
+			   "\"startTime\":\"2025-12-31T23:59:00Z\",\"active\":2,"
+			   "\"ready\":2}}");
+	struct jobrunner_plan p;
+
+	/* just suspended: the condition, pods still active */
+	jobrunner_plan_job(j, NOW, 1000, 0, &p);
+	ck_assert_ptr_nonnull(p.status);
+	ck_assert_ptr_null(json_object_get(p.status, "active"));
+	ck_assert_int_eq(p.wake_ms, NOW + 3000);
+	ck_cond(json_array_get(json_object_get(p.status, "conditions"), 0),
+		"Suspended", "True", "JobSuspended", "Job suspended");
+	json_object_update(json_object_get(j, "status"), p.status);
+	json_decref(p.status);
+	/* still within the delay: nothing to write */
+	jobrunner_plan_job(j, NOW + 2000, 1000, 0, &p);
+	ck_assert_ptr_null(p.status);
+	ck_assert_int_eq(p.wake_ms, NOW + 3000);
+	/* the delay is over: no pod */
+	jobrunner_plan_job(j, NOW + 3000, 1000, 0, &p);
+	ck_assert_ptr_nonnull(p.status);
+	ck_assert_int_eq(json_integer_value(json_object_get(p.status,
+							    "active")), 0);
+	ck_assert_int_eq(json_integer_value(json_object_get(p.status,
+							    "ready")), 0);
+	ck_assert_int_eq(p.wake_ms, 0);
+	json_decref(p.status);
+	json_decref(j);
+}
+END_TEST
+
 START_TEST(plan_start_then_finish)
 {
 	json_t *j = t_json("{\"metadata\":{\"name\":\"j\"},\"spec\":"
@@ -607,6 +644,7 @@ Suite *jobrunner_suite(void)
 
 	tc = tcase_create("plan");
 	tcase_add_test(tc, plan_suspended);
+	tcase_add_test(tc, plan_stop_delay);
 	tcase_add_test(tc, plan_start_then_finish);
 	tcase_add_test(tc, plan_runtime_annotation_and_deletion);
 	tcase_add_loop_test(tc, parse_duration, 0,
