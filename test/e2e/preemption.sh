@@ -638,6 +638,36 @@ invariants "s8 b: manager down"
 run_cmd "$devcluster" start "$cluster"
 if [ "$rc" -eq 0 ]; then pass "s8 b: manager started again"; else fail "s8 b: manager started again" "$out"; fi
 restart_check b lowb highb
+
+# c: the victim's pod takes 60 s to go once its Job is suspended
+# (devserver annotation cueue.dev/stop-delay), so the restart lands
+# mid-eviction: SIGKILL as soon as Evicted=True is written; after the
+# restart the Job is suspended with its pods still active, the victim
+# keeps its quota and the preemptor waits, until the pods are gone.
+mkjob s8 lowc q low 2
+wait_running s8 lowc
+run_cmd kubectl annotate -n s8 job lowc cueue.dev/stop-delay=60s
+[ "$rc" -eq 0 ] || fail "s8 c: annotate lowc with a stop delay" "$out"
+off=$(stat -c %s "$work/wl.stream")
+e2e_bg kill_on_evicted "$(wl_name lowc s8)" "$off"
+killer=$e2e_bg_pid
+mkjob s8 highc q high 2
+if wait "$killer"; then
+	pass "s8 c: lowc Evicted=True written; manager killed (SIGKILL) at once (then: lowc $(wl_brief s8 lowc), highc $(wl_brief s8 highc))"
+else
+	fail "s8 c: lowc Evicted=True written" "$(wlc s8 lowc Evicted)"
+fi
+invariants "s8 c: manager down mid-eviction"
+expect "s8 c: manager down: lowc keeps its quota" 0 \
+	jp "workload/$(wl_name lowc s8)" '{.status.conditions[?(@.type=="QuotaReserved")].status}' s8 <<<'True'
+run_cmd "$devcluster" start "$cluster"
+if [ "$rc" -eq 0 ]; then pass "s8 c: manager started again"; else fail "s8 c: manager started again" "$out"; fi
+expect_eventually "s8 c: lowc suspended, its pod still active" "$T" "true 1" state s8 lowc
+expect "s8 c: lowc keeps its quota while its pods run" 0 \
+	jp "workload/$(wl_name lowc s8)" '{.status.conditions[?(@.type=="QuotaReserved")].status}' s8 <<<'True'
+expect "s8 c: highc not admitted while lowc's pods run" 0 state s8 highc <<<'true 0'
+invariants "s8 c: after the restart, the victim's pods still running"
+T=$((T * 3)) restart_check c lowc highc # the stop delay is 60 s
 history "the restarts"
 
 # ---------------------------------------------------------------------
