@@ -33,6 +33,7 @@
 #include "model/resources.h"
 #include "suites.h"
 #include "test/support/support.h"
+#include "test/unit/quota_spec.h"
 #include "test/unit/ref_preempt.h"
 
 #define T0 INT64_C(1767225600000) /* the fixed clock: 2026-01-01T00:00Z */
@@ -137,115 +138,7 @@ static void fx_end(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* Parsing: "cpu=2,memory=1Gi" and quota groups in check_sched.c's
- * notation: flavors of a group separated by spaces, groups by ';', a
- * flavor "name:res=nominal[/borrowingLimit[/lendingLimit]],...", '-'
- * for an unset limit. */
-
-static int64_t qty(const char *res, const char *text)
-{
-	struct quantity q;
-	struct err err = { { 0 } };
-
-	ck_assert_msg(quantity_parse(text, &q, &err) == 0,
-		      "bad quantity %s: %s", text, err.msg);
-	return resource_units_milli(res, q.milli);
-}
-
-static void parse_res(const char *spec, struct reslist *out)
-{
-	char *buf = xstrdup(spec), *save = NULL, *tok;
-
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-
-		ck_assert_ptr_nonnull(eq);
-		*eq = '\0';
-		reslist_set(out, tok, qty(tok, eq + 1));
-	}
-	free(buf);
-}
-
-static void parse_quota(const char *res, char *text, struct resource_quota *q)
-{
-	char *parts[3] = { NULL, NULL, NULL };
-	char *save = NULL, *tok;
-	int n = 0;
-
-	memset(q, 0, sizeof(*q));
-	q->name = xstrdup(res);
-	for (tok = strtok_r(text, "/", &save); tok && n < 3;
-	     tok = strtok_r(NULL, "/", &save))
-		parts[n++] = tok;
-	ck_assert_int_ge(n, 1);
-	q->nominal = qty(res, parts[0]);
-	if (n > 1 && strcmp(parts[1], "-") != 0) {
-		q->has_borrowing = true;
-		q->borrowing = qty(res, parts[1]);
-	}
-	if (n > 2 && strcmp(parts[2], "-") != 0) {
-		q->has_lending = true;
-		q->lending = qty(res, parts[2]);
-	}
-}
-
-static void parse_flavor_quotas(struct resource_group *g, char *text)
-{
-	char *colon = strchr(text, ':'), *save = NULL, *tok;
-	struct flavor_quotas *fq;
-	size_t cap = 0;
-
-	ck_assert_ptr_nonnull(colon);
-	*colon = '\0';
-	g->flavors = xrealloc(g->flavors,
-			      (g->nflavors + 1) * sizeof(*g->flavors));
-	fq = &g->flavors[g->nflavors++];
-	memset(fq, 0, sizeof(*fq));
-	fq->name = xstrdup(text);
-	for (tok = strtok_r(colon + 1, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-
-		ck_assert_ptr_nonnull(eq);
-		*eq = '\0';
-		XGROW(fq->res, cap, fq->nres + 1);
-		parse_quota(tok, eq + 1, &fq->res[fq->nres++]);
-	}
-	if (g->nflavors == 1) {
-		g->ncovered = fq->nres;
-		g->covered = xcalloc(fq->nres, sizeof(*g->covered));
-		for (size_t i = 0; i < fq->nres; i++)
-			g->covered[i] = xstrdup(fq->res[i].name);
-	}
-	ck_assert_uint_eq(fq->nres, g->ncovered);
-}
-
-static void parse_groups(const char *spec, struct resource_group **out,
-			 size_t *n)
-{
-	char *buf, *gsave = NULL, *gtok;
-
-	*out = NULL;
-	*n = 0;
-	if (!spec || !*spec)
-		return;
-	buf = xstrdup(spec);
-	for (gtok = strtok_r(buf, ";", &gsave); gtok;
-	     gtok = strtok_r(NULL, ";", &gsave)) {
-		struct resource_group *g;
-		char *fsave = NULL, *ftok;
-
-		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
-		g = &(*out)[(*n)++];
-		memset(g, 0, sizeof(*g));
-		for (ftok = strtok_r(gtok, " ", &fsave); ftok;
-		     ftok = strtok_r(NULL, " ", &fsave))
-			parse_flavor_quotas(g, ftok);
-		ck_assert_uint_ge(g->nflavors, 1);
-	}
-	free(buf);
-}
+/* Parsing: quota_spec.h's notation, and the policies. */
 
 /*
  * spec.preemption and spec.flavorFungibility, space separated:
@@ -327,7 +220,7 @@ static struct cohort *add_cohort(const char *name, const char *parent,
 	c->meta.creation_ms = T0 - 3600 * SEC;
 	c->version = API_V1BETA1;
 	c->parent = xstrdup_or_null(parent);
-	parse_groups(groups, &c->groups, &c->ngroups);
+	spec_groups(groups, &c->groups, &c->ngroups);
 	XGROW(P.co, P.capco, P.nco + 1);
 	P.co[P.nco++] = c;
 	sched_cohort_set(P.s, c);
@@ -346,7 +239,7 @@ static struct cluster_queue *mk_cq(const char *name, const char *cohort,
 	cq->meta.creation_ms = T0 - 3600 * SEC;
 	cq->version = API_V1BETA1;
 	cq->cohort = xstrdup_or_null(cohort);
-	parse_groups(groups, &cq->groups, &cq->ngroups);
+	spec_groups(groups, &cq->groups, &cq->ngroups);
 	cq->strategy = QS_BEST_EFFORT_FIFO;
 	cq->has_ns_selector = true; /* {}: every namespace */
 	label_selector_init(&cq->ns_selector);
@@ -421,7 +314,7 @@ static struct pod_set *add_ps(struct workload *w, int32_t count,
 	ps->tmpl.containers[0].name = xstrdup("c");
 	reslist_init(&ps->tmpl.containers[0].requests);
 	reslist_init(&ps->tmpl.containers[0].limits);
-	parse_res(req, &ps->tmpl.containers[0].requests);
+	spec_res(req, &ps->tmpl.containers[0].requests);
 	node_affinity_init(&ps->tmpl.affinity);
 	return ps;
 }
@@ -476,7 +369,7 @@ static struct workload *add_admitted(const char *name, const char *cq,
 	a->name = xstrdup(DEFAULT_PODSET_NAME);
 	a->has_count = true;
 	a->count = 1;
-	parse_res(total, &a->usage);
+	spec_res(total, &a->usage);
 	for (size_t i = 0; i < a->usage.n; i++)
 		smap_set(&a->flavors, a->usage.v[i].name, flavor);
 	msg = xasprintf("Quota reserved in ClusterQueue %s", cq);
@@ -1462,7 +1355,7 @@ static void scn_use(const char *spec, int64_t mult, int64_t *use)
 {
 	struct reslist l = RESLIST_INIT;
 
-	parse_res(spec, &l);
+	spec_res(spec, &l);
 	for (size_t r = 0; r < REF_PREEMPT_NRES; r++)
 		use[r] = reslist_has(&l, res_names[r]) ?
 			 reslist_get(&l, res_names[r]) * mult : 0;

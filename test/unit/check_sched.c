@@ -27,6 +27,7 @@
 #include "base/alloc.h"
 #include "flavors/sched.h"
 #include "model/objects.h"
+#include "test/unit/quota_spec.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 #include "suites.h"
@@ -160,122 +161,6 @@ static void fx_end(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* Parsing small specs: "cpu=2,memory=1Gi" and quota groups. */
-
-static int64_t qty(const char *res, const char *text)
-{
-	struct quantity q;
-	struct err err = { { 0 } };
-
-	ck_assert_msg(quantity_parse(text, &q, &err) == 0,
-		      "bad quantity %s: %s", text, err.msg);
-	return resource_units_milli(res, q.milli);
-}
-
-/* "cpu=1,memory=2Gi" -> reslist (added to out). */
-static void parse_res(const char *spec, struct reslist *out)
-{
-	char *buf = xstrdup(spec), *save = NULL, *tok;
-
-	for (tok = strtok_r(buf, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-
-		ck_assert_ptr_nonnull(eq);
-		*eq = '\0';
-		reslist_set(out, tok, qty(tok, eq + 1));
-	}
-	free(buf);
-}
-
-/*
- * Quota groups: groups separated by ';', flavors of a group by spaces,
- * a flavor is "name:res=nominal[/borrowing[/lending]],res=...", '-' for
- * an unset limit. The group's coveredResources are the first flavor's
- * resources in order. Example:
- *   "f1:cpu=4,memory=4Gi f2:cpu=8,memory=8Gi; g1:nvidia.com/gpu=2"
- */
-static void parse_quota(const char *res, char *text, struct resource_quota *q)
-{
-	char *parts[3] = { NULL, NULL, NULL };
-	char *save = NULL, *tok;
-	int n = 0;
-
-	memset(q, 0, sizeof(*q));
-	q->name = xstrdup(res);
-	for (tok = strtok_r(text, "/", &save); tok && n < 3;
-	     tok = strtok_r(NULL, "/", &save))
-		parts[n++] = tok;
-	ck_assert_int_ge(n, 1);
-	q->nominal = qty(res, parts[0]);
-	if (n > 1 && strcmp(parts[1], "-") != 0) {
-		q->has_borrowing = true;
-		q->borrowing = qty(res, parts[1]);
-	}
-	if (n > 2 && strcmp(parts[2], "-") != 0) {
-		q->has_lending = true;
-		q->lending = qty(res, parts[2]);
-	}
-}
-
-static void parse_flavor_quotas(struct resource_group *g, char *text)
-{
-	char *colon = strchr(text, ':'), *save = NULL, *tok;
-	struct flavor_quotas *fq;
-	size_t cap = 0;
-
-	ck_assert_ptr_nonnull(colon);
-	*colon = '\0';
-	g->flavors = xrealloc(g->flavors,
-			      (g->nflavors + 1) * sizeof(*g->flavors));
-	fq = &g->flavors[g->nflavors++];
-	memset(fq, 0, sizeof(*fq));
-	fq->name = xstrdup(text);
-	for (tok = strtok_r(colon + 1, ",", &save); tok;
-	     tok = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(tok, '=');
-
-		ck_assert_ptr_nonnull(eq);
-		*eq = '\0';
-		XGROW(fq->res, cap, fq->nres + 1);
-		parse_quota(tok, eq + 1, &fq->res[fq->nres++]);
-	}
-	if (g->nflavors == 1) {
-		g->ncovered = fq->nres;
-		g->covered = xcalloc(fq->nres, sizeof(*g->covered));
-		for (size_t i = 0; i < fq->nres; i++)
-			g->covered[i] = xstrdup(fq->res[i].name);
-	}
-	ck_assert_uint_eq(fq->nres, g->ncovered);
-}
-
-static void parse_groups(const char *spec, struct resource_group **out,
-			 size_t *n)
-{
-	char *buf, *gsave = NULL, *gtok;
-
-	*out = NULL;
-	*n = 0;
-	if (!spec || !*spec)
-		return;
-	buf = xstrdup(spec);
-	for (gtok = strtok_r(buf, ";", &gsave); gtok;
-	     gtok = strtok_r(NULL, ";", &gsave)) {
-		struct resource_group *g;
-		char *fsave = NULL, *ftok;
-
-		*out = xrealloc(*out, (*n + 1) * sizeof(**out));
-		g = &(*out)[(*n)++];
-		memset(g, 0, sizeof(*g));
-		for (ftok = strtok_r(gtok, " ", &fsave); ftok;
-		     ftok = strtok_r(NULL, " ", &fsave))
-			parse_flavor_quotas(g, ftok);
-		ck_assert_uint_ge(g->nflavors, 1);
-	}
-	free(buf);
-}
-
-/* ------------------------------------------------------------------ */
 /* Object builders. mk_* allocate into the pool; put_* hand to sched. */
 
 static struct resource_flavor *mk_flavor(const char *name)
@@ -329,7 +214,7 @@ static struct cohort *mk_cohort(const char *name, const char *parent,
 	c->meta.creation_ms = T0 - 3600 * SEC;
 	c->version = API_V1BETA1;
 	c->parent = xstrdup_or_null(parent);
-	parse_groups(groups, &c->groups, &c->ngroups);
+	spec_groups(groups, &c->groups, &c->ngroups);
 	XGROW(F.co, F.capco, F.nco + 1);
 	F.co[F.nco++] = c;
 	return c;
@@ -352,7 +237,7 @@ static struct cluster_queue *mk_cq(const char *name, const char *cohort,
 	cq->meta.creation_ms = T0 - 3600 * SEC;
 	cq->version = API_V1BETA1;
 	cq->cohort = xstrdup_or_null(cohort);
-	parse_groups(groups, &cq->groups, &cq->ngroups);
+	spec_groups(groups, &cq->groups, &cq->ngroups);
 	cq->strategy = QS_BEST_EFFORT_FIFO;
 	cq->has_ns_selector = true; /* {}: every namespace */
 	label_selector_init(&cq->ns_selector);
@@ -426,7 +311,7 @@ static struct pod_set *add_ps(struct workload *w, const char *name,
 	reslist_init(&ps->tmpl.containers[0].requests);
 	reslist_init(&ps->tmpl.containers[0].limits);
 	if (req)
-		parse_res(req, &ps->tmpl.containers[0].requests);
+		spec_res(req, &ps->tmpl.containers[0].requests);
 	node_affinity_init(&ps->tmpl.affinity);
 	return ps;
 }
@@ -2226,7 +2111,7 @@ static struct workload *mk_held(const char *name, const char *cq,
 	a->name = xstrdup(DEFAULT_PODSET_NAME);
 	a->has_count = true;
 	a->count = count;
-	parse_res(req, &per_pod);
+	spec_res(req, &per_pod);
 	for (size_t i = 0; i < per_pod.n; i++) {
 		smap_set(&a->flavors, per_pod.v[i].name, flavor);
 		reslist_set(&a->usage, per_pod.v[i].name,
@@ -3280,15 +3165,15 @@ START_TEST(pod_requests_shape)
 	add_cq("q", NULL, "default:cpu=100,memory=100Gi");
 	w = mk_wl("lim", 0, T0 - 3 * SEC, 2, NULL);
 	t = &add_ps(w, "main", 2, NULL)->tmpl;
-	parse_res("cpu=2,memory=1Gi", &t->containers[0].limits);
+	spec_res("cpu=2,memory=1Gi", &t->containers[0].limits);
 	put_wl(w, "q");
 	w = mk_wl("init", 0, T0 - 2 * SEC, 1, NULL);
 	t = &add_ps(w, "main", 3, "cpu=1")->tmpl;
 	t->init_containers = xcalloc(1, sizeof(*t->init_containers));
 	t->ninit_containers = 1;
 	t->init_containers[0].name = xstrdup("init");
-	parse_res("cpu=4", &t->init_containers[0].requests);
-	parse_res("cpu=500m", &t->overhead);
+	spec_res("cpu=4", &t->init_containers[0].requests);
+	spec_res("cpu=500m", &t->overhead);
 	put_wl(w, "q");
 	settle();
 	r = expect_admitted("lim", "q");
