@@ -288,6 +288,19 @@ static void order_begin(struct sched *s)
 		heap_down(s, i);
 }
 
+/* queueUnderNominalInResourcesNeedingPreemption: usage < nominal in
+ * every fr that needs preemption. */
+static bool under_nominal(const struct pctx *x)
+{
+	const struct tree *t = x->s->t;
+
+	for (size_t i = 0; i < x->nneed; i++)
+		if (tree_nominal(t, x->node, x->need[i]) <=
+		    tree_usage(t, x->node, x->need[i]))
+			return false;
+	return true;
+}
+
 /* Lists of §4.3 (evicted split first by the sort key). */
 enum { L_HIER = 0, L_PRIO = 1, L_SAME = 2 };
 
@@ -304,6 +317,12 @@ static void collect(const struct pctx *x)
 		bool hier;
 		int prev = -1;
 		size_t steps = 0;
+		/* Without borrowWithinCohort and at or over nominal, the
+		 * only attempt allows borrowing, where every candidate
+		 * without hierarchical advantage is ReclaimWithoutBorrowing
+		 * and so never valid (minimal_set): not worth collecting.
+		 * In a full cohort that is most heads and most holders. */
+		bool prio_useless = x->bwc_never && !under_nominal(x);
 
 		if (s->caprem < x->nu)
 			XGROW(s->rem, s->caprem, x->nu);
@@ -312,8 +331,9 @@ static void collect(const struct pctx *x)
 		hier = fit_in_quota(t, x->node, rem, x->nu);
 		for (int a = tree_parent(t, x->node); a >= 0 && steps < 4096;
 		     a = tree_parent(t, a), steps++) {
-			collect_subtree(x, a, prev, hier,
-					hier ? L_HIER : L_PRIO);
+			if (hier || !prio_useless)
+				collect_subtree(x, a, prev, hier,
+						hier ? L_HIER : L_PRIO);
 			hier = fit_in_quota(t, a, rem, x->nu) || hier;
 			prev = a;
 		}
@@ -394,12 +414,8 @@ static size_t minimal_set(const struct pctx *x)
 	if (s->capptg < s->npc)
 		XGROW(s->ptg, s->capptg, s->npc);
 	{
-		bool under = true;
+		bool under = under_nominal(x);
 
-		for (size_t i = 0; i < x->nneed; i++)
-			if (tree_nominal(s->t, x->node, x->need[i]) <=
-			    tree_usage(s->t, x->node, x->need[i]))
-				under = false;
 		if (!nhier && !nprio) {
 			attempts[0] = true;
 			natt = 1;
