@@ -163,6 +163,8 @@ struct wl_entry {
 	const char *chk_preempt;
 	char *chk_by_cq;         /* owned */
 	int32_t chk_by_prio;
+	bool chk_first;          /* the eviction sent is the first of its
+				    reason and cause (schedulingStats) */
 	bool recheck_on_update;  /* 409 on it: sched checks again when the
 				    newer version arrives */
 	bool owned;              /* has ownerReferences: an integration

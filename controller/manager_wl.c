@@ -399,9 +399,10 @@ static void send_pending(struct manager *m, struct wl_entry *e)
 /*
  * tmp's schedulingStats.evictions: w's, with one more of reason (a
  * DeactivatedDueTo<Cause> reason counts as Deactivated with that
- * underlyingCause, as Kueue's workloadEvictionStateInc does).
+ * underlyingCause, as Kueue's workloadEvictionStateInc does). True when
+ * it is the first of that reason and cause.
  */
-static void evictions_inc(struct workload *tmp, const struct workload *w,
+static bool evictions_inc(struct workload *tmp, const struct workload *w,
 			  const char *reason)
 {
 	const char *cause = "";
@@ -431,7 +432,7 @@ static void evictions_inc(struct workload *tmp, const struct workload *w,
 		tmp->evictions[i].cause = xstrdup(cause);
 		tmp->nevictions++;
 	}
-	tmp->evictions[i].count++;
+	return tmp->evictions[i].count++ == 0;
 }
 
 /*
@@ -462,7 +463,7 @@ static void send_check(struct manager *m, struct wl_entry *e)
 		if (e->chk_kind == DEC_PREEMPT)
 			conditions_set(&tmp.conds, "Preempted", COND_TRUE,
 				       e->chk_preempt, e->chk_msg, gen, now);
-		evictions_inc(&tmp, e->w, e->chk_reason);
+		e->chk_first = evictions_inc(&tmp, e->w, e->chk_reason);
 		if (!e->owned) {
 			clear = true;
 			/* True only after a preemption (§7.4) */
@@ -525,8 +526,9 @@ static void evict_report(struct manager *m, const struct wl_entry *e)
 	}
 	if (m->o.metrics) {
 		kueue_metrics_evicted(m->o.metrics, cq, reason, cause, pc);
-		/* once per workload: its first Evicted condition */
-		if (!conditions_find(&w->conds, "Evicted"))
+		/* once per workload and (reason, cause): the count in its
+		 * schedulingStats went from 0 to 1, as Kueue reports it */
+		if (e->chk_first)
 			kueue_metrics_evicted_once(m->o.metrics, cq, reason,
 						   cause, pc);
 		if (w->queue_name)
@@ -714,8 +716,12 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 			sched_wl_recheck(m->s, ns, name);
 			m->changed = true;
 		}
-		FREE_AND_NULL(e->chk_msg);
-		FREE_AND_NULL(e->chk_rv);
+		/* a decision applied while this write was in flight is
+		 * still to be sent, with its own fields */
+		if (!e->chk_pending) {
+			FREE_AND_NULL(e->chk_msg);
+			FREE_AND_NULL(e->chk_rv);
+		}
 	} else if (kind == WC_PENDING) {
 		if (r->outcome == KUBE_OK) {
 			set_str(&e->sent_rv, e->call_rv);

@@ -289,10 +289,15 @@ static void assign_entry(struct sched *s, struct assign_env *env,
 	if (e->mode != ASSIGN_FIT) {
 		e->why = e->mode == ASSIGN_NOFIT ? RQ_NO_FIT
 					      : RQ_PREEMPTION_NO_CANDIDATES;
-		/* A victim was left out only because its admission is not
-		 * written yet: try again next call, do not park. */
-		if (e->mode == ASSIGN_PREEMPT && !e->ntg && s->pskipped)
+		/* A candidate was left out because its admission is not
+		 * written yet: decide again next call, when it counts
+		 * (it may well be the victim Kueue would choose), and do
+		 * not park meanwhile. */
+		if (e->mode == ASSIGN_PREEMPT && s->pskipped) {
+			FREE_AND_NULL(e->tg);
+			e->ntg = 0;
 			e->why = RQ_FAILED_AFTER_NOMINATION;
+		}
 		e->reason = REASON_PENDING;
 		e->message = assign_message(env, r->ps, res);
 	}

@@ -516,6 +516,18 @@ void workload_copy(struct workload *dst, const struct workload *src)
 		}
 		dst->nreclaimable = src->nreclaimable;
 	}
+	if (src->nevictions) {
+		dst->evictions = xcalloc(src->nevictions,
+					 sizeof(*dst->evictions));
+		for (size_t i = 0; i < src->nevictions; i++) {
+			dst->evictions[i].reason =
+				xstrdup_or_null(src->evictions[i].reason);
+			dst->evictions[i].cause =
+				xstrdup_or_null(src->evictions[i].cause);
+			dst->evictions[i].count = src->evictions[i].count;
+		}
+		dst->nevictions = src->nevictions;
+	}
 	if (src->nchecks) {
 		dst->checks = xcalloc(src->nchecks, sizeof(*dst->checks));
 		for (size_t i = 0; i < src->nchecks; i++) {
