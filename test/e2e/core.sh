@@ -373,10 +373,13 @@ poll() {
 	finished=$(sed -n 's/.*finished=\([0-9]*\).*/\1/p' <<<"$counts")
 }
 # Quiet: every workload holds quota, is pending with its condition or is
-# finished, and three polls in a row agree (within about 20 s).
+# finished, and three polls in a row agree. A poll (a snapshot of 200
+# workloads and the checker) takes seconds when the other suites load the
+# machine, so the deadline is 90 s; the loop ends at the third agreeing
+# poll.
 quiet=0
 prev=
-end=$((SECONDS + 20))
+end=$((SECONDS + 90))
 while [ "$SECONDS" -lt "$end" ]; do
 	poll "after creation"
 	if [[ $counts == *unmarked=0 ]] && [ "$counts" = "$prev" ]; then
