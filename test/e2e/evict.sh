@@ -70,16 +70,7 @@ evicted_metric() {
 			END { print v }'
 }
 
-for b in "$inv_bin" "$manager_src"; do
-	if [ ! -x "$b" ]; then
-		fail "binaries built" "$b missing (run make all)"
-		e2e_finish
-	fi
-done
-cp "$manager_src" "$work/cueue-manager"
-export MANAGER_BIN=$work/cueue-manager
-export DEVCLUSTER_JOB_RUNTIME=1h
-devcluster_start "devcluster start (webhook serving)"
+job_cluster_start
 expect "apply the queues" 0 kubectl apply -f setup.yaml <<'EOF'
 resourceflavor.kueue.x-k8s.io/evict-flavor created
 clusterqueue.kueue.x-k8s.io/evict-cq created

@@ -115,16 +115,7 @@ expect_jobs_table() {
 # ---------------------------------------------------------------------
 # 1. The cluster: devserver + manager with the real webhook path.
 
-for b in "$inv_bin" "$manager_src"; do
-	if [ ! -x "$b" ]; then
-		fail "binaries built" "$b missing (run make all)"
-		e2e_finish
-	fi
-done
-cp "$manager_src" "$work/cueue-manager"
-export MANAGER_BIN=$work/cueue-manager
-export DEVCLUSTER_JOB_RUNTIME=1h
-devcluster_start "devcluster start (webhook serving)"
+job_cluster_start
 
 # ---------------------------------------------------------------------
 # 2. Quick start (getting-started/): the Job first, then the setup.

@@ -333,6 +333,24 @@ e2e_cluster_cleanup() {
 }
 
 # devcluster_start NAME: starts $cluster, check NAME; the suite ends if it fails.
+# job_cluster_start: the Job suites' cluster (evict, jobs, preemption):
+# stops the suite unless $inv_bin and $manager_src are built, runs a copy
+# of the manager (a rebuild during the suite cannot swap it), Jobs that
+# run for an hour unless released, and the webhook path.
+job_cluster_start() {
+	local b
+	for b in "$inv_bin" "$manager_src"; do
+		if [ ! -x "$b" ]; then
+			fail "binaries built" "$b missing (run make all)"
+			e2e_finish
+		fi
+	done
+	cp "$manager_src" "$work/cueue-manager"
+	export MANAGER_BIN=$work/cueue-manager
+	export DEVCLUSTER_JOB_RUNTIME=1h
+	devcluster_start "devcluster start (webhook serving)"
+}
+
 devcluster_start() {
 	run_cmd "$devcluster" start "$cluster"
 	if [ "$rc" -eq 0 ] && [ "$out" = "export KUBECONFIG=$cluster/kubeconfig" ]; then

@@ -312,16 +312,7 @@ preempted_series() {
 	grep '^kueue_preempted_workloads_total{' "$work/metrics.txt" | sort
 }
 
-for b in "$inv_bin" "$manager_src"; do
-	if [ ! -x "$b" ]; then
-		fail "binaries built" "$b missing (run make all)"
-		e2e_finish
-	fi
-done
-cp "$manager_src" "$work/cueue-manager"
-export MANAGER_BIN=$work/cueue-manager
-export DEVCLUSTER_JOB_RUNTIME=1h
-devcluster_start "devcluster start (webhook serving)"
+job_cluster_start
 
 # The recorders start before anything exists; kubectl prints one event a line.
 e2e_bg kubectl get workloads -A -w --output-watch-events -o json \
