@@ -42,7 +42,6 @@
 /* One question: who may make room for demand u of preemptor p in c. */
 struct pctx {
 	struct sched *s;
-	const struct scq *c;
 	int32_t cq;            /* c's id */
 	int node;              /* c's tree node */
 	const struct swl *p;   /* the preemptor */
@@ -470,7 +469,6 @@ static void pctx_init(struct pctx *x, struct sched *s, int32_t cq,
 
 	memset(x, 0, sizeof(*x));
 	x->s = s;
-	x->c = &s->cqs[cq];
 	x->cq = cq;
 	x->node = s->cqs[cq].node;
 	x->p = p;
