@@ -500,6 +500,7 @@ struct sched *sched_new(const struct sched_opts *o)
 		sched_opts_default(&s->o);
 	s->t = tree_new();
 	s->pods_res = -1;
+	s->ready_wait = -1;
 	return s;
 }
 
@@ -1081,6 +1082,13 @@ void sched_account(struct sched *s, struct swl *r, int sign)
 	bool holds = r->state == WS_HOLDING || r->state == WS_ASSUMED;
 	size_t nfr = tree_nfr(s->t);
 
+	if (holds && r->not_ready) {
+		if (sign > 0)
+			s->nnot_ready++;
+		else
+			s->nnot_ready--;
+	}
+
 	if (r->lq >= 0) {
 		struct slq *l = &s->lqs[r->lq];
 
@@ -1607,6 +1615,8 @@ void sched_wl_reap(struct sched *s, struct swl *r)
 	if (r->key || r->flagged)
 		BUG("sched_wl_reap: workload record %d is in use", (int)id);
 	wl_free_record(r);
+	if (s->ready_wait == id)
+		s->ready_wait = -1;
 	s->wls[id] = NULL;
 	s->nwl_rec--;
 	nidx_free_id(&s->wl_idx, id);
@@ -1694,6 +1704,7 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 	s->state++;
 	sched_account(s, r, -1);
 	r->w = w;
+	r->not_ready = !conditions_is_true(&w->conds, "PodsReady");
 	wl_refs(s, r, ns_get(s, w->meta.namespace ? w->meta.namespace : ""),
 		lq ? lq_get(s, lq) : -1);
 	if (r->state == WS_ASSUMED && !holds && !gone &&
@@ -1854,6 +1865,8 @@ void sched_wl_forget(struct sched *s, const char *ns, const char *name)
 
 bool sched_has_work(const struct sched *s)
 {
+	if (sched_ready_blocked(s))
+		return false;
 	for (size_t i = 0; i < s->ncq; i++)
 		if (s->cqs[i].active && queue_len_active(&s->cqs[i].q))
 			return true;

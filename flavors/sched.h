@@ -94,6 +94,12 @@ struct sched_opts {
 	 * window, rather than at once (sched_next_wakeup reports when).
 	 * 0 (default): at once. Other requeue events are always at once. */
 	int64_t requeue_batch_ms;
+	/* waitForPodsReady.blockAdmission (kueue-scheduler.md §6): while a
+	 * workload holding quota is not PodsReady, the first entry that
+	 * would be admitted gets QuotaReserved=False reason
+	 * WaitingForPodsReady and the cycle stops there; no cycle runs
+	 * until every holder is PodsReady (or gone). */
+	bool block_admission;
 };
 
 /* Defaults: partial_admission true, the rest zero. */
@@ -245,7 +251,8 @@ void sched_decisions_clear(struct sched_decisions *d); /* keeps storage */
 void sched_decisions_release(struct sched_decisions *d);
 
 /* True when a cycle may admit or report something now (some active
- * queue has a head). */
+ * queue has a head, and admission is not blocked waiting for
+ * PodsReady). */
 bool sched_has_work(const struct sched *s);
 /* Earliest time a parked workload's backoff expires, or 0: the
  * controller arms a timer and calls sched_cycle then. */

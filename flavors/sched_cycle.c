@@ -40,6 +40,7 @@
  */
 #include "flavors/sched.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,6 +56,9 @@
 	"workload, but will fit after these preemptions complete"
 #define MSG_OVERLAP \
 	"Workload has overlapping preemption targets with another workload"
+#define REASON_WAITING_READY "WaitingForPodsReady"
+#define MSG_WAITING_READY \
+	"waiting for all admitted workloads to be in PodsReady condition"
 
 /* ---- the cycle ---- */
 
@@ -475,6 +479,34 @@ static void report_fresh(void *ctx, struct qitem *it)
 		     xstrdup(f->e->message));
 }
 
+/* The entries from first on go back to their heaps unprocessed, with
+ * no verdict (a blocked loop never reached them). */
+static void unprocessed(struct sched *s, size_t first, int64_t now)
+{
+	for (size_t j = first; j < s->nent; j++) {
+		struct sentry *e = &s->ent[j];
+		struct swl *r = s->wls[e->wl];
+
+		queue_requeue(&s->cqs[e->cq].q, &r->qi,
+			      RQ_FAILED_AFTER_NOMINATION, now);
+		sched_dirty_cq(s, e->cq);
+		FREE_AND_NULL(e->message);
+		FREE_AND_NULL(e->asg);
+		FREE_AND_NULL(e->tg);
+		e->ntg = 0;
+	}
+}
+
+bool sched_ready_blocked(const struct sched *s)
+{
+	const struct swl *r;
+
+	if (!s->o.block_admission || !s->nnot_ready || s->ready_wait < 0)
+		return false;
+	r = s->wls[s->ready_wait];
+	return r && r->key && r->state == WS_PENDING;
+}
+
 /* One Kueue cycle (§2.1): returns admissions; *npopped the heads,
  * *nparked those that went to the parked set (BestEffortFIFO NoFit). */
 static size_t round_run(struct sched *s, struct sched_decisions *out,
@@ -482,6 +514,7 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 {
 	struct assign_env env;
 	size_t nadm = 0;
+	bool blocked = false;
 	/* the round's reservations are undone to here at its end */
 	size_t sp = tree_undo_savepoint(&s->undo);
 
@@ -556,6 +589,17 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 			e->why = RQ_FAILED_AFTER_NOMINATION;
 			e->reason = REASON_PENDING;
 			e->message = xstrdup(MSG_NO_LONGER_FITS);
+		} else if (e->mode == ASSIGN_FIT && s->o.block_admission &&
+			   s->nnot_ready) {
+			/* blockAdmission (§6): it would be admitted, but an
+			 * admitted workload is not PodsReady yet. It waits at
+			 * the head and the loop stops here. */
+			e->why = RQ_FAILED_AFTER_NOMINATION;
+			e->reason = REASON_WAITING_READY;
+			free(e->message);
+			e->message = xstrdup(MSG_WAITING_READY);
+			s->ready_wait = r->id;
+			blocked = true;
 		} else if (e->mode == ASSIGN_FIT) {
 			admit(s, out, e);
 			nadm++;
@@ -579,6 +623,10 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 		FREE_AND_NULL(e->asg);
 		FREE_AND_NULL(e->tg);
 		e->ntg = 0;
+		if (blocked) {
+			unprocessed(s, i + 1, now);
+			break;
+		}
 	}
 	s->nent = 0;
 	/* 6. Drop this round's reservations (Kueue drops its snapshot). */
@@ -609,14 +657,39 @@ static bool is_deactivation(const char *reason)
 			  !strcmp(reason, "InactiveWorkload"));
 }
 
-/* The eviction a holder is due (§5.5), or NULL. */
+/* DeactivatedDueTo<Cause> for the DeactivationTarget reasons Kueue
+ * sets (static reasons, as decisions carry). */
+static const char *const deact_reasons[][2] = {
+	{ "RequeuingLimitExceeded",
+	  "DeactivatedDueToRequeuingLimitExceeded" },
+	{ "MaximumExecutionTimeExceeded",
+	  "DeactivatedDueToMaximumExecutionTimeExceeded" },
+	{ "AdmissionCheck", "DeactivatedDueToAdmissionCheck" },
+};
+
+/* The eviction a holder is due (§5.5), or NULL. *msg is static, or
+ * built in buf (size n). */
 static const char *evict_due(const struct sched *s, const struct swl *r,
-			     const char **msg)
+			     const char **msg, char *buf, size_t n)
 {
 	const struct scq *c = &s->cqs[r->hold_cq];
 
 	if (!r->w->active) {
+		const struct condition *dt = conditions_find(
+			&r->w->conds, "DeactivationTarget");
+
 		*msg = "The workload is deactivated";
+		if (!dt || dt->status != COND_TRUE || !dt->reason)
+			return "Deactivated";
+		/* deactivated by Kueue: the cause is in the reason */
+		snprintf(buf, n, "The workload is deactivated due to %s",
+			 dt->message ? dt->message : "");
+		*msg = buf;
+		for (size_t i = 0; i < sizeof(deact_reasons) /
+					       sizeof(deact_reasons[0]);
+		     i++)
+			if (!strcmp(dt->reason, deact_reasons[i][0]))
+				return deact_reasons[i][1];
 		return "Deactivated";
 	}
 	if (c->exists && c->stop == STOP_HOLD_AND_DRAIN) {
@@ -664,6 +737,7 @@ static void check_flagged(struct sched *s, struct sched_decisions *out)
 	for (size_t i = 0; i < s->nchk; i++) {
 		struct swl *r = s->wls[s->chk[i]];
 		const char *reason, *msg = NULL;
+		char buf[512];
 
 		r->flagged = false;
 		if (!r->key) {
@@ -675,7 +749,7 @@ static void check_flagged(struct sched *s, struct sched_decisions *out)
 		if (!r->w || r->chk_sent)
 			continue;
 		if (r->state == WS_HOLDING && !r->evicted && !r->preempting) {
-			reason = evict_due(s, r, &msg);
+			reason = evict_due(s, r, &msg, buf, sizeof(buf));
 			if (reason)
 				emit_check(s, out, r, DEC_EVICT, r->hold_cq,
 					   reason, msg);
@@ -709,9 +783,14 @@ size_t sched_cycle(struct sched *s, int64_t now_ms,
 	s->calls++;
 	sched_tick(s, now_ms);
 	check_flagged(s, out);
+	if (!s->nnot_ready)
+		s->ready_wait = -1;
 	for (unsigned round = 0;
 	     !s->o.max_rounds || round < s->o.max_rounds; round++) {
 		size_t npopped = 0, nparked = 0, n;
+
+		if (sched_ready_blocked(s))
+			break;
 
 		/* Go on while a round admits or parks a head: a parked head
 		 * uncovers the next one (BestEffortFIFO), so one call tries

@@ -98,6 +98,8 @@ struct swl {
 	/* holding quota */
 	int32_t hold_cq;            /* CQ id whose tree node holds usage */
 	bool admitted;              /* Admitted=True (flavorsUsage) */
+	bool not_ready;             /* PodsReady is not True (counted in
+				       sched.nnot_ready while holding) */
 	struct fr_val *usage;       /* owned; what was added to the tree */
 	size_t nusage;
 	struct swl *h_prev, *h_next; /* hold_cq's holder list while usage
@@ -245,6 +247,9 @@ struct sched {
 	uint64_t state;             /* bumped by every input */
 	int64_t now;                /* last now_ms seen (cycle, tick) */
 	size_t nbackoff;            /* records with qi.requeue_at_ms != 0 */
+	size_t nnot_ready;          /* holders (and assumed) not PodsReady */
+	int32_t ready_wait;         /* blockAdmission: the workload id told
+				       WaitingForPodsReady, -1 = none */
 
 	struct assign_flavor *flv;     /* by flavor id; names flv_idx's */
 	size_t nflv, capflv;
@@ -350,6 +355,9 @@ void sched_account(struct sched *s, struct swl *r, int sign);
 void sched_tree_apply(struct sched *s, struct swl *r, bool add);
 /* Sets r's backoff (0: none), keeping sched.nbackoff. */
 void sched_set_requeue_at(struct sched *s, struct swl *r, int64_t at);
+/* blockAdmission: a workload was told WaitingForPodsReady, is still
+ * pending, and some holder is not PodsReady yet: no cycle runs. */
+bool sched_ready_blocked(const struct sched *s);
 /* Links r into (out of) its hold_cq's holder index. */
 void sched_holder_link(struct sched *s, struct swl *r);
 void sched_holder_unlink(struct sched *s, struct swl *r);

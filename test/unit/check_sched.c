@@ -1892,6 +1892,170 @@ START_TEST(evict_inactive_keeps_quota)
 }
 END_TEST
 
+/* Kueue deactivated it (DeactivationTarget, then spec.active=false):
+ * the eviction names the cause. */
+START_TEST(evict_deactivation_target)
+{
+	fx_begin();
+	add_flavor("default");
+	add_cq("q", NULL, "default:cpu=2");
+	put_wl(mk_wl("a", 0, T0 - 10 * SEC, 1, "cpu=2"), "q");
+	put_wl(mk_wl("m", 0, T0 - 9 * SEC, 1, "cpu=0"), "q");
+	settle();
+	confirm("a", true);
+	confirm("m", true);
+	{
+		struct wlent *e;
+		struct workload *w = wl_copy_latest("a", &e);
+
+		conditions_set(&w->conds, "DeactivationTarget", COND_TRUE,
+			       "RequeuingLimitExceeded",
+			       "exceeding the maximum number of re-queuing "
+			       "retries", 1, F.now);
+		put_wl_lq(w, e->cq, e->lq);
+		w = wl_copy_latest("m", &e);
+		conditions_set(&w->conds, "DeactivationTarget", COND_TRUE,
+			       "MaximumExecutionTimeExceeded",
+			       "exceeding the maximum execution time", 1,
+			       F.now);
+		put_wl_lq(w, e->cq, e->lq);
+	}
+	cycle();
+	ck_assert_uint_eq(count_kind("a", DEC_EVICT), 0); /* still active */
+	wl_set_active("a", false);
+	wl_set_active("m", false);
+	cycle();
+	expect_last("a", DEC_EVICT, "DeactivatedDueToRequeuingLimitExceeded",
+		    "The workload is deactivated due to exceeding the "
+		    "maximum number of re-queuing retries");
+	expect_last("m", DEC_EVICT,
+		    "DeactivatedDueToMaximumExecutionTimeExceeded",
+		    "The workload is deactivated due to exceeding the "
+		    "maximum execution time");
+	fx_end();
+}
+END_TEST
+
+static void wl_pods_ready(const char *name, bool ready)
+{
+	struct wlent *e;
+	struct workload *w = wl_copy_latest(name, &e);
+
+	conditions_set(&w->conds, "PodsReady", ready ? COND_TRUE : COND_FALSE,
+		       ready ? "Started" : "WaitForStart", "m", 1, F.now);
+	put_wl_lq(w, e->cq, e->lq);
+}
+
+static bool wl_is_ready(const char *name)
+{
+	return conditions_is_true(&wl_latest(name)->w->conds, "PodsReady");
+}
+
+static void block_setup(bool block)
+{
+	struct sched_opts o;
+
+	sched_opts_default(&o);
+	o.block_admission = block;
+	fx_begin_opts(&o);
+	add_flavor("default");
+	add_cq("q", NULL, "default:cpu=10");
+	add_cq("r", NULL, "default:cpu=1");
+	put_wl(mk_wl("a", 0, T0 - 10 * SEC, 1, "cpu=1"), "q");
+	put_wl(mk_wl("b", 0, T0 - 9 * SEC, 1, "cpu=1"), "q");
+	put_wl(mk_wl("c", 0, T0 - 8 * SEC, 1, "cpu=1"), "q");
+}
+
+/* blockAdmission (kueue-scheduler.md §6): one not-ready workload at a
+ * time; the next waits with WaitingForPodsReady and the loop stops. */
+START_TEST(block_admission_one_at_a_time)
+{
+	block_setup(true);
+	settle();
+	expect_admitted("a", "q");
+	expect_last("b", DEC_PENDING, "WaitingForPodsReady",
+		    "waiting for all admitted workloads to be in PodsReady "
+		    "condition");
+	ck_assert_ptr_null(last_rec("c")); /* never reached */
+	ck_assert(!sched_has_work(F.s));
+	/* confirmed, still not ready: still blocked, nothing decided */
+	confirm("a", true);
+	{
+		size_t n = F.nlog;
+
+		cycle();
+		ck_assert_uint_eq(F.nlog, n);
+	}
+	/* a workload of another queue that would fit waits too */
+	put_wl(mk_wl("x", 0, T0 - 7 * SEC, 1, "cpu=1"), "r");
+	cycle();
+	ck_assert_ptr_null(last_rec("x"));
+	/* ready: the next one goes, and blocks the one after */
+	wl_pods_ready("a", true);
+	settle();
+	expect_admitted("b", "q");
+	ck_assert_uint_eq(admits_of("b"), 1);
+	ck_assert(!last_admit("c") || !last_admit("x"));
+	confirm("b", true);
+	wl_pods_ready("b", true);
+	settle();
+	for (int k = 0; k < 2; k++) {
+		const char *n = last_admit("c") && !wl_is_ready("c") ? "c"
+									 : "x";
+
+		ck_assert_uint_eq(admits_of("c") + admits_of("x"),
+				  (size_t)k + 1);
+		confirm(n, true);
+		wl_pods_ready(n, true);
+		settle();
+	}
+	expect_admitted("c", "q");
+	expect_admitted("x", "r");
+	/* a holder losing readiness (WaitForRecovery) blocks again */
+	wl_pods_ready("c", false);
+	put_wl(mk_wl("d", 0, T0 - 1 * SEC, 1, "cpu=1"), "q");
+	settle();
+	expect_not_admitted("d");
+	expect_last("d", DEC_PENDING, "WaitingForPodsReady",
+		    "waiting for all admitted workloads to be in PodsReady "
+		    "condition");
+	/* the not-ready one finishes (or is evicted): unblocked */
+	wl_finish("c");
+	settle();
+	expect_admitted("d", "q");
+	fx_end();
+}
+END_TEST
+
+START_TEST(block_admission_off)
+{
+	block_setup(false);
+	settle();
+	expect_admitted("a", "q");
+	expect_admitted("b", "q");
+	expect_admitted("c", "q");
+	fx_end();
+}
+END_TEST
+
+/* Entries that do not fit are still processed before the block (Kueue
+ * blocks only an entry that would be admitted). */
+START_TEST(block_admission_nofit_still_reported)
+{
+	block_setup(true);
+	put_wl(mk_wl("big", 0, T0 - 20 * SEC, 1, "cpu=5"), "r");
+	settle();
+	expect_pending("big", "couldn't assign flavors to pod set main: "
+			      "insufficient quota for cpu in flavor default, "
+			      "previously considered podsets requests (0) + "
+			      "current podset request (5) > maximum capacity "
+			      "(1)");
+	expect_admitted("a", "q");
+	expect_not_admitted("b");
+	fx_end();
+}
+END_TEST
+
 START_TEST(evict_recheck_after_failed_write)
 {
 	fx_begin();
@@ -3916,6 +4080,10 @@ Suite *sched_suite(void)
 
 	tc = new_tcase("eviction");
 	tcase_add_test(tc, evict_inactive_keeps_quota);
+	tcase_add_test(tc, evict_deactivation_target);
+	tcase_add_test(tc, block_admission_one_at_a_time);
+	tcase_add_test(tc, block_admission_off);
+	tcase_add_test(tc, block_admission_nofit_still_reported);
 	tcase_add_test(tc, evict_recheck_after_failed_write);
 	tcase_add_test(tc, evict_hold_and_drain);
 	tcase_add_test(tc, evict_local_queue_drain);
