@@ -61,6 +61,8 @@ struct jobs_opts {
 				 * NULL: every namespace matches */
 	bool ns_selector_always;        /* see above */
 	bool no_partial_admission;      /* PartialAdmission gate off */
+	bool wait_for_pods_ready;       /* waitForPodsReady on: the
+				 * PodsReady condition follows the pods */
 	const char *const *label_keys_to_copy; /* borrowed; copied */
 	size_t nlabel_keys_to_copy;
 	unsigned page_size;             /* informer list pages; 0: 500 */

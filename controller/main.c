@@ -215,6 +215,19 @@ int main(int argc, char **argv)
 		cfg.res_quota_check == CONFIG_QUOTA_IGNORE_UNDECLARED;
 	mo.no_partial_admission =
 		!config_feature_gate(&cfg, "PartialAdmission", true);
+	/* waitForPodsReady (model/deadline.h) */
+	mo.ready.enabled = cfg.wfpr_enable;
+	mo.ready.timeout_ms = cfg.wfpr_timeout_ms;
+	mo.ready.recovery_timeout_ms =
+		cfg.wfpr_recovery_timeout_ms == CONFIG_UNSET ||
+				cfg.wfpr_recovery_timeout_ms == 0
+			? -1
+			: cfg.wfpr_recovery_timeout_ms;
+	mo.ready.has_limit = cfg.wfpr_backoff_limit_count != CONFIG_UNSET;
+	mo.ready.backoff_limit = (int32_t)cfg.wfpr_backoff_limit_count;
+	mo.ready.backoff_base_s = cfg.wfpr_backoff_base_seconds;
+	mo.ready.backoff_max_s = cfg.wfpr_backoff_max_seconds;
+	mo.block_admission = cfg.wfpr_block_admission;
 	l = loop_new(&lo, &err);
 	if (!l) {
 		fprintf(stderr, "cueue-manager: %s\n", err.msg);
@@ -254,6 +267,7 @@ int main(int argc, char **argv)
 				    "ManagedJobsNamespaceSelectorAlwaysRespected",
 				    false);
 	jo.no_partial_admission = mo.no_partial_admission;
+	jo.wait_for_pods_ready = mo.ready.enabled;
 	jo.label_keys_to_copy =
 		(const char *const *)cfg.int_label_keys_to_copy.v;
 	jo.nlabel_keys_to_copy = cfg.int_label_keys_to_copy.n;

@@ -45,6 +45,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/deadline.h"
+
 struct kube;
 struct kueue_metrics;
 struct metrics;
@@ -76,6 +78,11 @@ struct manager_opts {
 	void *hook_ud;              /* borrowed */
 	struct kueue_metrics *metrics; /* borrowed; NULL: no metrics
 					  (controller/kueue_metrics.h) */
+	/* waitForPodsReady (model/deadline.h; ready.enabled false: off)
+	 * and its blockAdmission; maximumExecutionTimeSeconds is enforced
+	 * either way. */
+	struct deadline_policy ready;
+	bool block_admission;
 };
 
 struct manager_stats {

@@ -29,11 +29,13 @@
 #include "base/hmap.h"
 #include "base/jx.h"
 #include "base/text.h"
+#include "controller/events.h"
 #include "controller/kube.h"
 #include "controller/log.h"
 #include "controller/manager.h"
 #include "controller/timers.h"
 #include "flavors/sched.h"
+#include "model/deadline.h"
 #include "model/errors.h"
 #include "model/objects.h"
 #include "model/smap.h"
@@ -113,6 +115,8 @@ enum wl_call {
 	WC_ADMIT,
 	WC_PENDING,
 	WC_CHECK,     /* an evict or requeue decision's write */
+	WC_DEADLINE,  /* a timed write of manager_deadline.c (status) */
+	WC_SPEC,      /* spec.active=false (manager_deadline.c) */
 };
 
 enum wl_queue {
@@ -178,6 +182,15 @@ struct wl_entry {
 	bool deferred;           /* in m->deferq: a message-only change
 				    waits for pending_msg_ms */
 	struct dlist d_link;     /* in m->deferq while deferred */
+	/* the workload controller's timed duties (manager_deadline.c) */
+	struct timer dl_timer;   /* armed for the next deadline */
+	bool dl_pending;         /* dl_act waits for its write */
+	struct deadline_action dl_act;
+	char *dl_rv;             /* owned; the version decided on */
+	char *dl_sent_rv;        /* owned; a write based on this version
+				    succeeded: decide again once it moves */
+	bool dl_first;           /* the timeout eviction sent is the first
+				    of its reason and cause */
 	uint64_t seen;
 };
 
@@ -349,6 +362,50 @@ sweep_fn manager_wl_sweep;
 /* Tells sched, cancels e's write in flight, unlinks and frees e (and
  * its LocalQueue placeholder when that was its last use). */
 void manager_wl_drop(struct manager *m, struct wl_entry *e);
+
+/* Submits body as a merge patch of the workload (its /status when
+ * status) with rv as the precondition recorded for the reply. */
+void manager_wl_submit(struct manager *m, struct wl_entry *e, json_t *body,
+		       enum wl_call kind, const char *rv, bool status);
+
+/* An event about the workload (kueue-admission). */
+void manager_wl_event(struct manager *m, const struct wl_entry *e,
+		      enum event_type type, const char *reason,
+		      const char *fmt, ...) PRINTF_LIKE(5, 6);
+
+/*
+ * An eviction was written: kueue_evicted_workloads_total and friends
+ * (reason, underlying cause; first: the first of that reason and cause
+ * in the workload's schedulingStats), kueue_pods_ready_to_evicted_time_
+ * seconds when its pods were ready, and the EvictedDueTo<Reason> event
+ * (event_reason: the Evicted condition's reason as written).
+ */
+void manager_wl_evict_report(struct manager *m, const struct wl_entry *e,
+			     const char *event_reason, const char *reason,
+			     const char *cause, const char *msg, bool first);
+
+/*
+ * tmp's schedulingStats.evictions: w's, with one more of (reason,
+ * cause). True when it is the first of that reason and cause.
+ */
+bool manager_wl_evictions_inc(struct workload *tmp, const struct workload *w,
+			      const char *reason, const char *cause);
+
+/* manager_deadline.c */
+
+/* Decides what e needs now (deadline.h) and queues its write, or arms
+ * its timer for the next deadline. No-op before the caches were fed or
+ * while a write of it is in flight. */
+void manager_dl_check(struct manager *m, struct wl_entry *e);
+/* Sends the queued timed write of e. */
+void manager_dl_send(struct manager *m, struct wl_entry *e);
+/* Its reply (WC_DEADLINE or WC_SPEC). */
+void manager_dl_done(struct manager *m, struct wl_entry *e,
+		     const struct kube_reply *r);
+/* e's timer (ud: e). */
+void manager_dl_on_timer(void *ud, int64_t now_ms);
+/* e is going: its timer is cancelled, its fields freed. */
+void manager_dl_drop(struct manager *m, struct wl_entry *e);
 
 /* manager_queues.c */
 

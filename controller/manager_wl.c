@@ -159,7 +159,7 @@ static void wl_sync(struct manager *m, struct wl_entry *e)
 {
 	if (e->call)
 		return;
-	if (e->admit_pending || e->chk_pending) {
+	if (e->admit_pending || e->chk_pending || e->dl_pending) {
 		wl_enqueue(m, e, WQ_ADMIT);
 		return;
 	}
@@ -253,6 +253,7 @@ void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 	else if (!msg && text_same(e->want_reason, REASON_INADMISSIBLE))
 		want_clear(e);
 	free(msg);
+	manager_dl_check(m, e);
 	wl_sync(m, e);
 }
 
@@ -271,12 +272,12 @@ static json_t *patch_with_rv(const char *rv, json_t *status_take)
 	return p;
 }
 
-static void wl_submit(struct manager *m, struct wl_entry *e, json_t *body,
-		      enum wl_call kind, const char *rv)
+void manager_wl_submit(struct manager *m, struct wl_entry *e, json_t *body,
+		       enum wl_call kind, const char *rv, bool status)
 {
 	const char *name;
 	char *ns = split_key(e->key, &name);
-	char *path = path_of("workloads", ns, name, "status");
+	char *path = path_of("workloads", ns, name, status ? "status" : NULL);
 	struct kube_req req = { .verb = KUBE_PATCH_MERGE, .path = path,
 				.body = body, .discard_answer = true,
 				.done = wl_done, .ud = e };
@@ -290,13 +291,9 @@ static void wl_submit(struct manager *m, struct wl_entry *e, json_t *body,
 	free(ns);
 }
 
-/* An event about the workload (kueue-admission). */
-static void wl_event(struct manager *m, const struct wl_entry *e,
-		     enum event_type type, const char *reason,
-		     const char *fmt, ...) PRINTF_LIKE(5, 6);
-static void wl_event(struct manager *m, const struct wl_entry *e,
-		     enum event_type type, const char *reason,
-		     const char *fmt, ...)
+void manager_wl_event(struct manager *m, const struct wl_entry *e,
+		      enum event_type type, const char *reason,
+		      const char *fmt, ...)
 {
 	const struct workload *w = e->w;
 	struct event_object o = {
@@ -352,6 +349,14 @@ static void send_admit(struct manager *m, struct wl_entry *e)
 	free(msg);
 	conditions_set(&tmp.conds, COND_ADMITTED, COND_TRUE, "Admitted",
 		       "The workload is admitted", gen, now);
+	/* waitForPodsReady: the Job integration would write PodsReady=
+	 * False WaitForStart for the admitted workload of a Job right after
+	 * this write; it comes with it instead (one write fewer). */
+	if (m->o.ready.enabled && e->owned &&
+	    !conditions_find(&tmp.conds, COND_PODS_READY))
+		conditions_set(&tmp.conds, COND_PODS_READY, COND_FALSE,
+			       "WaitForStart",
+			       "Not all pods are ready or succeeded", gen, now);
 	tmp.has_admission = true;
 	tmp.admission = e->adm; /* shallow: e keeps ownership */
 	e->admit_wall_ms = now;
@@ -362,8 +367,8 @@ static void send_admit(struct manager *m, struct wl_entry *e)
 	conditions_release(&tmp.conds);
 	e->admit_pending = false;
 	m->stats.admit_writes++;
-	wl_submit(m, e, patch_with_rv(e->admit_rv, st), WC_ADMIT,
-		  e->admit_rv);
+	manager_wl_submit(m, e, patch_with_rv(e->admit_rv, st), WC_ADMIT,
+			  e->admit_rv, true);
 	free(ns);
 }
 
@@ -385,34 +390,22 @@ static void send_pending(struct manager *m, struct wl_entry *e)
 	m->pend_inflight++;
 	e->pend_prev_ms = e->pend_ms;
 	e->pend_ms = loop_now_ms(m->l);
-	wl_submit(m, e, patch_with_rv(e->w->meta.resource_version, st),
-		  WC_PENDING, e->w->meta.resource_version);
+	manager_wl_submit(m, e, patch_with_rv(e->w->meta.resource_version, st),
+			  WC_PENDING, e->w->meta.resource_version, true);
 	/* Kueue's Pending event, once per message written (never per
 	 * attempt: the write rule above paces both). Not for the
 	 * Inadmissible conditions of missing or stopped queues, which
 	 * Kueue's workload controller writes without an event. */
 	if (!text_same(e->want_reason, REASON_INADMISSIBLE))
-		wl_event(m, e, EVENT_WARNING, "Pending", "%s",
+		manager_wl_event(m, e, EVENT_WARNING, "Pending", "%s",
 			 e->want_msg ? e->want_msg : "");
 }
 
-/*
- * tmp's schedulingStats.evictions: w's, with one more of reason (a
- * DeactivatedDueTo<Cause> reason counts as Deactivated with that
- * underlyingCause, as Kueue's workloadEvictionStateInc does). True when
- * it is the first of that reason and cause.
- */
-static bool evictions_inc(struct workload *tmp, const struct workload *w,
-			  const char *reason)
+bool manager_wl_evictions_inc(struct workload *tmp, const struct workload *w,
+			      const char *reason, const char *cause)
 {
-	const char *cause = "";
-	size_t i, rlen;
+	size_t i;
 
-	rlen = strlen(reason);
-	if (!strncmp(reason, "DeactivatedDueTo", 16)) {
-		cause = reason + 16;
-		rlen = 11; /* "Deactivated" */
-	}
 	tmp->evictions = xcalloc(w->nevictions + 1, sizeof(*tmp->evictions));
 	for (i = 0; i < w->nevictions; i++) {
 		tmp->evictions[i].reason = xstrdup(w->evictions[i].reason ?
@@ -423,16 +416,28 @@ static bool evictions_inc(struct workload *tmp, const struct workload *w,
 	}
 	tmp->nevictions = w->nevictions;
 	for (i = 0; i < tmp->nevictions; i++)
-		if (strlen(tmp->evictions[i].reason) == rlen &&
-		    !strncmp(tmp->evictions[i].reason, reason, rlen) &&
+		if (!strcmp(tmp->evictions[i].reason, reason) &&
 		    !strcmp(tmp->evictions[i].cause, cause))
 			break;
 	if (i == tmp->nevictions) {
-		tmp->evictions[i].reason = xstrndup(reason, rlen);
+		tmp->evictions[i].reason = xstrdup(reason);
 		tmp->evictions[i].cause = xstrdup(cause);
 		tmp->nevictions++;
 	}
 	return tmp->evictions[i].count++ == 0;
+}
+
+/* A DeactivatedDueTo<Cause> reason counts as Deactivated with that
+ * underlying cause (Kueue's workloadEvictionStateInc and metrics): the
+ * base reason into *reason (static or r itself), the cause returned. */
+static const char *split_cause(const char *r, const char **reason)
+{
+	if (!strncmp(r, "DeactivatedDueTo", 16)) {
+		*reason = "Deactivated";
+		return r + 16;
+	}
+	*reason = r;
+	return "";
 }
 
 /*
@@ -450,11 +455,14 @@ static void send_check(struct manager *m, struct wl_entry *e)
 {
 	struct workload tmp;
 	int64_t now = loop_wall_ms(m->l), gen = e->w->meta.generation;
-	bool clear = false;
+	bool clear = false, deact = false;
+	const char *base, *cause;
 	json_t *enc, *st = json_object();
 
 	memset(&tmp, 0, sizeof(tmp));
 	conditions_copy(&tmp.conds, &e->w->conds);
+	tmp.has_accumulated = e->w->has_accumulated;
+	tmp.accumulated_seconds = e->w->accumulated_seconds;
 	switch (e->chk_kind) {
 	case DEC_PREEMPT:
 	case DEC_EVICT:
@@ -463,7 +471,15 @@ static void send_check(struct manager *m, struct wl_entry *e)
 		if (e->chk_kind == DEC_PREEMPT)
 			conditions_set(&tmp.conds, "Preempted", COND_TRUE,
 				       e->chk_preempt, e->chk_msg, gen, now);
-		e->chk_first = evictions_inc(&tmp, e->w, e->chk_reason);
+		cause = split_cause(e->chk_reason, &base);
+		e->chk_first = manager_wl_evictions_inc(&tmp, e->w, base,
+							cause);
+		/* a deactivation clears the requeue state and the
+		 * DeactivationTarget that caused it (§5.5) */
+		deact = !strcmp(base, "Deactivated");
+		if (deact)
+			conditions_remove(&tmp.conds,
+					  COND_DEACTIVATION_TARGET);
 		if (!e->owned) {
 			clear = true;
 			/* True only after a preemption (§7.4) */
@@ -474,6 +490,7 @@ static void send_check(struct manager *m, struct wl_entry *e)
 			conditions_set(&tmp.conds, COND_QUOTA_RESERVED,
 				       COND_FALSE, REASON_PENDING, e->chk_msg,
 				       gen, now);
+			deadline_admitted_off(&tmp, now);
 			conditions_set(&tmp.conds, COND_ADMITTED, COND_FALSE,
 				       "NoReservation",
 				       "The workload has no reservation", gen,
@@ -494,41 +511,39 @@ static void send_check(struct manager *m, struct wl_entry *e)
 	if (json_object_get(enc, "schedulingStats"))
 		json_object_set(st, "schedulingStats",
 				json_object_get(enc, "schedulingStats"));
+	if (tmp.has_accumulated &&
+	    json_object_get(enc, "accumulatedPastExecutionTimeSeconds"))
+		json_object_set(st, "accumulatedPastExecutionTimeSeconds",
+				json_object_get(enc,
+					"accumulatedPastExecutionTimeSeconds"));
+	if (deact && (e->w->has_requeue_count || e->w->requeue_at_ms))
+		json_object_set_new(st, "requeueState", json_null());
 	if (clear)
 		json_object_set_new(st, "admission", json_null());
 	json_decref(enc);
-	conditions_release(&tmp.conds);
-	for (size_t i = 0; i < tmp.nevictions; i++) {
-		free(tmp.evictions[i].reason);
-		free(tmp.evictions[i].cause);
-	}
-	free(tmp.evictions);
+	workload_release(&tmp);
 	e->chk_pending = false;
 	m->stats.check_writes++;
-	wl_submit(m, e, patch_with_rv(e->chk_rv, st), WC_CHECK, e->chk_rv);
+	manager_wl_submit(m, e, patch_with_rv(e->chk_rv, st), WC_CHECK,
+			  e->chk_rv, true);
 }
 
-/* An eviction was written: its metrics and its Event (Kueue's
- * EvictedDueTo<Reason>, §7.5). */
-static void evict_report(struct manager *m, const struct wl_entry *e)
+void manager_wl_evict_report(struct manager *m, const struct wl_entry *e,
+			     const char *event_reason, const char *reason,
+			     const char *cause, const char *msg, bool first)
 {
 	const struct workload *w = e->w;
 	const char *cq = w->admission.cluster_queue ?
 			 w->admission.cluster_queue : "";
 	const char *pc = w->priority_class_name ? w->priority_class_name : "";
-	const char *reason = e->chk_reason;
-	const char *cause = "";
+	const struct condition *pr = conditions_find(&w->conds,
+						     COND_PODS_READY);
 
-	/* DeactivatedDueTo<Cause>: reason Deactivated, the cause apart */
-	if (!strncmp(reason, "DeactivatedDueTo", 16)) {
-		cause = reason + 16;
-		reason = "Deactivated";
-	}
 	if (m->o.metrics) {
 		kueue_metrics_evicted(m->o.metrics, cq, reason, cause, pc);
 		/* once per workload and (reason, cause): the count in its
 		 * schedulingStats went from 0 to 1, as Kueue reports it */
-		if (e->chk_first)
+		if (first)
 			kueue_metrics_evicted_once(m->o.metrics, cq, reason,
 						   cause, pc);
 		if (w->queue_name)
@@ -536,14 +551,35 @@ static void evict_report(struct manager *m, const struct wl_entry *e)
 						 w->meta.namespace,
 						 w->queue_name, reason, cause,
 						 pc);
+		/* its pods were ready: how long they ran ready */
+		if (pr && pr->status == COND_TRUE) {
+			double d = (double)(loop_wall_ms(m->l) -
+					    pr->last_transition_ms) / 1000.0;
+
+			kueue_metrics_pods_ready_to_evicted(
+				m->o.metrics, cq, reason, cause,
+				d < 0 ? 0 : d);
+		}
 	}
 	{
-		char *why = xasprintf("EvictedDueTo%s", e->chk_reason);
+		char *why = xasprintf("EvictedDueTo%s", event_reason);
 
-		wl_event(m, e, EVENT_NORMAL, why, "%s",
-			 e->chk_msg ? e->chk_msg : "");
+		manager_wl_event(m, e, EVENT_NORMAL, why, "%s",
+				 msg ? msg : "");
 		free(why);
 	}
+}
+
+/* An eviction decision was written: its metrics and its Event (Kueue's
+ * EvictedDueTo<Reason>, §7.5), and for a preemption Kueue's Preempted
+ * event and counter. */
+static void evict_report(struct manager *m, const struct wl_entry *e)
+{
+	const struct workload *w = e->w;
+	const char *reason, *cause = split_cause(e->chk_reason, &reason);
+
+	manager_wl_evict_report(m, e, e->chk_reason, reason, cause,
+				e->chk_msg, e->chk_first);
 	if (e->chk_kind != DEC_PREEMPT)
 		return;
 	if (m->o.metrics)
@@ -552,7 +588,7 @@ static void evict_report(struct manager *m, const struct wl_entry *e)
 					e->chk_preempt);
 	/* Kueue's Preempted event: the message, then both priorities
 	 * (cueue has no priority boost: base = effective, boost 0) */
-	wl_event(m, e, EVENT_NORMAL, "Preempted",
+	manager_wl_event(m, e, EVENT_NORMAL, "Preempted",
 		 "%s; preemptor effective priority: %d (base: %d, boost: 0); "
 		 "preemptee effective priority: %d (base: %d, boost: 0)",
 		 e->chk_msg ? e->chk_msg : "", (int)e->chk_by_prio,
@@ -595,6 +631,8 @@ void manager_wl_pump(struct manager *m)
 			send_admit(m, e);
 		else if (e->chk_pending)
 			send_check(m, e);
+		else if (e->dl_pending)
+			manager_dl_send(m, e);
 		else if (wl_pending_need(m, e) == PEND_NOW)
 			send_pending(m, e);
 	}
@@ -633,10 +671,10 @@ static void admit_report(struct manager *m, const struct wl_entry *e)
 						  w->queue_name, pc, wait);
 		}
 	}
-	wl_event(m, e, EVENT_NORMAL, "QuotaReserved",
+	manager_wl_event(m, e, EVENT_NORMAL, "QuotaReserved",
 		 "Quota reserved in ClusterQueue %s, wait time since queued "
 		 "was %.0fs", cq, wait);
-	wl_event(m, e, EVENT_NORMAL, "Admitted",
+	manager_wl_event(m, e, EVENT_NORMAL, "Admitted",
 		 "Admitted by ClusterQueue %s, wait time since reservation "
 		 "was %.0fs", cq, rwait);
 }
@@ -722,6 +760,8 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 			FREE_AND_NULL(e->chk_msg);
 			FREE_AND_NULL(e->chk_rv);
 		}
+	} else if (kind == WC_DEADLINE || kind == WC_SPEC) {
+		manager_dl_done(m, e, r);
 	} else if (kind == WC_PENDING) {
 		if (r->outcome == KUBE_OK) {
 			set_str(&e->sent_rv, e->call_rv);
@@ -1005,6 +1045,49 @@ static void wl_take_status(struct workload *cur, struct workload *nw)
 	nw->conds = conds;
 }
 
+/*
+ * PodsReady became True (reason Started: the first time since the
+ * admission, not a recovery) in nw: kueue_ready_wait_time_seconds (from
+ * the last requeue, else creation) and kueue_admitted_until_ready_wait_
+ * time_seconds, as Kueue's Job reconciler reports them when it writes
+ * the condition. Seen on the informer so any integration counts; a
+ * version first seen after a restart is not reported again.
+ */
+static void ready_report(struct manager *m, const struct workload *old,
+			 const struct workload *nw)
+{
+	const struct condition *a = conditions_find(&old->conds,
+						    COND_PODS_READY);
+	const struct condition *b = conditions_find(&nw->conds,
+						    COND_PODS_READY);
+	const struct condition *adm, *rq;
+	const char *cq = nw->admission.cluster_queue;
+	const char *pc = nw->priority_class_name ? nw->priority_class_name
+						 : "";
+	int64_t since = nw->meta.creation_ms;
+	double wait, adm_wait = 0;
+
+	if (!b || b->status != COND_TRUE || !text_same(b->reason, "Started") ||
+	    (a && a->status == COND_TRUE) || !nw->has_admission || !cq)
+		return;
+	rq = conditions_find(&nw->conds, "Requeued");
+	if (rq && rq->last_transition_ms)
+		since = rq->last_transition_ms;
+	wait = (double)(b->last_transition_ms - since) / 1000.0;
+	adm = conditions_find(&nw->conds, COND_ADMITTED);
+	if (adm && adm->status == COND_TRUE)
+		adm_wait = (double)(b->last_transition_ms -
+				    adm->last_transition_ms) / 1000.0;
+	if (wait < 0)
+		wait = 0;
+	if (adm_wait < 0)
+		adm_wait = 0;
+	kueue_metrics_ready(m->o.metrics, cq, pc, wait, adm_wait);
+	if (nw->queue_name)
+		kueue_metrics_lq_ready(m->o.metrics, nw->meta.namespace,
+				       nw->queue_name, pc, wait, adm_wait);
+}
+
 void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 {
 	struct wl_entry *e = hmap_get(&m->wls, key);
@@ -1072,6 +1155,7 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		dlist_init(&e->d_link);
 		e->key = xstrdup(key);
 		e->m = m;
+		timers_setup(&e->dl_timer, manager_dl_on_timer, e);
 		e->seen = m->gen[INF_WL];
 		hmap_put(&m->wls, e->key, e);
 	}
@@ -1093,6 +1177,8 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		}
 	}
 	e->w = nw;
+	if (old && m->o.metrics)
+		ready_report(m, old, nw);
 	FREE_AND_NULL(e->bad_rv);
 	if (e->sent_rv && !text_same(e->sent_rv, rv))
 		FREE_AND_NULL(e->sent_rv);
@@ -1135,6 +1221,7 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 	}
 	wl_dequeue(m, e);
 	defer_del(m, e);
+	manager_dl_drop(m, e);
 	wl_unlink_lq(e);
 	hmap_del(&m->wls, e->key);
 	m->n_requeue_at -= e->w->requeue_at_ms != 0;
