@@ -50,7 +50,8 @@
  *
  * One thread follows the Job events of the store; a timer heap holds
  * the running Jobs' next ready transition or finish times, so thousands
- * of Jobs cost no thread each and an unchanging Job costs no wake-up. Status is written with a merge patch on the status subresource
+ * of Jobs cost no thread each and an unchanging Job costs no wake-up.
+ * Status is written with a merge patch on the status subresource
  * carrying a resourceVersion precondition, re-planned on 409.
  */
 #ifndef DEVSERVER_JOBRUNNER_H
