@@ -10,8 +10,10 @@
  * every dirty Job from the store and plans it from scratch
  * (jobrunner_plan_job, a pure function of the object and `now`), so
  * several events of one Job cost one plan and a lost race costs one
- * retry. A running Job has one heap entry, keyed by its finish time,
- * which is startTime + runtime; startTime has second precision, so the
+ * retry. A running Job has one heap entry, keyed by its next ready
+ * transition or its finish time, whichever comes first (an unready Job
+ * past its ready window has none), all of them fixed offsets from
+ * startTime (see jobrunner.h); startTime has second precision, so the
  * table keeps the exact start the runner wrote and uses it while
  * startTime still names that second (after a restart the second is all
  * there is). Each turn of the thread:
@@ -57,6 +59,7 @@ struct job {
 	int64_t due_ms;     /* wake time; valid while hidx != NO_HEAP */
 	size_t hidx;        /* index in the heap, or NO_HEAP */
 	bool dirty;         /* in r->dirty */
+	bool warned;        /* its malformed annotation has been logged */
 	bool seen;          /* listed in the current resync */
 };
 
@@ -262,6 +265,44 @@ static int64_t job_stop_delay(const json_t *job)
 	return 0;
 }
 
+/* The window [*from, *to) in which a run that started at start has
+ * ready pods; INT64_MAX stands for never (from) and forever (to). A
+ * malformed annotation counts as absent; its key goes to *bad. */
+static void ready_window(const json_t *job, int64_t start, int64_t *from,
+			 int64_t *to, const char **bad)
+{
+	const char *ra = annotation(job, JOBRUNNER_READY_AFTER_ANNOTATION);
+	const char *ua = annotation(job, JOBRUNNER_UNREADY_AFTER_ANNOTATION);
+	int64_t ms;
+
+	*from = start;
+	*to = INT64_MAX;
+	if (ra && !strcmp(ra, "never"))
+		*from = INT64_MAX;
+	else if (ra && jobrunner_parse_duration(ra, &ms) == 0)
+		*from = start + ms;
+	else if (ra)
+		*bad = JOBRUNNER_READY_AFTER_ANNOTATION;
+	if (ua && jobrunner_parse_duration(ua, &ms) == 0) {
+		if (*from != INT64_MAX)
+			*to = *from + ms;
+	} else if (ua) {
+		*bad = JOBRUNNER_UNREADY_AFTER_ANNOTATION;
+	}
+}
+
+/* The earliest of the times after now among a, b, c (INT64_MAX: none);
+ * 0 when there is none. */
+static int64_t next_after(int64_t now, int64_t a, int64_t b, int64_t c)
+{
+	int64_t t[] = { a, b, c }, best = INT64_MAX;
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (t[i] > now && t[i] < best)
+			best = t[i];
+	return best == INT64_MAX ? 0 : best;
+}
+
 /* min(parallelism, completions - succeeded), as the Job controller's
  * wantActive for NonIndexed Jobs. */
 static json_int_t effective_parallelism(const json_t *spec,
@@ -361,6 +402,7 @@ void jobrunner_plan_job(const json_t *job, int64_t now_ms, int64_t runtime_ms,
 							    "startTime"));
 		json_int_t p = effective_parallelism(spec, status);
 		int64_t start, rt = job_runtime(job, runtime_ms);
+		int64_t rfrom, rto, fin;
 
 		cchanged = ensure_cond(conds, "Suspended", "False",
 				       "JobResumed", "Job resumed", ts);
@@ -372,14 +414,25 @@ void jobrunner_plan_job(const json_t *job, int64_t now_ms, int64_t runtime_ms,
 			start = start_hint_ms;
 		}
 		out->start_ms = start;
-		if (p > 0 && now_ms >= start + rt) {
+		/* The runtime counts ready time only: the run finishes rt
+		 * into its ready window, if the window lasts that long. */
+		ready_window(job, start, &rfrom, &rto, &out->bad);
+		fin = rfrom == INT64_MAX || rt > rto - rfrom ? INT64_MAX
+							     : rfrom + rt;
+		if (p > 0 && now_ms >= fin) {
 			/* 3. the runtime is over */
 			plan_finish(job, p, patch, conds, ts);
 			cchanged = true;
 		} else {
+			bool ready = now_ms >= rfrom && now_ms < rto;
+
 			want_count(patch, status, "active", p);
-			want_int(patch, status, "ready", p);
-			out->wake_ms = p > 0 ? start + rt : 0;
+			want_int(patch, status, "ready", ready ? p : 0);
+			/* Wake at the next ready transition or the finish;
+			 * an unready run past its window sleeps until the
+			 * Job changes. */
+			out->wake_ms = p > 0 ? next_after(now_ms, rfrom, rto,
+							  fin) : 0;
 		}
 	}
 	if (cchanged)
@@ -608,6 +661,11 @@ static void reconcile(struct jobrunner *r, struct job *j)
 			return;
 		}
 		j->start_ms = p.start_ms;
+		if (p.bad && !j->warned)
+			fprintf(stderr, "cueue-devserver: jobrunner: job %s/%s: "
+				"annotation %s: bad value \"%.100s\"; ignored\n",
+				j->ns, j->name, p.bad, annotation(obj, p.bad));
+		j->warned = p.bad != NULL;
 		if (!p.status) {
 			json_decref(obj);
 			schedule(r, j, p.wake_ms);

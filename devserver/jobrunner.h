@@ -12,25 +12,46 @@
  *                after the suspension (the Suspended condition's time),
  *                as when the Job controller is slow to delete them: the
  *                window in which an evicted Workload must keep its quota
- *   running      startTime, active = ready = min(parallelism,
- *                completions - succeeded); resuming a suspended Job sets
- *                Suspended=False (JobResumed, "Job resumed") and restarts
- *                startTime and the runtime clock
+ *   running      startTime, active = min(parallelism, completions -
+ *                succeeded), ready = active while the pods are ready
+ *                (always, without the annotations below); resuming a
+ *                suspended Job sets Suspended=False (JobResumed, "Job
+ *                resumed") and restarts startTime and every clock
  *   after the    succeeded = completions (parallelism when completions is
  *   runtime      unset), active/ready 0, completionTime, conditions
  *                SuccessCriteriaMet then Complete (CompletionsReached)
  *   failing      with the annotation cueue.dev/fail: "true": failed =
  *                active, conditions FailureTarget then Failed
- *                (BackoffLimitExceeded)
+ *                (BackoffLimitExceeded), at the same moment it would
+ *                otherwise complete
  *
  * The runtime is --job-runtime (api_job_runtime_ms; 5 s when <= 0),
  * unless the Job carries the annotation cueue.dev/runtime, a Go duration
- * ("2s", "150ms", "1m30s"). Finished Jobs are left alone; after a restart
- * with a data dir, running Jobs finish at startTime + runtime.
+ * ("2s", "150ms", "1m30s"). It counts only time in which the pods are
+ * ready, for Kueue's waitForPodsReady:
+ *
+ *   cueue.dev/ready-after    a Go duration or "never": ready stays 0 for
+ *                            that long after the run's start (startTime),
+ *                            or for the whole run
+ *   cueue.dev/unready-after  a Go duration: that long after the pods
+ *                            became ready, ready drops to 0 for the rest
+ *                            of the run (a lost node; pods stay active)
+ *
+ * So a run is ready in [start + ready-after, that + unready-after) and
+ * finishes (completes, or fails with cueue.dev/fail) runtime after the
+ * window opens when the window is at least that long (a tie finishes);
+ * otherwise it stays running, active and unready, until it is suspended
+ * or deleted. While a stop-delay holds a suspended Job's pods, active and
+ * ready stay as they were. A ready annotation whose value does not parse
+ * counts as absent, and the runner logs it once per Job (a bad
+ * cueue.dev/runtime or stop-delay is ignored too, silently, as before).
+ * Finished Jobs are left alone; after a restart with a data dir, running
+ * Jobs keep their clocks from startTime.
  *
  * One thread follows the Job events of the store; a timer heap holds
- * the running Jobs' finish times, so thousands of Jobs cost no thread
- * each. Status is written with a merge patch on the status subresource
+ * the running Jobs' next ready transition or finish times, so thousands
+ * of Jobs cost no thread each and an unchanging Job costs no wake-up.
+ * Status is written with a merge patch on the status subresource
  * carrying a resourceVersion precondition, re-planned on 409.
  */
 #ifndef DEVSERVER_JOBRUNNER_H
@@ -49,6 +70,8 @@ struct jobrunner;
 #define JOBRUNNER_RUNTIME_ANNOTATION "cueue.dev/runtime"
 #define JOBRUNNER_FAIL_ANNOTATION "cueue.dev/fail"
 #define JOBRUNNER_STOP_DELAY_ANNOTATION "cueue.dev/stop-delay"
+#define JOBRUNNER_READY_AFTER_ANNOTATION "cueue.dev/ready-after"
+#define JOBRUNNER_UNREADY_AFTER_ANNOTATION "cueue.dev/unready-after"
 
 /*
  * Starts the runner's thread on a (borrowed; it must outlive
@@ -69,6 +92,8 @@ struct jobrunner_plan {
 	int64_t wake_ms;  /* plan again at this time; 0: only on change */
 	int64_t start_ms; /* the start the plan assumes (0: not running) */
 	bool done;        /* finished or being deleted: forget the Job */
+	const char *bad;  /* static: the key of a malformed ready annotation
+			   * the plan ignored, or NULL */
 };
 
 /*

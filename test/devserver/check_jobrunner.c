@@ -5,8 +5,11 @@
  * (and of one with a data dir for the restart case): start -> active ->
  * Complete, parallelism and completions, suspend / resume (the clock
  * restarts), a Job created suspended, the failure annotation, finished
- * Jobs left alone, 500 concurrent Jobs, and a restart resuming a running
- * Job from its startTime.
+ * Jobs left alone, 500 concurrent Jobs, a restart resuming a running
+ * Job from its startTime, and the ready annotations (ready-after, never,
+ * unready-after, their clocks restarting with each run, bad values);
+ * those runner cases read the Job's states from the store's event log,
+ * so the order is checked without racing the poll.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -165,19 +168,24 @@ static json_int_t st_int(const json_t *job, const char *key)
 	return json_integer_value(json_object_get(status_of(job), key));
 }
 
-static const json_t *cond(const json_t *job, const char *type)
+/* The condition of type in status.conditions (status borrowed). */
+static const json_t *cond_find_in(const json_t *status, const char *type)
 {
 	size_t i;
 	json_t *c;
 
-	json_array_foreach(json_object_get(status_of(job), "conditions"), i,
-			   c) {
+	json_array_foreach(json_object_get(status, "conditions"), i, c) {
 		const char *t = json_string_value(json_object_get(c, "type"));
 
 		if (t && !strcmp(t, type))
 			return c;
 	}
 	return NULL;
+}
+
+static const json_t *cond(const json_t *job, const char *type)
+{
+	return cond_find_in(status_of(job), type);
 }
 
 static bool cond_is(const json_t *job, const char *type, const char *status)
@@ -372,6 +380,209 @@ START_TEST(plan_runtime_annotation_and_deletion)
 			    json_string("2026-01-01T00:00:00Z"));
 	jobrunner_plan_job(j, NOW, 1000, 0, &p);
 	ck_assert(p.done);
+	json_decref(j);
+}
+END_TEST
+
+/* ---- the plan with cueue.dev/ready-after and unready-after ---- */
+
+/* A running Job (parallelism 2) with the annotations (JSON object text). */
+static json_t *ready_job(const char *annotations)
+{
+	json_t *j = t_json("{\"metadata\":{\"name\":\"j\"},\"spec\":"
+			   "{\"suspend\":false,\"parallelism\":2},"
+			   "\"status\":{}}");
+
+	json_object_set_new(json_object_get(j, "metadata"), "annotations",
+			    t_json(annotations));
+	return j;
+}
+
+/* status.key of a plan's patch; -1 when the patch leaves it alone. */
+static json_int_t plan_int(const struct jobrunner_plan *p, const char *key)
+{
+	const json_t *v = json_object_get(p->status, key);
+
+	return v ? json_integer_value(v) : -1;
+}
+
+/* Applies a plan's patch to j's status, as the store would. */
+static void plan_apply(json_t *j, struct jobrunner_plan *p)
+{
+	const char *k;
+	json_t *v;
+
+	json_object_foreach(p->status, k, v)
+		if (json_is_null(v))
+			json_object_del(json_object_get(j, "status"), k);
+		else
+			json_object_set(json_object_get(j, "status"), k, v);
+	json_decref(p->status);
+	p->status = NULL;
+}
+
+/* ready-after 3s, runtime 5s: ready at 3 s, complete at 8 s. */
+START_TEST(plan_ready_after)
+{
+	json_t *j = ready_job("{\"cueue.dev/ready-after\":\"3s\"}");
+	struct jobrunner_plan p;
+
+	jobrunner_plan_job(j, NOW, 5000, 0, &p);
+	ck_assert_ptr_null(p.bad);
+	ck_assert_int_eq(p.start_ms, NOW);
+	ck_assert_int_eq(plan_int(&p, "active"), 2);
+	ck_assert_int_eq(plan_int(&p, "ready"), 0);
+	ck_assert_int_eq(p.wake_ms, NOW + 3000);
+	plan_apply(j, &p);
+	jobrunner_plan_job(j, NOW + 2999, 5000, NOW, &p);
+	ck_assert_ptr_null(p.status);
+	ck_assert_int_eq(p.wake_ms, NOW + 3000);
+	jobrunner_plan_job(j, NOW + 3000, 5000, NOW, &p);
+	ck_assert_int_eq(plan_int(&p, "ready"), 2);
+	ck_assert_int_eq(plan_int(&p, "active"), -1);
+	ck_assert_int_eq(p.wake_ms, NOW + 8000);
+	plan_apply(j, &p);
+	/* 5 s of ready time are spent at 8 s, not at 5 s */
+	jobrunner_plan_job(j, NOW + 7999, 5000, NOW, &p);
+	ck_assert_ptr_null(p.status);
+	ck_assert_int_eq(p.wake_ms, NOW + 8000);
+	jobrunner_plan_job(j, NOW + 8000, 5000, NOW, &p);
+	ck_assert_int_eq(plan_int(&p, "succeeded"), 2);
+	ck_assert_int_eq(plan_int(&p, "ready"), 0);
+	ck_assert_int_eq(p.wake_ms, 0);
+	json_decref(p.status);
+	json_decref(j);
+}
+END_TEST
+
+/* never: active, never ready, never finishes (nor fails); no timer. */
+START_TEST(plan_ready_never)
+{
+	json_t *j = ready_job("{\"cueue.dev/ready-after\":\"never\","
+			      "\"cueue.dev/fail\":\"true\"}");
+	struct jobrunner_plan p;
+
+	jobrunner_plan_job(j, NOW, 1000, 0, &p);
+	ck_assert_ptr_null(p.bad);
+	ck_assert_int_eq(plan_int(&p, "active"), 2);
+	ck_assert_int_eq(plan_int(&p, "ready"), 0);
+	ck_assert_int_eq(p.wake_ms, 0);
+	plan_apply(j, &p);
+	jobrunner_plan_job(j, NOW + 86400000, 1000, NOW, &p);
+	ck_assert(!p.done);
+	ck_assert_ptr_null(p.status);
+	ck_assert_int_eq(p.wake_ms, 0);
+	json_decref(j);
+}
+END_TEST
+
+/* unready-after: ready for that long, then 0 for the rest of the run;
+ * a suspend and resume starts a new run with fresh clocks. */
+START_TEST(plan_unready_after)
+{
+	json_t *j = ready_job("{\"cueue.dev/ready-after\":\"1s\","
+			      "\"cueue.dev/unready-after\":\"2s\"}");
+	struct jobrunner_plan p;
+	const int64_t later = NOW + 86400000;
+
+	jobrunner_plan_job(j, NOW, 5000, 0, &p);
+	ck_assert_int_eq(plan_int(&p, "ready"), 0);
+	ck_assert_int_eq(p.wake_ms, NOW + 1000);
+	plan_apply(j, &p);
+	jobrunner_plan_job(j, NOW + 1000, 5000, NOW, &p);
+	ck_assert_int_eq(plan_int(&p, "ready"), 2);
+	ck_assert_int_eq(p.wake_ms, NOW + 3000);
+	plan_apply(j, &p);
+	jobrunner_plan_job(j, NOW + 3000, 5000, NOW, &p);
+	ck_assert_int_eq(plan_int(&p, "ready"), 0);
+	ck_assert_int_eq(plan_int(&p, "active"), -1);
+	ck_assert_int_eq(p.wake_ms, 0);
+	plan_apply(j, &p);
+	/* 2 s of the 5 s were ready: it never finishes */
+	jobrunner_plan_job(j, later, 5000, NOW, &p);
+	ck_assert_ptr_null(p.status);
+	ck_assert_int_eq(p.wake_ms, 0);
+	/* suspended: no pods */
+	json_object_set_new(json_object_get(j, "spec"), "suspend",
+			    json_true());
+	jobrunner_plan_job(j, later, 5000, NOW, &p);
+	ck_assert(json_is_null(json_object_get(p.status, "active")));
+	plan_apply(j, &p);
+	ck_assert_int_eq(st_int(j, "ready"), 0);
+	/* resumed: a new start, ready 0 again for 1 s */
+	json_object_set_new(json_object_get(j, "spec"), "suspend",
+			    json_false());
+	jobrunner_plan_job(j, later + 500, 5000, NOW, &p);
+	ck_assert_int_eq(p.start_ms, later + 500);
+	ck_assert_int_eq(plan_int(&p, "active"), 2);
+	ck_assert_int_eq(p.wake_ms, later + 1500);
+	plan_apply(j, &p);
+	ck_assert_int_eq(st_int(j, "ready"), 0);
+	jobrunner_plan_job(j, later + 1500, 5000, later + 500, &p);
+	ck_assert_int_eq(plan_int(&p, "ready"), 2);
+	ck_assert_int_eq(p.wake_ms, later + 3500);
+	json_decref(p.status);
+	json_decref(j);
+}
+END_TEST
+
+/* A ready window exactly as long as the runtime is enough (the finish
+ * wins the tie); cueue.dev/fail fails at that moment instead. */
+START_TEST(plan_unready_after_runtime_fits)
+{
+	json_t *j = ready_job("{\"cueue.dev/unready-after\":\"2s\","
+			      "\"cueue.dev/runtime\":\"2s\","
+			      "\"cueue.dev/fail\":\"true\"}");
+	struct jobrunner_plan p;
+
+	jobrunner_plan_job(j, NOW, 1000, 0, &p);
+	ck_assert_int_eq(plan_int(&p, "ready"), 2);
+	ck_assert_int_eq(p.wake_ms, NOW + 2000);
+	plan_apply(j, &p);
+	jobrunner_plan_job(j, NOW + 2000, 1000, NOW, &p);
+	ck_assert_int_eq(plan_int(&p, "failed"), 2);
+	ck_assert_int_eq(plan_int(&p, "ready"), 0);
+	ck_assert_ptr_nonnull(cond_find_in(p.status, "Failed"));
+	json_decref(p.status);
+	json_decref(j);
+}
+END_TEST
+
+/* Malformed values count as absent (ready = active from the start, the
+ * default runtime), and the plan names the annotation for the log. */
+static const struct {
+	const char *key;
+	const char *value;
+} bad_ready[] = {
+	{ JOBRUNNER_READY_AFTER_ANNOTATION, "soon" },
+	{ JOBRUNNER_READY_AFTER_ANNOTATION, "-1s" },
+	{ JOBRUNNER_READY_AFTER_ANNOTATION, "" },
+	{ JOBRUNNER_READY_AFTER_ANNOTATION, "3" },
+	{ JOBRUNNER_READY_AFTER_ANNOTATION, "Never" },
+	{ JOBRUNNER_UNREADY_AFTER_ANNOTATION, "never" },
+	{ JOBRUNNER_UNREADY_AFTER_ANNOTATION, "1x" },
+	{ JOBRUNNER_UNREADY_AFTER_ANNOTATION, "99999999999h" },
+};
+
+START_TEST(plan_bad_ready_annotation)
+{
+	json_t *j = ready_job("{}");
+	struct jobrunner_plan p;
+
+	json_object_set_new(json_object_get(json_object_get(j, "metadata"),
+					    "annotations"),
+			    bad_ready[_i].key,
+			    json_string(bad_ready[_i].value));
+	jobrunner_plan_job(j, NOW, 1000, 0, &p);
+	ck_assert_ptr_nonnull(p.bad);
+	ck_assert_str_eq(p.bad, bad_ready[_i].key);
+	ck_assert_int_eq(plan_int(&p, "active"), 2);
+	ck_assert_int_eq(plan_int(&p, "ready"), 2);
+	ck_assert_int_eq(p.wake_ms, NOW + 1000);
+	plan_apply(j, &p);
+	jobrunner_plan_job(j, NOW + 1000, 1000, NOW, &p);
+	ck_assert_int_eq(plan_int(&p, "succeeded"), 2);
+	json_decref(p.status);
 	json_decref(j);
 }
 END_TEST
@@ -573,6 +784,168 @@ START_TEST(finished_jobs_left_alone)
 }
 END_TEST
 
+/* ---- the runner with cueue.dev/ready-after and unready-after ---- */
+
+/* status.active and status.ready of a fresh read of the Job. */
+static json_int_t job_count(const char *name, const char *key)
+{
+	json_t *j = get_job(name);
+	json_int_t n = st_int(j, key);
+
+	json_decref(j);
+	return n;
+}
+
+/* The Job's states since the store RV rv0, from the store's event log
+ * (so no state is missed between two polls): "active/ready" pairs, one
+ * per change, space-separated, into buf. Returns buf. */
+static const char *job_states(const char *name, uint64_t rv0, char *buf,
+			      size_t size)
+{
+	json_int_t la = -1, lr = -1;
+	uint64_t cur = rv0;
+	struct store_event ev;
+	size_t len = 0;
+
+	buf[0] = '\0';
+	while (store_next_event(api_store(S.api), &cur, "batch/jobs", 0,
+				&ev) == STORE_OK) {
+		json_int_t a = st_int(ev.obj, "active");
+		json_int_t r = st_int(ev.obj, "ready");
+
+		if (!strcmp(ev.name, name) && (a != la || r != lr)) {
+			len += (size_t)snprintf(buf + len, size - len, "%s%d/%d",
+						len ? " " : "", (int)a, (int)r);
+			ck_assert_uint_lt(len, size);
+			la = a;
+			lr = r;
+		}
+		store_event_release(&ev);
+	}
+	return buf;
+}
+
+/* job_states into the caller's char states[]. */
+#define T_STATES(name, rv0) job_states(name, rv0, states, sizeof(states))
+
+START_TEST(plain_job_ready_is_active)
+{
+	uint64_t rv0 = store_rv(api_store(S.api));
+	char states[256];
+
+	make_job("plain", false, 3, 6, "{\"cueue.dev/runtime\":\"1h\"}");
+	T_POLL_UNTIL(job_count("plain", "active") == 3, DEADLINE_MS);
+	ck_assert_int_eq(job_count("plain", "ready"), 3);
+	ck_assert_str_eq(T_STATES("plain", rv0), "0/0 3/3");
+}
+END_TEST
+
+/* ready-after 600ms, runtime 300ms: active but not ready first, ready
+ * no earlier than 600 ms after the create, complete no earlier than
+ * 900 ms after it (ready time only). */
+START_TEST(ready_after_delays_ready_and_runtime)
+{
+	uint64_t rv0 = store_rv(api_store(S.api));
+	int64_t t0 = t_mono_ms();
+	char states[256];
+
+	make_job("late", false, 2, 2, "{\"cueue.dev/ready-after\":\"600ms\","
+		 "\"cueue.dev/runtime\":\"300ms\"}");
+	T_POLL_UNTIL(job_count("late", "ready") == 2 ||
+		     job_has("late", "Complete", "True"), DEADLINE_MS);
+	ck_assert_int_ge(t_mono_ms() - t0, 550);
+	T_POLL_UNTIL(job_has("late", "Complete", "True"), DEADLINE_MS);
+	ck_assert_int_ge(t_mono_ms() - t0, 850);
+	ck_assert_str_eq(T_STATES("late", rv0), "0/0 2/0 2/2 0/0");
+}
+END_TEST
+
+/* never: active, ready 0, and neither complete nor failed after many
+ * runtimes. */
+START_TEST(ready_never)
+{
+	uint64_t rv0 = store_rv(api_store(S.api));
+	char states[256];
+
+	make_job("stuck", false, 2, 2, "{\"cueue.dev/ready-after\":\"never\","
+		 "\"cueue.dev/runtime\":\"100ms\"}");
+	make_job("stuck-fail", false, 1, 1, "{\"cueue.dev/ready-after\":"
+		 "\"never\",\"cueue.dev/runtime\":\"100ms\","
+		 "\"cueue.dev/fail\":\"true\"}");
+	T_POLL_UNTIL(job_count("stuck", "active") == 2 &&
+		     job_count("stuck-fail", "active") == 1, DEADLINE_MS);
+	t_sleep_ms(800);
+	ck_assert(!job_has("stuck", "Complete", "True"));
+	ck_assert(!job_has("stuck-fail", "Failed", "True"));
+	ck_assert_str_eq(T_STATES("stuck", rv0), "0/0 2/0");
+	ck_assert_str_eq(T_STATES("stuck-fail", rv0), "0/0 1/0");
+}
+END_TEST
+
+/* unready-after: ready 0 -> active -> 0 again, then the Job stays
+ * active and unready (no completion past the time the runtime would have
+ * ended) until it is suspended. */
+START_TEST(unready_after_drops_ready)
+{
+	uint64_t rv0 = store_rv(api_store(S.api));
+	int64_t t0 = t_mono_ms();
+	char states[256];
+
+	make_job("lost", false, 2, 2, "{\"cueue.dev/ready-after\":\"200ms\","
+		 "\"cueue.dev/unready-after\":\"300ms\","
+		 "\"cueue.dev/runtime\":\"500ms\"}");
+	T_POLL_UNTIL(!strcmp(T_STATES("lost", rv0), "0/0 2/0 2/2 2/0"),
+		     DEADLINE_MS);
+	ck_assert_int_ge(t_mono_ms() - t0, 450);
+	/* Had it stayed ready, it would have completed at 700 ms. */
+	t_sleep_ms(1000 - (t_mono_ms() - t0) > 0
+		   ? 1000 - (t_mono_ms() - t0) : 0);
+	ck_assert(!job_has("lost", "Complete", "True"));
+	ck_assert_int_eq(job_count("lost", "active"), 2);
+	ck_assert_int_eq(job_count("lost", "ready"), 0);
+	patch_job("lost", "", "{\"spec\":{\"suspend\":true}}");
+	T_POLL_UNTIL(job_has("lost", "Suspended", "True"), DEADLINE_MS);
+	ck_assert_str_eq(T_STATES("lost", rv0), "0/0 2/0 2/2 2/0 0/0");
+}
+END_TEST
+
+/* A suspend and an unsuspend start a new run: not ready again for
+ * ready-after from the resume. */
+START_TEST(rerun_restarts_ready_clock)
+{
+	uint64_t rv0 = store_rv(api_store(S.api)), rv1;
+	int64_t t1;
+	char states[256];
+
+	make_job("again", false, 1, 1, "{\"cueue.dev/ready-after\":\"400ms\","
+		 "\"cueue.dev/runtime\":\"1h\"}");
+	T_POLL_UNTIL(job_count("again", "ready") == 1, DEADLINE_MS);
+	patch_job("again", "", "{\"spec\":{\"suspend\":true}}");
+	T_POLL_UNTIL(job_has("again", "Suspended", "True"), DEADLINE_MS);
+	ck_assert_str_eq(T_STATES("again", rv0), "0/0 1/0 1/1 0/0");
+	rv1 = store_rv(api_store(S.api));
+	t1 = t_mono_ms();
+	patch_job("again", "", "{\"spec\":{\"suspend\":false}}");
+	T_POLL_UNTIL(job_count("again", "ready") == 1, DEADLINE_MS);
+	ck_assert_int_ge(t_mono_ms() - t1, 350);
+	ck_assert_str_eq(T_STATES("again", rv1), "0/0 1/0 1/1");
+}
+END_TEST
+
+/* Malformed values: the devserver keeps going and the Job runs as a
+ * plain one. */
+START_TEST(bad_ready_annotations_ignored)
+{
+	uint64_t rv0 = store_rv(api_store(S.api));
+	char states[256];
+
+	make_job("odd", false, 1, 1, "{\"cueue.dev/ready-after\":\"soon\","
+		 "\"cueue.dev/unready-after\":\"-1s\"}");
+	T_POLL_UNTIL(job_has("odd", "Complete", "True"), DEADLINE_MS);
+	ck_assert_str_eq(T_STATES("odd", rv0), "0/0 1/1 0/0");
+}
+END_TEST
+
 /* Counts Jobs with Complete=True (store_visit callback). */
 static void count_complete(void *ctx, const char *ns, const char *name,
 			   const json_t *obj)
@@ -647,6 +1020,12 @@ Suite *jobrunner_suite(void)
 	tcase_add_test(tc, plan_stop_delay);
 	tcase_add_test(tc, plan_start_then_finish);
 	tcase_add_test(tc, plan_runtime_annotation_and_deletion);
+	tcase_add_test(tc, plan_ready_after);
+	tcase_add_test(tc, plan_ready_never);
+	tcase_add_test(tc, plan_unready_after);
+	tcase_add_test(tc, plan_unready_after_runtime_fits);
+	tcase_add_loop_test(tc, plan_bad_ready_annotation, 0,
+			    sizeof(bad_ready) / sizeof(bad_ready[0]));
 	tcase_add_loop_test(tc, parse_duration, 0,
 			    sizeof(durations) / sizeof(durations[0]));
 	suite_add_tcase(s, tc);
@@ -660,6 +1039,17 @@ Suite *jobrunner_suite(void)
 	tcase_add_test(tc, created_suspended);
 	tcase_add_test(tc, failure_annotation);
 	tcase_add_test(tc, finished_jobs_left_alone);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("ready");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 20);
+	tcase_add_test(tc, plain_job_ready_is_active);
+	tcase_add_test(tc, ready_after_delays_ready_and_runtime);
+	tcase_add_test(tc, ready_never);
+	tcase_add_test(tc, unready_after_drops_ready);
+	tcase_add_test(tc, rerun_restarts_ready_clock);
+	tcase_add_test(tc, bad_ready_annotations_ignored);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("scale");
