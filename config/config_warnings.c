@@ -65,10 +65,6 @@ static const struct unhonoured rows[] = {
 	  .instead = "not used; this manager waits for its first lists "
 		     "without a deadline, and /readyz fails until they are "
 		     "done" },
-	{ .key = "waitForPodsReady", .when = WHEN_ON, .off = M(wfpr_enable),
-	  .instead = "not implemented yet; admission never waits for pods to "
-		     "be ready, and no Workload is evicted or requeued because "
-		     "its pods are not" },
 	{ .key = "integrations.podOptions", .when = WHEN_GIVEN,
 	  .instead = "not read; it scopes the pod integration, and this "
 		     "manager reconciles batch/v1 Jobs only" },

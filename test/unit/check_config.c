@@ -1388,9 +1388,6 @@ START_TEST(warnings_every_key_v1beta2)
 		"u2.yaml:20:3: controller.cacheSyncTimeout: not used; this "
 		"manager waits for its first lists without a deadline, and "
 		"/readyz fails until they are done",
-		"u2.yaml:21:1: waitForPodsReady: not implemented yet; "
-		"admission never waits for pods to be ready, and no Workload "
-		"is evicted or requeued because its pods are not",
 		"u2.yaml:23:1: multiKueue: MultiKueue is not implemented yet; "
 		"no Workload is dispatched to a worker cluster, and a "
 		"ClusterQueue naming an admission check stays inactive",
@@ -1471,7 +1468,6 @@ START_TEST(warnings_every_key_v1beta1)
 		{ "metrics.customLabels", "13:3" },
 		{ "controller.groupKindConcurrency", "17:3" },
 		{ "controller.cacheSyncTimeout", "19:3" },
-		{ "waitForPodsReady", "20:1" },
 		{ "integrations.podOptions", "23:3" },
 		{ "multiKueue", "27:1" },
 		{ "fairSharing", "29:1" },
@@ -1512,7 +1508,7 @@ START_TEST(warnings_every_key_v1beta1)
 		ck_assert_str_eq(w1.v[i].text, text);
 		free(text);
 	}
-	ck_assert(c1.wfpr_enable && c1.fs_enable && c1.le_leader_elect);
+	ck_assert(c1.fs_enable && c1.le_leader_elect);
 	ck_assert(config_is_given(&c1, "leaderElection"));
 	ck_assert(!config_is_given(&c1, "leaderElection.leaderElect"));
 	free(all);
@@ -1612,10 +1608,10 @@ static const struct {
 	{ V2 "leaderElection:\n  leaseDuration: 30s\n", "leaderElection" },
 	{ V1 "leaderElection:\n  leaderElect: true\n", "leaderElection" },
 	{ V1 "waitForPodsReady:\n  enable: false\n  timeout: 5m\n", NULL },
-	{ V1 "waitForPodsReady:\n  enable: true\n", "waitForPodsReady" },
+	{ V1 "waitForPodsReady:\n  enable: true\n", NULL }, /* honoured */
 	{ V2 "featureGates: {DisableWaitForPodsReady: true}\n"
 	  "waitForPodsReady:\n  timeout: 10m\n", NULL },
-	{ V2 "waitForPodsReady: {}\n", "waitForPodsReady" },
+	{ V2 "waitForPodsReady: {}\n", NULL },
 	{ V1 "fairSharing:\n  enable: false\n", NULL },
 	{ V2 "fairSharing: {}\n", "fairSharing" },
 	{ V2 "pprofBindAddress: \"0\"\n", NULL },
