@@ -228,6 +228,8 @@ int main(int argc, char **argv)
 	mo.ready.backoff_base_s = cfg.wfpr_backoff_base_seconds;
 	mo.ready.backoff_max_s = cfg.wfpr_backoff_max_seconds;
 	mo.block_admission = cfg.wfpr_block_admission;
+	mo.requeue_ts_creation =
+		cfg.wfpr_requeue_timestamp == CONFIG_REQUEUE_CREATION;
 	l = loop_new(&lo, &err);
 	if (!l) {
 		fprintf(stderr, "cueue-manager: %s\n", err.msg);

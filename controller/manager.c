@@ -831,6 +831,7 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	so.ignore_undeclared = m->o.ignore_undeclared;
 	so.partial_admission = !m->o.no_partial_admission;
 	so.block_admission = m->o.ready.enabled && m->o.block_admission;
+	so.requeue_ts_creation = m->o.requeue_ts_creation;
 	m->s = sched_new(&so);
 	hmap_init(&m->rfs);
 	hmap_init(&m->cohorts);

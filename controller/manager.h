@@ -83,6 +83,7 @@ struct manager_opts {
 	 * either way. */
 	struct deadline_policy ready;
 	bool block_admission;
+	bool requeue_ts_creation; /* requeuingStrategy.timestamp Creation */
 };
 
 struct manager_stats {

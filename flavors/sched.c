@@ -1297,11 +1297,15 @@ static bool same_usage(const struct fr_val *a, size_t na,
 
 /* ---- workloads: compiled pod sets ---- */
 
-static int64_t queue_ts(const struct workload *w)
+/* The queue-order timestamp (§7.6): the eviction time of a workload
+ * evicted by a PodsReady timeout or an admission check, unless
+ * requeuingStrategy.timestamp is Creation; else the creation time. */
+static int64_t queue_ts(const struct sched *s, const struct workload *w)
 {
 	const struct condition *ev = conditions_find(&w->conds, "Evicted");
 
-	if (ev && ev->status == COND_TRUE && ev->reason &&
+	if (!s->o.requeue_ts_creation && ev && ev->status == COND_TRUE &&
+	    ev->reason &&
 	    (!strcmp(ev->reason, "PodsReadyTimeout") ||
 	     !strcmp(ev->reason, "AdmissionCheck")))
 		return ev->last_transition_ms;
@@ -1657,7 +1661,7 @@ static void make_holding(struct sched *s, struct swl *r,
 	r->admitted = workload_is_admitted(w);
 	/* what preemption orders candidates by (sched_preempt.c) */
 	r->qi.priority = workload_priority(w);
-	r->qi.ts_ms = queue_ts(w);
+	r->qi.ts_ms = queue_ts(s, w);
 	{
 		const struct condition *qr =
 			conditions_find(&w->conds, "QuotaReserved");
@@ -1771,7 +1775,7 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		if (r->state == WS_PENDING && r->cq != c)
 			leave_queue(s, r);
 		r->qi.priority = workload_priority(w);
-		r->qi.ts_ms = queue_ts(w);
+		r->qi.ts_ms = queue_ts(s, w);
 		r->qi.uid = r->w->meta.uid ? r->w->meta.uid : r->key;
 		r->qi.eq_hash = s->o.no_equivalence ? 0 : wl_eq_hash(r);
 		sched_set_requeue_at(s, r, w->requeue_at_ms);

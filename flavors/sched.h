@@ -100,6 +100,10 @@ struct sched_opts {
 	 * WaitingForPodsReady and the cycle stops there; no cycle runs
 	 * until every holder is PodsReady (or gone). */
 	bool block_admission;
+	/* waitForPodsReady.requeuingStrategy.timestamp Creation: a workload
+	 * evicted by a PodsReady timeout keeps its creation time in queue
+	 * order (default Eviction: it queues from its eviction time). */
+	bool requeue_ts_creation;
 };
 
 /* Defaults: partial_admission true, the rest zero. */

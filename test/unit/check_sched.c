@@ -2027,6 +2027,44 @@ START_TEST(block_admission_one_at_a_time)
 }
 END_TEST
 
+/* requeuingStrategy.timestamp (§7.6): a workload evicted by a PodsReady
+ * timeout queues from its eviction (Eviction) or keeps its creation time
+ * (Creation). */
+static void requeue_ts_case(bool creation, const char *first)
+{
+	struct sched_opts o;
+	struct workload *a;
+
+	sched_opts_default(&o);
+	o.requeue_ts_creation = creation;
+	fx_begin_opts(&o);
+	add_flavor("default");
+	add_cq("q", NULL, "default:cpu=1");
+	a = mk_wl("a", 0, T0 - 10 * SEC, 1, "cpu=1");
+	conditions_set(&a->conds, "Evicted", COND_TRUE, "PodsReadyTimeout",
+		       "Exceeded the PodsReady timeout ns/a", 1, T0 - 1 * SEC);
+	conditions_set(&a->conds, "Requeued", COND_TRUE, "BackoffFinished",
+		       "The workload backoff was finished", 1, T0);
+	put_wl(a, "q");
+	put_wl(mk_wl("b", 0, T0 - 5 * SEC, 1, "cpu=1"), "q");
+	settle();
+	expect_admitted(first, "q");
+	expect_not_admitted(strcmp(first, "a") ? "a" : "b");
+	fx_end();
+}
+
+START_TEST(requeue_timestamp_eviction)
+{
+	requeue_ts_case(false, "b");
+}
+END_TEST
+
+START_TEST(requeue_timestamp_creation)
+{
+	requeue_ts_case(true, "a");
+}
+END_TEST
+
 START_TEST(block_admission_off)
 {
 	block_setup(false);
@@ -4083,6 +4121,8 @@ Suite *sched_suite(void)
 	tcase_add_test(tc, evict_deactivation_target);
 	tcase_add_test(tc, block_admission_one_at_a_time);
 	tcase_add_test(tc, block_admission_off);
+	tcase_add_test(tc, requeue_timestamp_eviction);
+	tcase_add_test(tc, requeue_timestamp_creation);
 	tcase_add_test(tc, block_admission_nofit_still_reported);
 	tcase_add_test(tc, evict_recheck_after_failed_write);
 	tcase_add_test(tc, evict_hold_and_drain);
