@@ -160,6 +160,17 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 		json_object_set_new(st, "requeueState",
 				    requeue_state(a->count, true,
 						  a->requeue_at_ms));
+		if (!e->owned) {
+			/* nothing runs for it: the reservation goes now */
+			msg = xasprintf("Exceeded the PodsReady timeout %s",
+					e->key);
+			tmp.has_accumulated = w->has_accumulated;
+			tmp.accumulated_seconds = w->accumulated_seconds;
+			manager_wl_clear_conds(&tmp, "PodsReadyTimeout", msg,
+					       gen, now);
+			free(msg);
+			json_object_set_new(st, "admission", json_null());
+		}
 		break;
 	case DL_DEACTIVATE:
 		conditions_set(&tmp.conds, COND_DEACTIVATION_TARGET,
@@ -200,6 +211,11 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 	if (a->kind == DL_TIMEOUT)
 		json_object_set(st, "schedulingStats",
 				json_object_get(enc, "schedulingStats"));
+	if (a->kind == DL_TIMEOUT && tmp.has_accumulated &&
+	    json_object_get(enc, "accumulatedPastExecutionTimeSeconds"))
+		json_object_set(st, "accumulatedPastExecutionTimeSeconds",
+				json_object_get(enc,
+					"accumulatedPastExecutionTimeSeconds"));
 	json_decref(enc);
 	workload_release(&tmp);
 	body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion",

@@ -391,6 +391,17 @@ void manager_wl_evict_report(struct manager *m, const struct wl_entry *e,
 bool manager_wl_evictions_inc(struct workload *tmp, const struct workload *w,
 			      const char *reason, const char *cause);
 
+/*
+ * An eviction's effect on an ownerless workload, whose reservation the
+ * eviction write clears itself (nothing runs for it to stop): the
+ * conditions of tmp become those of the clear (Requeued as §7.4 says
+ * for reason, QuotaReserved=False Pending with msg, Admitted=False
+ * NoReservation, the admitted seconds accumulated); the caller writes
+ * "admission": null and accumulatedPastExecutionTimeSeconds.
+ */
+void manager_wl_clear_conds(struct workload *tmp, const char *reason,
+			    const char *msg, int64_t gen, int64_t now);
+
 /* manager_deadline.c */
 
 /* Decides what e needs now (deadline.h) and queues its write, or arms

@@ -440,6 +440,22 @@ static const char *split_cause(const char *r, const char **reason)
 	return "";
 }
 
+void manager_wl_clear_conds(struct workload *tmp, const char *reason,
+			    const char *msg, int64_t gen, int64_t now)
+{
+	/* Requeued True only after a preemption or node failure (§7.4) */
+	bool requeue = !strcmp(reason, "Preempted") ||
+		       !strcmp(reason, "NodeFailures");
+
+	conditions_set(&tmp->conds, "Requeued",
+		       requeue ? COND_TRUE : COND_FALSE, reason, msg, gen, now);
+	conditions_set(&tmp->conds, COND_QUOTA_RESERVED, COND_FALSE,
+		       REASON_PENDING, msg, gen, now);
+	deadline_admitted_off(tmp, now);
+	conditions_set(&tmp->conds, COND_ADMITTED, COND_FALSE, "NoReservation",
+		       "The workload has no reservation", gen, now);
+}
+
 /*
  * The write of an evict or requeue decision (kueue-scheduler.md §5):
  *  - evict: Evicted=True with the decision's reason and message. The
@@ -482,19 +498,8 @@ static void send_check(struct manager *m, struct wl_entry *e)
 					  COND_DEACTIVATION_TARGET);
 		if (!e->owned) {
 			clear = true;
-			/* True only after a preemption (§7.4) */
-			conditions_set(&tmp.conds, "Requeued",
-				       e->chk_kind == DEC_PREEMPT ? COND_TRUE
-								  : COND_FALSE,
-				       e->chk_reason, e->chk_msg, gen, now);
-			conditions_set(&tmp.conds, COND_QUOTA_RESERVED,
-				       COND_FALSE, REASON_PENDING, e->chk_msg,
-				       gen, now);
-			deadline_admitted_off(&tmp, now);
-			conditions_set(&tmp.conds, COND_ADMITTED, COND_FALSE,
-				       "NoReservation",
-				       "The workload has no reservation", gen,
-				       now);
+			manager_wl_clear_conds(&tmp, e->chk_reason, e->chk_msg,
+					       gen, now);
 		}
 		break;
 	case DEC_REQUEUE:
