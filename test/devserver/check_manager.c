@@ -23,6 +23,10 @@
  *    on admission, Pending (Warning) once per pending message written;
  *    a second message change within pending_msg_ms waits; the event
  *    recorder cuts messages at 1024 bytes and drops past its bound;
+ *  - waitForPodsReady on an ownerless workload: timeout, eviction with
+ *    the reservation cleared, backoff, BackoffFinished, deactivation past
+ *    backoffLimitCount, reactivation with a fresh count; PodsReady=True
+ *    holds; maximumExecutionTimeSeconds deactivates with its event;
  *  - the hash table and the logfmt logger.
  * Objects are written with the devserver's internal API (same semantics
  * as HTTP), so only the manager talks HTTP.
@@ -772,6 +776,157 @@ START_TEST(event_recorder_bounds)
 }
 END_TEST
 
+/* ---- waitForPodsReady and maximumExecutionTimeSeconds ---- */
+
+static void wfpr_policy(int32_t limit)
+{
+	MO.ready.enabled = true;
+	MO.ready.timeout_ms = 300;
+	MO.ready.recovery_timeout_ms = -1;
+	MO.ready.has_limit = true;
+	MO.ready.backoff_limit = limit;
+	MO.ready.backoff_base_s = 1;
+	MO.ready.backoff_max_s = 10;
+}
+
+/* An ownerless workload never PodsReady: timed out (its reservation
+ * cleared in the same write, no Job to stop), requeued after its
+ * backoff, deactivated after the limit; active again, it starts over. */
+START_TEST(pods_ready_timeout)
+{
+	wfpr_policy(1);
+	mk_queues("2");
+	mgr_start();
+	mk_wl("default", "w", "lq", "1", 0);
+	WAIT_FOR(admitted("default", "w"), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "w", "Evicted", "True",
+			      "PodsReadyTimeout",
+			      "Exceeded the PodsReady timeout default/w"),
+		 10000);
+	ck_assert(inp_has_cond("workloads", "default", "w", "QuotaReserved",
+			       "False", "Pending", NULL));
+	ck_assert(inp_has_cond("workloads", "default", "w", "Requeued",
+			       "False", "PodsReadyTimeout", NULL));
+	ck_assert_str_eq(inp_val("workloads", "default", "w",
+				 "status.requeueState.count"), "1");
+	ck_assert_str_ne(inp_val("workloads", "default", "w",
+				 "status.requeueState.requeueAt"), "");
+	ck_assert_str_eq(inp_val("workloads", "default", "w",
+				 "status.admission"), "");
+	ck_assert_str_eq(inp_val("workloads", "default", "w",
+		"status.schedulingStats.evictions.0.underlyingCause"),
+		"WaitForStart");
+	/* after its backoff: BackoffFinished, admitted again */
+	WAIT_FOR(inp_has_cond("workloads", "default", "w", "Requeued",
+			      "True", "BackoffFinished",
+			      "The workload backoff was finished"),
+		 10000);
+	/* the second timeout is past the limit: deactivated */
+	WAIT_FOR(inp_has_cond("workloads", "default", "w", "Evicted", "True",
+			      "DeactivatedDueToRequeuingLimitExceeded",
+			      "The workload is deactivated due to exceeding "
+			      "the maximum number of re-queuing retries"),
+		 10000);
+	settle();
+	ck_assert_str_eq(inp_val("workloads", "default", "w", "spec.active"),
+			 "false");
+	ck_assert_str_eq(inp_val("workloads", "default", "w",
+				 "status.requeueState"), "");
+	ck_assert(inp_has_cond("workloads", "default", "w", "QuotaReserved",
+			       "False", NULL, NULL));
+	{
+		json_t *o = inp_get("workloads", "default", "w");
+
+		ck_assert_ptr_null(inp_cond(o, "DeactivationTarget"));
+		json_decref(o);
+	}
+	/* reactivated: Requeued=True Reactivated, a fresh count */
+	{
+		json_t *p = json_pack("{s:{s:b}}", "spec", "active", 1);
+
+		inp_patch("workloads", "default", "w", NULL, p);
+		json_decref(p);
+	}
+	WAIT_FOR(inp_has_cond("workloads", "default", "w", "Requeued",
+			      "True", "Reactivated", NULL),
+		 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "w", "Evicted", "True",
+			      "PodsReadyTimeout", NULL) &&
+			 !strcmp(inp_val("workloads", "default", "w",
+					 "status.requeueState.count"), "1"),
+		 10000);
+	ck_assert(manager_check(M));
+}
+END_TEST
+
+/* PodsReady=True (written by hand, as an integration would): never
+ * timed out. */
+START_TEST(pods_ready_holds)
+{
+	wfpr_policy(0);
+	MO.ready.timeout_ms = 1500;
+	mk_queues("2");
+	mgr_start();
+	mk_wl("default", "w", "lq", "1", 0);
+	WAIT_FOR(admitted("default", "w"), 10000);
+	{
+		json_t *obj = inp_get("workloads", "default", "w");
+		json_t *conds = json_deep_copy(
+			inp_jpath(obj, "status.conditions"));
+		json_t *p;
+
+		json_array_append_new(conds, json_pack(
+			"{s:s, s:s, s:s, s:s, s:s}", "type", "PodsReady",
+			"status", "True", "reason", "Started", "message",
+			"All pods reached readiness and the workload is "
+			"running", "lastTransitionTime",
+			"2026-01-01T00:00:00Z"));
+		p = json_pack("{s:{s:o}}", "status", "conditions", conds);
+		inp_patch("workloads", "default", "w", "status", p);
+		json_decref(p);
+		json_decref(obj);
+	}
+	inp_spin(2500);
+	settle();
+	ck_assert(admitted("default", "w"));
+	ck_assert(!inp_has_cond("workloads", "default", "w", "Evicted",
+				"True", NULL, NULL));
+}
+END_TEST
+
+/* maximumExecutionTimeSeconds: deactivated once used up, with the
+ * cause, the event, and the accumulated time cleared. */
+START_TEST(max_exec_time)
+{
+	char *text = t_wl_json("default", "m", "lq", "1", 0);
+	json_t *w = json_loads(text, 0, NULL);
+
+	free(text);
+	ck_assert_ptr_nonnull(w);
+	json_object_set_new(json_object_get(w, "spec"),
+			    "maximumExecutionTimeSeconds", json_integer(1));
+	mk_queues("2");
+	mgr_start();
+	text = json_dumps(w, JSON_COMPACT);
+	json_decref(w);
+	inp_create_take("workloads", "default", text);
+	WAIT_FOR(admitted("default", "m"), 10000);
+	WAIT_FOR(inp_has_cond("workloads", "default", "m", "Evicted", "True",
+			      "DeactivatedDueToMaximumExecutionTimeExceeded",
+			      "The workload is deactivated due to exceeding "
+			      "the maximum execution time"),
+		 10000);
+	settle();
+	ck_assert_str_eq(inp_val("workloads", "default", "m", "spec.active"),
+			 "false");
+	ck_assert_uint_ge(nevents("default", "m",
+				  "MaximumExecutionTimeExceeded"), 1);
+	/* the admitted second went into the accumulated time at the
+	 * clear, after the deactivation target cleared it */
+	ck_assert(manager_check(M));
+}
+END_TEST
+
 Suite *manager_suite(void)
 {
 	Suite *s = suite_create("manager");
@@ -795,6 +950,14 @@ Suite *manager_suite(void)
 	tcase_add_test(tc, restart);
 	tcase_add_test(tc, conflict_retry);
 	tcase_add_test(tc, invalid_clusterqueue);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("deadlines");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, pods_ready_timeout);
+	tcase_add_test(tc, pods_ready_holds);
+	tcase_add_test(tc, max_exec_time);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("helpers");
