@@ -221,6 +221,7 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 	body = json_pack("{s:{s:s}, s:o}", "metadata", "resourceVersion",
 			 e->dl_rv, "status", st);
 	m->stats.check_writes++;
+	manager_wl_evict_note(e);
 	manager_wl_submit(m, e, body, WC_DEADLINE, e->dl_rv, true);
 }
 

@@ -191,6 +191,10 @@ struct wl_entry {
 				    succeeded: decide again once it moves */
 	bool dl_first;           /* the timeout eviction sent is the first
 				    of its reason and cause */
+	/* what an eviction's report needs of the version it was written
+	 * on (the reply may find a newer one, its reservation cleared) */
+	char *ev_cq;             /* owned; admission.clusterQueue */
+	int64_t ev_ready_ms;     /* PodsReady=True since; 0: not ready */
 	uint64_t seen;
 };
 
@@ -383,6 +387,9 @@ void manager_wl_event(struct manager *m, const struct wl_entry *e,
 void manager_wl_evict_report(struct manager *m, const struct wl_entry *e,
 			     const char *event_reason, const char *reason,
 			     const char *cause, const char *msg, bool first);
+/* Records in e what manager_wl_evict_report reads of the version an
+ * eviction write is based on (call when sending it). */
+void manager_wl_evict_note(struct wl_entry *e);
 
 /*
  * tmp's schedulingStats.evictions: w's, with one more of (reason,

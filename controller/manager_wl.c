@@ -528,6 +528,7 @@ static void send_check(struct manager *m, struct wl_entry *e)
 	json_decref(enc);
 	workload_release(&tmp);
 	e->chk_pending = false;
+	manager_wl_evict_note(e);
 	m->stats.check_writes++;
 	manager_wl_submit(m, e, patch_with_rv(e->chk_rv, st), WC_CHECK,
 			  e->chk_rv, true);
@@ -538,11 +539,8 @@ void manager_wl_evict_report(struct manager *m, const struct wl_entry *e,
 			     const char *cause, const char *msg, bool first)
 {
 	const struct workload *w = e->w;
-	const char *cq = w->admission.cluster_queue ?
-			 w->admission.cluster_queue : "";
+	const char *cq = e->ev_cq ? e->ev_cq : "";
 	const char *pc = w->priority_class_name ? w->priority_class_name : "";
-	const struct condition *pr = conditions_find(&w->conds,
-						     COND_PODS_READY);
 
 	if (m->o.metrics) {
 		kueue_metrics_evicted(m->o.metrics, cq, reason, cause, pc);
@@ -557,9 +555,9 @@ void manager_wl_evict_report(struct manager *m, const struct wl_entry *e,
 						 w->queue_name, reason, cause,
 						 pc);
 		/* its pods were ready: how long they ran ready */
-		if (pr && pr->status == COND_TRUE) {
+		if (e->ev_ready_ms) {
 			double d = (double)(loop_wall_ms(m->l) -
-					    pr->last_transition_ms) / 1000.0;
+					    e->ev_ready_ms) / 1000.0;
 
 			kueue_metrics_pods_ready_to_evicted(
 				m->o.metrics, cq, reason, cause,
@@ -573,6 +571,18 @@ void manager_wl_evict_report(struct manager *m, const struct wl_entry *e,
 				 msg ? msg : "");
 		free(why);
 	}
+}
+
+void manager_wl_evict_note(struct wl_entry *e)
+{
+	const struct condition *pr = conditions_find(&e->w->conds,
+						     COND_PODS_READY);
+
+	set_str(&e->ev_cq, e->w->admission.cluster_queue);
+	e->ev_ready_ms = pr && pr->status == COND_TRUE
+				 ? (pr->last_transition_ms ? pr->last_transition_ms
+							   : 1)
+				 : 0;
 }
 
 /* An eviction decision was written: its metrics and its Event (Kueue's
@@ -1240,6 +1250,7 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 	free(e->chk_msg);
 	free(e->chk_rv);
 	free(e->chk_by_cq);
+	free(e->ev_cq);
 	free(e->call_rv);
 	free(e->sent_rv);
 	free(e->key);
