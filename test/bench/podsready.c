@@ -1405,6 +1405,18 @@ static int run_phase(struct run *r, int p, long mpid, int timeout_s,
 	ph->completed = completed;
 	if (completed)
 		ph->settle_s = (double)(last_sample - t_end) / 1e6;
+	/* timed out or failed: the holds still open count to now */
+	for (int i = p * r->per_phase; !completed &&
+					i < (p + 1) * r->per_phase; i++) {
+		const struct wl *w = &r->wls[i];
+		double held = w->holding ? (double)w->cpu *
+				(double)(bench_now_us() - w->t_hold) / 1e6 : 0;
+
+		if (w->bad)
+			ph->bad_cpu_s += held;
+		else
+			ph->lost_cpu_s += held;
+	}
 	pthread_mutex_unlock(&r->mu);
 	for (int i = 0; i < NCREATE; i++)
 		pthread_join(cr[i], NULL);
@@ -1550,7 +1562,7 @@ static void report(struct run *r, const char *load, double hwm,
 			    (m->good_cpu_s + m->lost_cpu_s + m->bad_cpu_s);
 	bench_fmt(fig, sizeof(fig), waste_pct, 1);
 	n = xasprintf("never-ready quota-seconds / all reserved quota-seconds "
-		      "(bookkeeping: ready %.0f, ready but evicted %.0f, "
+		      "(bookkeeping: ready %.0f, ready without a finish %.0f, "
 		      "never ready %.0f cpu-s); the never-ready are %.1f %% "
 		      "of the demand's workloads",
 		      m->good_cpu_s, m->lost_cpu_s, m->bad_cpu_s,
