@@ -24,7 +24,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/bench-podsready.XXXXXX")
 pid=""
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	"$top/test/e2e/devcluster" stop "$dir" >/dev/null 2>&1
+	"$top/test/e2e/devcluster" stop "$dir/cluster" >/dev/null 2>&1
 	rm -rf "$dir"
 }
 trap cleanup EXIT
