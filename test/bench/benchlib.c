@@ -128,6 +128,60 @@ double bench_self_cpu_s(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
+double bench_proc_hwm_mib(long pid)
+{
+	char path[64];
+	char *text, *p;
+	double kib = -1;
+
+	if (pid <= 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	text = bench_read_file(path);
+	if (!text)
+		return -1;
+	p = strstr(text, "\nVmHWM:");
+	if (p)
+		kib = strtod(p + 7, NULL);
+	free(text);
+	return kib < 0 ? -1 : kib / 1024.0;
+}
+
+char *bench_loadavg(void)
+{
+	char *t = bench_read_file("/proc/loadavg");
+	char a[16], b[16], c[16];
+	char *s;
+
+	if (!t || sscanf(t, "%15s %15s %15s", a, b, c) != 3)
+		s = xstrdup("?");
+	else
+		s = xasprintf("%s %s %s", a, b, c);
+	free(t);
+	return s;
+}
+
+char *bench_metrics_url(const char *dir)
+{
+	static const char key[] = "metrics server listening on ";
+	char *path = xasprintf("%s/manager.log", dir);
+	char *text = bench_read_file(path);
+	const char *p = text, *hit = NULL;
+	char *url = NULL;
+
+	/* the last start's line: the log is appended across restarts */
+	while (p && (p = strstr(p, key))) {
+		hit = p + strlen(key);
+		p++;
+	}
+	if (hit)
+		url = xasprintf("%.*s/metrics", (int)strcspn(hit, "\" \n"),
+				hit);
+	free(text);
+	free(path);
+	return url;
+}
+
 /* ---- the API server ---- */
 
 /* The scalar after "key:" on the first line holding it, unquoted and

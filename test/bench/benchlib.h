@@ -61,6 +61,14 @@ long bench_read_pid(const char *dir, const char *name);
 double bench_proc_cpu_s(long pid);
 /* utime + stime of this process so far, in seconds (getrusage). */
 double bench_self_cpu_s(void);
+/* VmHWM of pid (/proc/PID/status) in MiB; -1 when pid <= 0 or unknown. */
+double bench_proc_hwm_mib(long pid);
+/* The first three fields of /proc/loadavg ("0.52 0.61 0.70"), new; "?"
+ * when unreadable. */
+char *bench_loadavg(void);
+/* The manager's /metrics URL from DIR/manager.log (its last "metrics
+ * server listening on URL" line) plus "/metrics", new, or NULL. */
+char *bench_metrics_url(const char *dir);
 
 /* ---- the API server ---- */
 

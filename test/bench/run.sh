@@ -142,6 +142,13 @@ fi
 # 10,000 deep, preemption on (test/bench/deepq.c); QUICK=1: 100 / 1,000.
 benches+=("deepq|600|30|$top/test/bench/run.sh --deepq")
 
+# podsready: waitForPodsReady (timeout 2 s, backoff 1 s / 4 s, limit 2)
+# with 1,000 Workloads created directly, a tenth never ready, then the
+# same without that tenth, on a devcluster of its own
+# (test/bench/podsready.sh); QUICK=1: 100. Its own timeout is 120 s a
+# phase (QUICK=1: 30 s); a full run takes about a minute.
+benches+=("podsready|300|90|$top/test/bench/podsready.sh")
+
 # jobpath: batch/v1 Jobs created through the TLS webhooks to Complete on a
 # devcluster of its own (test/bench/jobpath.sh); QUICK=1: 60 Jobs.
 benches+=("jobpath|360|60|$top/test/bench/jobpath.sh")
