@@ -1489,8 +1489,11 @@ static void summary_preemptions(const struct dash *d, int64_t *waits,
 		if (!j->preempted)
 			continue;
 		victims++;
-		back += j->runs > j->preempted && j->finished_ms &&
-			!j->failed;
+		/* Complete after its preemption: it was admitted again (a
+		 * preempted Job is suspended until then), whether or not it
+		 * had been seen running before it was preempted (a Workload
+		 * may lose its admission before its Job is unsuspended) */
+		back += j->finished_ms && !j->failed;
 		gone += j->deact_ms && !j->finished_ms;
 	}
 	fprintf(out, "preemptions: %s, %lld GPUs freed\n", buf,

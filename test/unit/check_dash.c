@@ -696,6 +696,36 @@ START_TEST(plan_has_never_ready_gang)
 }
 END_TEST
 
+/*
+ * A Workload preempted right after its admission, before its Job was
+ * unsuspended (the never-ready gang of the scenes takes a research
+ * experiment's quota so), then admitted again and finished: one run,
+ * one preemption, and still re-admitted and finished.
+ */
+START_TEST(preempted_before_running)
+{
+	struct dash *d = dash_new(&two_job_plan, true, 0);
+	char *t;
+
+	add_queues(d);
+	add_flavor(d, 0, false);
+	add_flavor(d, 1, false);
+	dash_start(d, 1);
+	dash_job_created(d, 0, 10);
+	job2(d, 0, false, false, 20);
+	workload(d, 0, "wl-v", 4, 0, NULL, NULL, NULL, 30);
+	workload(d, 0, "wl-v", 4, 1, "True", "InClusterQueue",
+		 "Preempted to accommodate a workload (UID: wl-p, JobUID: "
+		 "job-p) due to prioritization in the ClusterQueue", 40);
+	job2(d, 0, true, false, 3000);
+	job2(d, 0, false, true, 4000);
+	t = text_of(d, true);
+	ck_assert_has(t, "preempted jobs: 1, 1 re-admitted and finished\n");
+	free(t);
+	dash_free(d);
+}
+END_TEST
+
 Suite *dash_suite(void)
 {
 	Suite *s = suite_create("dash");
@@ -712,6 +742,7 @@ Suite *dash_suite(void)
 	tcase_add_test(tc, preemption_rows);
 	tcase_add_test(tc, preemption_plain_lines);
 	tcase_add_test(tc, preemption_summary);
+	tcase_add_test(tc, preempted_before_running);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("wait-for-pods-ready");
 	tcase_add_test(tc, never_ready_gang);
