@@ -133,6 +133,8 @@ struct dready {
 			       s (the API's seconds); -1: unknown */
 	int64_t backoff_s;  /* RE_TIMEOUT: requeueAt minus Evicted; -1 */
 	int gpus;           /* RE_ADMITTED: GPUs it holds */
+	int flavor;         /* RE_ADMITTED: their flavor (index into d->f);
+			       -1: unknown */
 	char text[64];      /* RE_TIMEOUT: requeueAt as written;
 			       RE_DEACTIVATED: the Evicted reason */
 };
@@ -444,6 +446,7 @@ void dash_job(struct dash *d, const json_t *job, bool deleted,
 			e->n = j->runs;
 			e->ready = ready;
 			e->gpus = (int)gpus;
+			e->flavor = job_flavor(d, job);
 		}
 	} else if (!running && j->up) {
 		j->held_ms += now_ms - j->run_from_ms;
@@ -1093,16 +1096,18 @@ static const char *time_of_day(const char *t)
 
 /* What event e says, without its time and Job; brief: in at most 72
  * columns (the dashboard's), else in full (a plain line). */
-static void ready_text(const struct dready *e, bool brief, char *buf,
-		       size_t len)
+static void ready_text(const struct dash *d, const struct dready *e,
+		       bool brief, char *buf, size_t len)
 {
 	size_t w = 0;
 
 	buf[0] = '\0';
 	switch (e->kind) {
 	case RE_ADMITTED:
-		cat(buf, len, &w, "admitted (admission %d), holds %d GPUs, "
-		    "%d/%d pods ready", e->n, e->gpus, e->ready, e->pods);
+		cat(buf, len, &w, "admitted (admission %d), holds %d GPUs of "
+		    "%s, %d/%d pods ready", e->n, e->gpus,
+		    e->flavor >= 0 ? d->f[e->flavor].name : "?", e->ready,
+		    e->pods);
 		break;
 	case RE_TIMEOUT:
 		if (brief) {
@@ -1276,7 +1281,7 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 			continue;
 		}
 		e = &d->rdy[d->nrdy - 1 - k];
-		ready_text(e, true, row, sizeof(row));
+		ready_text(d, e, true, row, sizeof(row));
 		add_line(d, lines, &n, "%6.1fs %-18s %s",
 			 secs(e->at_ms - d->start_ms), d->s->v[e->job].name,
 			 row);
@@ -1317,7 +1322,7 @@ static void render_plain(struct dash *d, int64_t now_ms, FILE *out)
 		} else {
 			const struct dready *e = &d->rdy[d->rdy_shown++];
 
-			ready_text(e, false, text, sizeof(text));
+			ready_text(d, e, false, text, sizeof(text));
 			fprintf(out, "[t+%5.1fs] %s %s\n",
 				secs(e->at_ms - d->start_ms),
 				d->s->v[e->job].name, text);

@@ -249,44 +249,53 @@ $(grep -A6 '^violation:$' "$work/inv-$n.log" | head -30)"
 # order, the summary's lines. The numbers the demo prints come from the
 # API; what they must be comes from demo/manager-config.yaml.
 check_ready() {
-	local n=$1 out=$work/run-$1.out lines got k line
+	local n=$1 out=$work/run-$1.out lines got k line nadm=0
 	local backoffs=()
-	lines=$(grep -E "^\[t\+ *[0-9.]+s\] $gang " "$out" | sed 's/^\[t+ *[0-9.]*s\] //')
+	lines=$(grep -E "^\[t\+ *[0-9.]+s\] (preempted )?$gang " "$out" | sed 's/^\[t+ *[0-9.]*s\] //')
 	# The story, in this order: admitted, timed out with count 1,
 	# backoff over, admitted, timed out with count 2 (longer backoff),
-	# backoff over, admitted, deactivated. Nothing else happens to it
-	# (a preemption would show as a "preempted" line, not here). Each
-	# line becomes a token; the end of a backoff (a Workload event) and
-	# the admission it allows (a Job event, from another watch read in
-	# the same loop) may be seen in either order.
-	local pat=("A1:admitted \(admission 1\), holds 2 GPUs, 0/2 pods ready"
+	# backoff over, admitted, deactivated. Each line becomes a token
+	# (A: admitted, numbered 1, 2, ... in turn). Two orders may swap: the
+	# end of a backoff (a Workload event) and the admission it allows (a
+	# Job event, from another watch read in the same loop). And should
+	# a lender reclaim quota the gang borrowed (P: a "preempted" line),
+	# it is admitted once more then, with no timeout counted.
+	local pat=("A:admitted \(admission ([0-9]+)\), holds 2 GPUs of [a-z0-9]+, 0/2 pods ready"
 		"T1:PodsReady timeout: 0/2 pods ready [0-9]+s after admission: evicted \(PodsReadyTimeout\), requeueState.count 1, requeueAt [0-9:]{8}Z \(backoff ([0-9]+)s\)"
-		"B:backoff over \(Requeued BackoffFinished\): queued again"
-		"A2:admitted \(admission 2\), holds 2 GPUs, 0/2 pods ready"
 		"T2:PodsReady timeout: 0/2 pods ready [0-9]+s after admission: evicted \(PodsReadyTimeout\), requeueState.count 2, requeueAt [0-9:]{8}Z \(backoff ([0-9]+)s\)"
-		"A3:admitted \(admission 3\), holds 2 GPUs, 0/2 pods ready"
+		"B:backoff over \(Requeued BackoffFinished\): queued again"
 		"D:deactivated: requeueState.count 2 reached backoffLimitCount, spec.active=false, Evicted DeactivatedDueToRequeuingLimitExceeded")
-	local tokens="" tok p
+	local tokens="" tok p adm_ok=1
 	while IFS= read -r got; do
 		tok="?"
-		for p in "${pat[@]}"; do
-			if [[ $got =~ ^$gang\ ${p#*:}$ ]]; then
+		if [[ $got =~ ^preempted\ $gang\  ]]; then
+			tok=P
+		else
+			for p in "${pat[@]}"; do
+				[[ $got =~ ^$gang\ ${p#*:}$ ]] || continue
 				tok=${p%%:*}
-				[ -n "${BASH_REMATCH[1]:-}" ] && backoffs+=("${BASH_REMATCH[1]}")
+				case $tok in
+				A)
+					nadm=$((nadm + 1))
+					[ "${BASH_REMATCH[1]}" = "$nadm" ] || adm_ok=0
+					;;
+				T*) backoffs+=("${BASH_REMATCH[1]}") ;;
+				esac
 				break
-			fi
-		done
+			done
+		fi
 		tokens+="$tok "
 	done <<<"$lines"
-	tokens=$(sed 's/A2 B /B A2 /; s/A3 B /B A3 /' <<<"$tokens")
+	tokens=$(sed 's/T\([12]\) A B /T\1 B A /; s/A A P /A P A /g' <<<"$tokens")
 	# backoffBaseSeconds 2, doubled: 2 s then 4 s (requeueAt and the
 	# eviction's time are whole seconds: one more at most)
-	if [ "$tokens" = "A1 T1 B A2 T2 B A3 D " ] && [ "${#backoffs[@]}" = 2 ] &&
+	if [[ $tokens =~ ^A\ (P\ A\ )*T1\ B\ A\ (P\ A\ )*T2\ B\ A\ (P\ A\ )*D\ $ ]] &&
+		[ "$adm_ok" = 1 ] && [ "${#backoffs[@]}" = 2 ] &&
 		[ "${backoffs[0]}" -ge 2 ] && [ "${backoffs[0]}" -le 3 ] &&
 		[ "${backoffs[1]}" -ge 4 ] && [ "${backoffs[1]}" -le 5 ]; then
 		pass "run $n: the gang admitted, timed out and requeued after a backoff twice (${backoffs[*]} s), admitted again, deactivated"
 	else
-		fail "run $n: the gang admitted, timed out and requeued after a backoff twice, admitted again, deactivated" "events: $tokens(want A1 T1 B A2 T2 B A3 D); backoffs: ${backoffs[*]}; got:
+		fail "run $n: the gang admitted, timed out and requeued after a backoff twice, admitted again, deactivated" "events: $tokens(want A T1 B A T2 B A D); backoffs: ${backoffs[*]}; got:
 $lines"
 	fi
 	# the summary: read from the API, what the configuration says it
@@ -295,7 +304,7 @@ $lines"
 print(yaml.safe_load(open(sys.argv[1]))["waitForPodsReady"]["requeuingStrategy"]["backoffLimitCount"])' "$demo_config")
 	got=$(grep -A1 "^gang $gang: " "$out")
 	if [ "$(head -1 <<<"$got")" = "gang $gang: never ready, timed out $((k + 1)) times, deactivated after backoffLimitCount=$k" ] &&
-		[[ $(tail -1 <<<"$got") =~ ^\ \ 0\ of\ 2\ pods\ ready\ in\ 3\ admissions,\ 2\ GPUs\ held\ [0-9.]+s\ in\ all\;\ evicted\ PodsReadyTimeout\ $k\ times,\ requeued\ after\ backoffs\ of\ [0-9]+s,\ [0-9]+s\;\ spec.active=false,\ Evicted\ DeactivatedDueToRequeuingLimitExceeded\ at\ t\+[0-9.]+s$ ]]; then
+		[[ $(tail -1 <<<"$got") =~ ^\ \ 0\ of\ 2\ pods\ ready\ in\ $nadm\ admissions,\ 2\ GPUs\ held\ [0-9.]+s\ in\ all\;\ evicted\ PodsReadyTimeout\ $k\ times,\ requeued\ after\ backoffs\ of\ [0-9]+s,\ [0-9]+s\;\ spec.active=false,\ Evicted\ DeactivatedDueToRequeuingLimitExceeded\ at\ t\+[0-9.]+s$ ]]; then
 		pass "run $n: summary: the gang never ready, timed out $((k + 1)) times, deactivated after backoffLimitCount=$k"
 		echo "$((k + 1))" >"$work/timeouts-$n"
 	else

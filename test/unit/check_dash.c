@@ -570,7 +570,7 @@ START_TEST(never_ready_gang)
 	    1, 0, 8100);
 	t = plain_of(d);
 	ck_assert_has(t, "[t+  0.1s] research-gang-001 admitted (admission "
-		      "1), holds 2 GPUs, 0/2 pods ready\n"
+		      "1), holds 2 GPUs of h100, 0/2 pods ready\n"
 		      "[t+  5.0s] research-gang-001 PodsReady timeout: 0/2 "
 		      "pods ready 5s after admission: evicted "
 		      "(PodsReadyTimeout), requeueState.count 1, requeueAt "
@@ -578,7 +578,7 @@ START_TEST(never_ready_gang)
 		      "[t+  7.0s] research-gang-001 backoff over (Requeued "
 		      "BackoffFinished): queued again\n"
 		      "[t+  7.1s] research-gang-001 admitted (admission 2), "
-		      "holds 2 GPUs, 0/2 pods ready\n[t+");
+		      "holds 2 GPUs of h100, 0/2 pods ready\n[t+");
 	free(t);
 	/* timed out again: Requeued still True from the last backoff */
 	gwl(d, true, ADM2 " Evicted=True/PodsReadyTimeout@04:30:52", 2,
@@ -658,7 +658,7 @@ START_TEST(never_ready_gang_rows)
 	ck_assert_has(t, "   5.0s research-gang-001  timed out (5s): "
 		      "evicted; requeueState.count 1, requeueAt 04:30:47Z\033");
 	ck_assert_has(t, "   0.1s research-gang-001  admitted (admission 1), "
-		      "holds 2 GPUs, 0/2 pods ready\033");
+		      "holds 2 GPUs of h100, 0/2 pods ready\033");
 	ck_assert_has(t, " training       2 (2x1) h100    0.10s    0/2\033");
 	free(t);
 	dash_free(d);
