@@ -1070,9 +1070,9 @@ static void timed_out_list(const struct dash *d, char *buf, size_t len)
 }
 
 /* Appends to buf (of len, holding *w chars) what fmt says. */
-static void cat(char *buf, size_t len, size_t *w, const char *fmt, ...)
+static void catf(char *buf, size_t len, size_t *w, const char *fmt, ...)
 	PRINTF_LIKE(4, 5);
-static void cat(char *buf, size_t len, size_t *w, const char *fmt, ...)
+static void catf(char *buf, size_t len, size_t *w, const char *fmt, ...)
 {
 	va_list ap;
 	int k;
@@ -1104,48 +1104,48 @@ static void ready_text(const struct dash *d, const struct dready *e,
 	buf[0] = '\0';
 	switch (e->kind) {
 	case RE_ADMITTED:
-		cat(buf, len, &w, "admitted (admission %d), holds %d GPUs of "
+		catf(buf, len, &w, "admitted (admission %d), holds %d GPUs of "
 		    "%s, %d/%d pods ready", e->n, e->gpus,
 		    e->flavor >= 0 ? d->f[e->flavor].name : "?", e->ready,
 		    e->pods);
 		break;
 	case RE_TIMEOUT:
 		if (brief) {
-			cat(buf, len, &w, "timed out");
+			catf(buf, len, &w, "timed out");
 			if (e->after_s >= 0)
-				cat(buf, len, &w, " (%llds)",
+				catf(buf, len, &w, " (%llds)",
 				    (long long)e->after_s);
-			cat(buf, len, &w, ": evicted");
+			catf(buf, len, &w, ": evicted");
 		} else {
-			cat(buf, len, &w, "PodsReady timeout: %d/%d pods "
+			catf(buf, len, &w, "PodsReady timeout: %d/%d pods "
 			    "ready", e->ready, e->pods);
 			if (e->after_s >= 0)
-				cat(buf, len, &w, " %llds after admission",
+				catf(buf, len, &w, " %llds after admission",
 				    (long long)e->after_s);
-			cat(buf, len, &w, ": evicted (PodsReadyTimeout)");
+			catf(buf, len, &w, ": evicted (PodsReadyTimeout)");
 		}
 		if (e->n >= 0)
-			cat(buf, len, &w, "%s requeueState.count %d",
+			catf(buf, len, &w, "%s requeueState.count %d",
 			    brief ? ";" : ",", e->n);
 		if (e->text[0])
-			cat(buf, len, &w, ", requeueAt %s",
+			catf(buf, len, &w, ", requeueAt %s",
 			    time_of_day(e->text));
 		if (e->backoff_s >= 0 && !brief)
-			cat(buf, len, &w, " (backoff %llds)",
+			catf(buf, len, &w, " (backoff %llds)",
 			    (long long)e->backoff_s);
 		break;
 	case RE_REQUEUED:
-		cat(buf, len, &w, "backoff over (Requeued BackoffFinished)%s",
+		catf(buf, len, &w, "backoff over (Requeued BackoffFinished)%s",
 		    brief ? "" : ": queued again");
 		break;
 	case RE_DEACTIVATED:
 		if (!brief) {
-			cat(buf, len, &w, "deactivated: ");
+			catf(buf, len, &w, "deactivated: ");
 			if (e->n >= 0)
-				cat(buf, len, &w, "requeueState.count %d "
+				catf(buf, len, &w, "requeueState.count %d "
 				    "reached backoffLimitCount, ", e->n);
 		}
-		cat(buf, len, &w, "spec.active=false, Evicted %s", e->text);
+		catf(buf, len, &w, "spec.active=false, Evicted %s", e->text);
 		break;
 	}
 }
@@ -1402,59 +1402,59 @@ static void summary_ready(const struct dash *d, int64_t now_ms, FILE *out)
 
 		if (!ready_watched(d, i))
 			continue;
-		cat(buf, sizeof(buf), &w, "%s %s: ", sj->pods > 1 ? "gang" :
+		catf(buf, sizeof(buf), &w, "%s %s: ", sj->pods > 1 ? "gang" :
 			"job", sj->name);
 		if (!j->runs)
-			cat(buf, sizeof(buf), &w, "never admitted");
+			catf(buf, sizeof(buf), &w, "never admitted");
 		else if (!j->max_ready)
-			cat(buf, sizeof(buf), &w, "never ready");
+			catf(buf, sizeof(buf), &w, "never ready");
 		else if (j->max_ready < sj->pods)
-			cat(buf, sizeof(buf), &w, "at most %d of %d pods "
+			catf(buf, sizeof(buf), &w, "at most %d of %d pods "
 			    "ready", j->max_ready, sj->pods);
 		else
-			cat(buf, sizeof(buf), &w, "ready at last");
-		cat(buf, sizeof(buf), &w, ", timed out %d time%s, ", to,
+			catf(buf, sizeof(buf), &w, "ready at last");
+		catf(buf, sizeof(buf), &w, ", timed out %d time%s, ", to,
 		    to == 1 ? "" : "s");
 		if (j->deact_ms && !strcmp(j->deact_reason,
 				"DeactivatedDueToRequeuingLimitExceeded")) {
 			if (j->limit >= 0)
-				cat(buf, sizeof(buf), &w, "deactivated after "
+				catf(buf, sizeof(buf), &w, "deactivated after "
 				    "backoffLimitCount=%d", j->limit);
 			else
-				cat(buf, sizeof(buf), &w, "deactivated after "
+				catf(buf, sizeof(buf), &w, "deactivated after "
 				    "backoffLimitCount=?");
 		} else if (j->deact_ms) {
-			cat(buf, sizeof(buf), &w, "deactivated (%s)",
+			catf(buf, sizeof(buf), &w, "deactivated (%s)",
 			    j->deact_reason);
 		} else if (j->requeue_count >= 0) {
-			cat(buf, sizeof(buf), &w, "not deactivated "
+			catf(buf, sizeof(buf), &w, "not deactivated "
 			    "(requeueState.count %d)", j->requeue_count);
 		} else {
-			cat(buf, sizeof(buf), &w, "not deactivated");
+			catf(buf, sizeof(buf), &w, "not deactivated");
 		}
 		fprintf(out, "%s\n", buf);
 		w = 0;
-		cat(buf, sizeof(buf), &w, "  %d of %d pods ready in %d "
+		catf(buf, sizeof(buf), &w, "  %d of %d pods ready in %d "
 		    "admission%s, %d GPUs held %.1fs in all", j->max_ready,
 		    sj->pods, j->runs, j->runs == 1 ? "" : "s",
 		    feed_job_gpus(sj), secs(held));
 		if (j->timeouts) {
-			cat(buf, sizeof(buf), &w, "; evicted PodsReadyTimeout "
+			catf(buf, sizeof(buf), &w, "; evicted PodsReadyTimeout "
 			    "%d time%s, requeued after backoffs of",
 			    j->timeouts, j->timeouts == 1 ? "" : "s");
 			for (int k = 0; k < j->timeouts && k < MAX_BACKOFFS;
 			     k++) {
 				if (j->backoff_s[k] >= 0)
-					cat(buf, sizeof(buf), &w, "%s %llds",
+					catf(buf, sizeof(buf), &w, "%s %llds",
 					    k ? "," : "",
 					    (long long)j->backoff_s[k]);
 				else
-					cat(buf, sizeof(buf), &w, "%s ?",
+					catf(buf, sizeof(buf), &w, "%s ?",
 					    k ? "," : "");
 			}
 		}
 		if (j->deact_ms)
-			cat(buf, sizeof(buf), &w, "; spec.active=false, "
+			catf(buf, sizeof(buf), &w, "; spec.active=false, "
 			    "Evicted %s at t+%.1fs", j->deact_reason,
 			    secs(j->deact_ms - d->start_ms));
 		fprintf(out, "%s\n", buf);
