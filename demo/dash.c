@@ -16,6 +16,19 @@
  * preemptor is the Workload whose UID the message names, resolved when
  * shown since its Workload may be seen later.
  *
+ * waitForPodsReady comes from the Workloads too: each new count of
+ * reason PodsReadyTimeout in schedulingStats.evictions is one timeout,
+ * shown with the requeueState it wrote (count, requeueAt) and the
+ * backoff (requeueAt minus the Evicted condition's time); a Requeued=True
+ * BackoffFinished after it is the end of that backoff; spec.active=false
+ * with Evicted=True DeactivatedDueTo<Cause> is the deactivation, and
+ * for the cause RequeuingLimitExceeded the backoffLimitCount it reached
+ * is the requeueState.count the Workload carried when its
+ * DeactivationTarget turned True (Kueue deactivates at the first timeout
+ * whose count + 1 exceeds the limit, so that count is the limit). The
+ * Jobs give how many pods were ready (status.ready + succeeded) and
+ * when all first were.
+ *
  * Like feed.c, this file reads json_t outside STYLE P3(c)'s places:
  * the demo is a client, not the core, and reads a few fields only.
  */
@@ -31,13 +44,16 @@
 #include "base/jx.h"
 #include "demo/feed.h"
 #include "model/quantity.h"
+#include "model/timestamp.h"
 
 #define GPU "nvidia.com/gpu"
 #define MAX_FLAVORS 4
 #define MAX_QUEUES 8
 #define LAST_N 8      /* admissions shown */
 #define LAST_PRE 5    /* preemptions shown */
-#define MAX_LINES 32  /* dashboard lines */
+#define LAST_READY 4  /* waitForPodsReady events shown */
+#define MAX_BACKOFFS 8 /* backoffs kept per Job for the summary */
+#define MAX_LINES 40  /* dashboard lines */
 
 /* Kueue's Preempted reasons, in the summary's order, with the words of
  * its message for each; the last slot counts any other reason. */
@@ -72,6 +88,55 @@ struct djob {
 	int preempted;       /* preemptions seen on its Workload */
 	char *uid;           /* owned or NULL: the Job's metadata.uid */
 	char *wl_uid;        /* owned or NULL: its Workload's uid */
+	/* PodsReady, from the Job: */
+	int ready;           /* status.ready + succeeded, last version */
+	int max_ready;       /* the most of them seen at once */
+	int64_t ready_ms;    /* first seen unsuspended with every pod ready
+				(or succeeded); 0: not yet */
+	int64_t run_from_ms; /* the current run started (while up) */
+	int64_t held_ms;     /* time seen running, over the ended runs */
+	/* waitForPodsReady, from its Workload: */
+	int timeouts;        /* evictions of reason PodsReadyTimeout */
+	int limit_evictions; /* evictions Deactivated, RequeuingLimitExceeded */
+	int requeued;        /* backoffs seen finished (BackoffFinished) */
+	int requeue_count;   /* highest requeueState.count seen; -1: none */
+	int limit;           /* requeueState.count when DeactivationTarget
+				turned True for RequeuingLimitExceeded,
+				i.e. backoffLimitCount; -1: not seen */
+	int64_t backoff_s[MAX_BACKOFFS]; /* per timeout: requeueAt minus the
+				eviction's time; -1: unknown */
+	int64_t deact_ms;    /* seen inactive and Evicted DeactivatedDueTo*;
+				0: not (or active again since) */
+	char deact_reason[64]; /* that Evicted reason */
+};
+
+/* What waitForPodsReady did to a Job, as its Workload and Job showed
+ * it (the file comment); shown for the Jobs planned never ready and
+ * any other that timed out. */
+enum ready_kind {
+	RE_ADMITTED,    /* seen starting to run: its pods must get ready */
+	RE_TIMEOUT,     /* a new PodsReadyTimeout eviction */
+	RE_REQUEUED,    /* Requeued=True BackoffFinished after a timeout */
+	RE_DEACTIVATED, /* spec.active=false, Evicted DeactivatedDueTo* */
+};
+
+struct dready {
+	int64_t at_ms;      /* when the demo saw it */
+	size_t job;         /* planned Job index */
+	enum ready_kind kind;
+	int n;              /* RE_ADMITTED: its admission number;
+			       RE_TIMEOUT: the requeueState.count written
+			       (-1: none); RE_DEACTIVATED: backoffLimitCount
+			       reached (-1: other cause or unknown) */
+	int ready, pods;    /* RE_ADMITTED, RE_TIMEOUT: pods ready then */
+	int64_t after_s;    /* RE_TIMEOUT: Evicted minus Admitted time, in
+			       s (the API's seconds); -1: unknown */
+	int64_t backoff_s;  /* RE_TIMEOUT: requeueAt minus Evicted; -1 */
+	int gpus;           /* RE_ADMITTED: GPUs it holds */
+	int flavor;         /* RE_ADMITTED: their flavor (index into d->f);
+			       -1: unknown */
+	char text[64];      /* RE_TIMEOUT: requeueAt as written;
+			       RE_DEACTIVATED: the Evicted reason */
 };
 
 /* One preemption, as its victim's Workload showed it. */
@@ -118,6 +183,9 @@ struct dash {
 	struct dpreempt *pre;    /* owned; npre in the order seen */
 	size_t npre, cappre;
 	size_t pre_shown;        /* preemptions printed as plain lines */
+	struct dready *rdy;      /* owned; nrdy in the order seen */
+	size_t nrdy, caprdy;
+	size_t rdy_shown;        /* of them printed as plain lines */
 	size_t last[LAST_N];     /* ring of admitted job indexes */
 	size_t nlast;            /* admissions so far (ring position) */
 	int64_t start_ms;        /* stream start; 0: not started */
@@ -134,8 +202,10 @@ struct dash *dash_new(const struct feed *s, bool tty, int width)
 
 	d->s = s;
 	d->jobs = xcalloc(s->n ? s->n : 1, sizeof(*d->jobs));
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		d->jobs[i].flavor = d->jobs[i].run_flavor = -1;
+		d->jobs[i].requeue_count = d->jobs[i].limit = -1;
+	}
 	d->tty = tty;
 	d->width = width > 20 ? width : 100;
 	return d;
@@ -158,6 +228,7 @@ void dash_free(struct dash *d)
 	for (size_t i = 0; i < d->npre; i++)
 		free(d->pre[i].by_uid);
 	free(d->pre);
+	free(d->rdy);
 	free(d->jobs);
 	free(d);
 }
@@ -245,6 +316,34 @@ void dash_sample(struct dash *d)
 		d->peak_used = total;
 }
 
+/* ---- waitForPodsReady events ---- */
+
+/* Whether the Job's PodsReady story is told: planned never ready, or
+ * seen timing out. */
+static bool ready_watched(const struct dash *d, size_t i)
+{
+	const struct djob *j = &d->jobs[i];
+
+	return d->s->v[i].never_ready || j->timeouts || j->limit_evictions;
+}
+
+/* A new event of Job i, zeroed but for its time, Job and kind. */
+static struct dready *ready_event(struct dash *d, size_t i,
+				  enum ready_kind kind, int64_t now_ms)
+{
+	struct dready *e;
+
+	XGROW(d->rdy, d->caprdy, d->nrdy + 1);
+	e = &d->rdy[d->nrdy++];
+	memset(e, 0, sizeof(*e));
+	e->at_ms = now_ms;
+	e->job = i;
+	e->kind = kind;
+	e->pods = d->s->v[i].pods;
+	e->after_s = e->backoff_s = -1;
+	return e;
+}
+
 /* ---- Jobs ---- */
 
 static long job_index(const struct dash *d, const char *name)
@@ -294,6 +393,7 @@ void dash_job(struct dash *d, const json_t *job, bool deleted,
 	struct djob *j;
 	bool unsuspended, ended, running;
 	int64_t gpus;
+	int ready;
 
 	if (i < 0)
 		return;
@@ -320,11 +420,37 @@ void dash_job(struct dash *d, const json_t *job, bool deleted,
 		if (!j->admitted_ms)
 			j->admitted_ms = now_ms;
 	}
+	/* Its pods ready, as the job runner counts them: a succeeded pod
+	 * was ready (PodsReady counts both). */
+	ready = (int)(json_integer_value(JX_DIG(job, "status", "ready")) +
+		      json_integer_value(JX_DIG(job, "status", "succeeded")));
+	if (!deleted) {
+		j->ready = ready;
+		if (ready > j->max_ready)
+			j->max_ready = ready;
+		if (!j->ready_ms && unsuspended &&
+		    ready >= d->s->v[i].pods)
+			j->ready_ms = now_ms;
+	}
 	/* In use while unsuspended and not ended: an eviction suspends the
 	 * Job again and releases, a re-admission counts on its new flavor,
 	 * a deletion releases. */
 	running = unsuspended && !ended && !deleted;
-	j->runs += running && !j->up;
+	if (running && !j->up) {
+		j->runs++;
+		j->run_from_ms = now_ms;
+		if (ready_watched(d, (size_t)i)) {
+			struct dready *e = ready_event(d, (size_t)i,
+						       RE_ADMITTED, now_ms);
+
+			e->n = j->runs;
+			e->ready = ready;
+			e->gpus = (int)gpus;
+			e->flavor = job_flavor(d, job);
+		}
+	} else if (!running && j->up) {
+		j->held_ms += now_ms - j->run_from_ms;
+	}
 	j->up = running;
 	if (j->run_flavor >= 0 && !running) {
 		d->f[j->run_flavor].in_use -= gpus;
@@ -459,20 +585,29 @@ void dash_flavor(struct dash *d, const json_t *rf, bool deleted)
 		d->f[f].labels = json_incref(labels);
 }
 
-/* Preemptions counted in a Workload's schedulingStats.evictions. */
-static int preempt_count(const json_t *wl)
+/* Evictions of reason (and of underlyingCause cause, unless NULL)
+ * counted in a Workload's schedulingStats.evictions. */
+static int eviction_count(const json_t *wl, const char *reason,
+			  const char *cause)
 {
-	const json_t *ev = json_object_get(json_object_get(
-		json_object_get(wl, "status"), "schedulingStats"), "evictions");
+	const json_t *ev = JX_DIG(wl, "status", "schedulingStats",
+				  "evictions");
 	size_t i;
 	const json_t *e;
 	int n = 0;
 
 	json_array_foreach(ev, i, e)
-		if (!strcmp(jx_text(e, "reason"), "Preempted"))
+		if (!strcmp(jx_text(e, "reason"), reason) &&
+		    (!cause || !strcmp(jx_text(e, "underlyingCause"), cause)))
 			n += (int)json_integer_value(json_object_get(e,
 								     "count"));
 	return n;
+}
+
+/* Preemptions counted in a Workload's schedulingStats.evictions. */
+static int preempt_count(const json_t *wl)
+{
+	return eviction_count(wl, "Preempted", NULL);
 }
 
 static const json_t *condition(const json_t *obj, const char *type)
@@ -486,6 +621,86 @@ static const json_t *condition(const json_t *obj, const char *type)
 		if (!strcmp(jx_text(c, "type"), type))
 			return c;
 	return NULL;
+}
+
+/* Whether condition c has status (and reason, unless NULL). */
+static bool cond_is(const json_t *c, const char *status, const char *reason)
+{
+	return c && !strcmp(jx_text(c, "status"), status) &&
+	       (!reason || !strcmp(jx_text(c, "reason"), reason));
+}
+
+/* A condition's lastTransitionTime in epoch ms, or -1. */
+static int64_t cond_time(const json_t *c)
+{
+	int64_t ms;
+
+	if (!c || timestamp_parse(jx_text(c, "lastTransitionTime"), &ms) < 0)
+		return -1;
+	return ms;
+}
+
+/* waitForPodsReady on a version of planned Job i's Workload (the file
+ * comment): timeouts, ends of backoffs, the deactivation. */
+static void ready_track(struct dash *d, size_t i, const json_t *wl,
+			int64_t now_ms)
+{
+	struct djob *j = &d->jobs[i];
+	const json_t *rq = JX_DIG(wl, "status", "requeueState");
+	const json_t *cnt = json_object_get(rq, "count");
+	const json_t *ev = condition(wl, "Evicted");
+	const json_t *adm = condition(wl, "Admitted");
+	int count = json_is_integer(cnt) ? (int)json_integer_value(cnt) : -1;
+	int n = eviction_count(wl, "PodsReadyTimeout", NULL);
+	bool active = !json_is_false(JX_DIG(wl, "spec", "active"));
+	const char *why;
+
+	if (count > j->requeue_count)
+		j->requeue_count = count;
+	if (j->limit < 0 && cond_is(condition(wl, "DeactivationTarget"),
+				    "True", "RequeuingLimitExceeded"))
+		j->limit = count >= 0 ? count : j->requeue_count;
+	for (; j->timeouts < n; j->timeouts++) {
+		struct dready *e = ready_event(d, i, RE_TIMEOUT, now_ms);
+		int64_t evicted = cond_is(ev, "True", "PodsReadyTimeout")
+					  ? cond_time(ev)
+					  : -1;
+		int64_t at;
+
+		e->n = count;
+		e->ready = j->ready;
+		snprintf(e->text, sizeof(e->text), "%s",
+			 jx_text(rq, "requeueAt"));
+		if (evicted >= 0 && cond_is(adm, "True", NULL) &&
+		    cond_time(adm) >= 0)
+			e->after_s = (evicted - cond_time(adm)) / 1000;
+		if (evicted >= 0 && timestamp_parse(e->text, &at) == 0)
+			e->backoff_s = (at - evicted) / 1000;
+		if (j->timeouts < MAX_BACKOFFS)
+			j->backoff_s[j->timeouts] = e->backoff_s;
+	}
+	j->limit_evictions = eviction_count(wl, "Deactivated",
+					    "RequeuingLimitExceeded");
+	/* the end of the backoff clears requeueAt; a Requeued=True
+	 * BackoffFinished beside a requeueAt is the previous one's */
+	if (j->requeued < j->timeouts && !jx_str(rq, "requeueAt") &&
+	    cond_is(condition(wl, "Requeued"), "True", "BackoffFinished")) {
+		j->requeued = j->timeouts;
+		ready_event(d, i, RE_REQUEUED, now_ms);
+	}
+	why = cond_is(ev, "True", NULL) ? jx_text(ev, "reason") : "";
+	if (!active && !j->deact_ms && !strncmp(why, "DeactivatedDueTo", 16)) {
+		struct dready *e = ready_event(d, i, RE_DEACTIVATED, now_ms);
+
+		j->deact_ms = now_ms;
+		snprintf(j->deact_reason, sizeof(j->deact_reason), "%s", why);
+		snprintf(e->text, sizeof(e->text), "%s", why);
+		e->n = !strcmp(why, "DeactivatedDueToRequeuingLimitExceeded")
+			       ? j->limit
+			       : -1;
+	} else if (active && j->deact_ms) {
+		j->deact_ms = 0; /* reactivated: it may run again */
+	}
 }
 
 /* GPUs of a Workload's admission (every pod set's resourceUsage), or
@@ -577,6 +792,7 @@ void dash_workload(struct dash *d, const json_t *wl, bool deleted,
 		p->reason = preempt_of(wl, &p->by_uid);
 		p->gpus = gpus;
 	}
+	ready_track(d, (size_t)i, wl, now_ms);
 }
 
 /* The planned Job whose Workload has uid, or -1. */
@@ -623,10 +839,17 @@ bool dash_ready(const struct dash *d)
 	return true;
 }
 
+/* Whether Job i is done with: it finished, could not be created, or
+ * was deactivated and seen stopped. */
+static bool settled(const struct djob *j)
+{
+	return j->create_failed || j->finished_ms || (j->deact_ms && !j->up);
+}
+
 bool dash_drained(const struct dash *d)
 {
 	for (size_t i = 0; i < d->s->n; i++)
-		if (!d->jobs[i].create_failed && !d->jobs[i].finished_ms)
+		if (!settled(&d->jobs[i]))
 			return false;
 	return true;
 }
@@ -667,6 +890,7 @@ static int display_order(const struct dash *d, int *ord)
 
 struct counts {
 	size_t created, running, finished, failed, create_failed;
+	size_t deactivated; /* seen deactivated (and not finished) */
 };
 
 static struct counts count_jobs(const struct dash *d)
@@ -680,7 +904,9 @@ static struct counts count_jobs(const struct dash *d)
 		c.create_failed += j->create_failed;
 		c.finished += j->finished_ms != 0;
 		c.failed += j->failed;
-		c.running += j->admitted_ms && !j->finished_ms;
+		c.deactivated += j->deact_ms && !j->finished_ms;
+		c.running += j->admitted_ms && !j->finished_ms &&
+			     !j->deact_ms;
 	}
 	return c;
 }
@@ -788,6 +1014,142 @@ static void preempt_counts(const struct dash *d, char *buf, size_t len)
 		snprintf(buf + w, len - (size_t)w, ")");
 }
 
+/* Times from admission to every pod ready, over the Jobs seen so. */
+struct ready_stats {
+	size_t n;
+	int64_t sum, max; /* ms */
+};
+
+static struct ready_stats ready_stats(const struct dash *d)
+{
+	struct ready_stats r = { 0 };
+
+	for (size_t i = 0; i < d->s->n; i++) {
+		const struct djob *j = &d->jobs[i];
+		int64_t w;
+
+		if (!j->ready_ms || !j->admitted_ms)
+			continue;
+		w = j->ready_ms > j->admitted_ms ? j->ready_ms - j->admitted_ms
+						 : 0;
+		r.n++;
+		r.sum += w;
+		if (w > r.max)
+			r.max = w;
+	}
+	return r;
+}
+
+/* PodsReady timeouts of a Job: its Workload's evictions for it, and the
+ * one that deactivated it for the requeuing limit. */
+static int timeouts_of(const struct djob *j)
+{
+	return j->timeouts + j->limit_evictions;
+}
+
+/* "name (N), ..." of the Jobs that timed out, or "none". */
+static void timed_out_list(const struct dash *d, char *buf, size_t len)
+{
+	size_t w = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < d->s->n && w < len; i++) {
+		int n = timeouts_of(&d->jobs[i]);
+		int k;
+
+		if (!n)
+			continue;
+		k = snprintf(buf + w, len - w, "%s%s (%d)", w ? ", " : "",
+			     d->s->v[i].name, n);
+		if (k < 0)
+			break;
+		w += (size_t)k;
+	}
+	if (!buf[0])
+		snprintf(buf, len, "none");
+}
+
+/* Appends to buf (of len, holding *w chars) what fmt says. */
+static void catf(char *buf, size_t len, size_t *w, const char *fmt, ...)
+	PRINTF_LIKE(4, 5);
+static void catf(char *buf, size_t len, size_t *w, const char *fmt, ...)
+{
+	va_list ap;
+	int k;
+
+	if (*w >= len)
+		return;
+	va_start(ap, fmt);
+	k = vsnprintf(buf + *w, len - *w, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		*w += (size_t)k;
+}
+
+/* The time of day of an RFC 3339 time ("04:30:47Z"), else all of it. */
+static const char *time_of_day(const char *t)
+{
+	const char *p = strchr(t, 'T');
+
+	return p ? p + 1 : t;
+}
+
+/* What event e says, without its time and Job; brief: in at most 72
+ * columns (the dashboard's), else in full (a plain line). */
+static void ready_text(const struct dash *d, const struct dready *e,
+		       bool brief, char *buf, size_t len)
+{
+	size_t w = 0;
+
+	buf[0] = '\0';
+	switch (e->kind) {
+	case RE_ADMITTED:
+		catf(buf, len, &w, "admitted (admission %d), holds %d GPUs of "
+		    "%s, %d/%d pods ready", e->n, e->gpus,
+		    e->flavor >= 0 ? d->f[e->flavor].name : "?", e->ready,
+		    e->pods);
+		break;
+	case RE_TIMEOUT:
+		if (brief) {
+			catf(buf, len, &w, "timed out");
+			if (e->after_s >= 0)
+				catf(buf, len, &w, " (%llds)",
+				    (long long)e->after_s);
+			catf(buf, len, &w, ": evicted");
+		} else {
+			catf(buf, len, &w, "PodsReady timeout: %d/%d pods "
+			    "ready", e->ready, e->pods);
+			if (e->after_s >= 0)
+				catf(buf, len, &w, " %llds after admission",
+				    (long long)e->after_s);
+			catf(buf, len, &w, ": evicted (PodsReadyTimeout)");
+		}
+		if (e->n >= 0)
+			catf(buf, len, &w, "%s requeueState.count %d",
+			    brief ? ";" : ",", e->n);
+		if (e->text[0])
+			catf(buf, len, &w, ", requeueAt %s",
+			    time_of_day(e->text));
+		if (e->backoff_s >= 0 && !brief)
+			catf(buf, len, &w, " (backoff %llds)",
+			    (long long)e->backoff_s);
+		break;
+	case RE_REQUEUED:
+		catf(buf, len, &w, "backoff over (Requeued BackoffFinished)%s",
+		    brief ? "" : ": queued again");
+		break;
+	case RE_DEACTIVATED:
+		if (!brief) {
+			catf(buf, len, &w, "deactivated: ");
+			if (e->n >= 0)
+				catf(buf, len, &w, "requeueState.count %d "
+				    "reached backoffLimitCount, ", e->n);
+		}
+		catf(buf, len, &w, "spec.active=false, Evicted %s", e->text);
+		break;
+	}
+}
+
 static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 {
 	char lines[MAX_LINES][256];
@@ -802,9 +1164,9 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 		cap += total_nominal(d, f);
 	add_line(d, lines, &n,
 		 "cueue demo   t+%5.1fs   jobs %zu/%zu created, %zu running, "
-		 "%zu finished",
+		 "%zu finished, %zu deactivated",
 		 d->start_ms ? secs(now_ms - d->start_ms) : 0.0, c.created,
-		 d->s->n, c.running, c.finished);
+		 d->s->n, c.running, c.finished, c.deactivated);
 	add_line(d, lines, &n, "%s", "");
 	len = snprintf(row, sizeof(row), "%-15s", "CLUSTERQUEUE");
 	for (int f = 0; f < d->nf && len < 200; f++)
@@ -841,12 +1203,13 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 		 cap ? 100.0 * (double)d->peak_used / (double)cap : 0.0);
 	add_line(d, lines, &n, "%s", "");
 	add_line(d, lines, &n, "%s", "LAST ADMISSIONS, newest first");
-	add_line(d, lines, &n, "%7s %-18s %-13s %-14s %-7s %-6s %s", "at",
-		 "job", "queue", "class", "GPUs", "flavor", "waited");
+	add_line(d, lines, &n, "%7s %-18s %-13s %-14s %-7s %-6s %6s %6s",
+		 "at", "job", "queue", "class", "GPUs", "flavor", "waited",
+		 "ready");
 	for (size_t k = 0; k < LAST_N; k++) {
 		const struct feed_job *sj;
 		const struct djob *j;
-		char shape[32], wait[32], qn[40];
+		char shape[32], wait[32], qn[40], rdy[32];
 
 		if (k >= d->nlast) {
 			add_line(d, lines, &n, "%s", "");
@@ -868,12 +1231,16 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 					      : 0));
 		else
 			snprintf(wait, sizeof(wait), "-");
+		/* pods ready (or succeeded) in its last version */
+		snprintf(rdy, sizeof(rdy), "%d/%d", j->ready, sj->pods);
 		snprintf(qn, sizeof(qn), "team-%s",
 			 feed_team_name(sj->team));
-		add_line(d, lines, &n, "%6.1fs %-18s %-13s %-14s %-7s %-6s %6s",
+		add_line(d, lines, &n,
+			 "%6.1fs %-18s %-13s %-14s %-7s %-6s %6s %6s",
 			 secs(j->admitted_ms - d->start_ms), sj->name, qn,
 			 feed_class_name(sj->klass), shape,
-			 j->flavor >= 0 ? d->f[j->flavor].name : "?", wait);
+			 j->flavor >= 0 ? d->f[j->flavor].name : "?", wait,
+			 rdy);
 	}
 	add_line(d, lines, &n, "%s", "");
 	preempt_counts(d, row, sizeof(row));
@@ -895,6 +1262,30 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 			 by, preempt_reasons[p->reason].reason,
 			 (long long)p->gpus);
 	}
+	add_line(d, lines, &n, "%s", "");
+	{
+		struct ready_stats r = ready_stats(d);
+
+		timed_out_list(d, row, sizeof(row));
+		add_line(d, lines, &n, "PODS READY: %zu jobs, mean %.2fs "
+			 "after admission; timed out: %s", r.n,
+			 r.n ? secs(r.sum) / (double)r.n : 0.0, row);
+	}
+	add_line(d, lines, &n, "%7s %-18s %s", "at", "job",
+		 "waitForPodsReady");
+	for (size_t k = 0; k < LAST_READY; k++) {
+		const struct dready *e;
+
+		if (k >= d->nrdy) {
+			add_line(d, lines, &n, "%s", "");
+			continue;
+		}
+		e = &d->rdy[d->nrdy - 1 - k];
+		ready_text(d, e, true, row, sizeof(row));
+		add_line(d, lines, &n, "%6.1fs %-18s %s",
+			 secs(e->at_ms - d->start_ms), d->s->v[e->job].name,
+			 row);
+	}
 	if (!d->cursor_hidden) {
 		fputs("\033[?25l", out);
 		d->cursor_hidden = true;
@@ -911,15 +1302,31 @@ static void render_plain(struct dash *d, int64_t now_ms, FILE *out)
 {
 	struct counts c = count_jobs(d);
 
-	for (; d->pre_shown < d->npre; d->pre_shown++) {
-		const struct dpreempt *p = &d->pre[d->pre_shown];
-		char by[40];
+	/* the preemptions and waitForPodsReady events seen since the last
+	 * call, in the order seen */
+	while (d->pre_shown < d->npre || d->rdy_shown < d->nrdy) {
+		char text[256];
 
-		preemptor_name(d, p, by, sizeof(by));
-		fprintf(out, "[t+%5.1fs] preempted %s (%lld GPUs freed) for "
-			"%s: %s\n", secs(p->at_ms - d->start_ms),
-			d->s->v[p->victim].name, (long long)p->gpus, by,
-			preempt_reasons[p->reason].reason);
+		if (d->rdy_shown == d->nrdy ||
+		    (d->pre_shown < d->npre &&
+		     d->pre[d->pre_shown].at_ms <=
+			     d->rdy[d->rdy_shown].at_ms)) {
+			const struct dpreempt *p = &d->pre[d->pre_shown++];
+
+			preemptor_name(d, p, text, sizeof(text));
+			fprintf(out, "[t+%5.1fs] preempted %s (%lld GPUs "
+				"freed) for %s: %s\n",
+				secs(p->at_ms - d->start_ms),
+				d->s->v[p->victim].name, (long long)p->gpus,
+				text, preempt_reasons[p->reason].reason);
+		} else {
+			const struct dready *e = &d->rdy[d->rdy_shown++];
+
+			ready_text(d, e, false, text, sizeof(text));
+			fprintf(out, "[t+%5.1fs] %s %s\n",
+				secs(e->at_ms - d->start_ms),
+				d->s->v[e->job].name, text);
+		}
 	}
 
 	fprintf(out, "[t+%5.1fs] jobs %zu/%zu created, %zu running, "
@@ -967,6 +1374,93 @@ static int cmp_i64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/*
+ * The summary's waitForPodsReady lines: how soon the pods of the Jobs
+ * were ready after admission and which Jobs timed out; then, for each
+ * Job planned never ready or seen timing out, what the API showed of it:
+ *
+ *   gang research-gang-018: never ready, timed out 3 times, deactivated
+ *   after backoffLimitCount=2
+ *     0 of 2 pods ready in 3 admissions, ...
+ */
+static void summary_ready(const struct dash *d, int64_t now_ms, FILE *out)
+{
+	struct ready_stats r = ready_stats(d);
+	char buf[512];
+
+	timed_out_list(d, buf, sizeof(buf));
+	fprintf(out, "pods ready after admission: %zu jobs, mean %.2fs, max "
+		"%.2fs; PodsReady timeouts: %s\n", r.n,
+		r.n ? secs(r.sum) / (double)r.n : 0.0, secs(r.max), buf);
+	for (size_t i = 0; i < d->s->n; i++) {
+		const struct feed_job *sj = &d->s->v[i];
+		const struct djob *j = &d->jobs[i];
+		int to = timeouts_of(j);
+		int64_t held = j->held_ms +
+			       (j->up ? now_ms - j->run_from_ms : 0);
+		size_t w = 0;
+
+		if (!ready_watched(d, i))
+			continue;
+		catf(buf, sizeof(buf), &w, "%s %s: ", sj->pods > 1 ? "gang" :
+			"job", sj->name);
+		if (!j->runs)
+			catf(buf, sizeof(buf), &w, "never admitted");
+		else if (!j->max_ready)
+			catf(buf, sizeof(buf), &w, "never ready");
+		else if (j->max_ready < sj->pods)
+			catf(buf, sizeof(buf), &w, "at most %d of %d pods "
+			    "ready", j->max_ready, sj->pods);
+		else
+			catf(buf, sizeof(buf), &w, "ready at last");
+		catf(buf, sizeof(buf), &w, ", timed out %d time%s, ", to,
+		    to == 1 ? "" : "s");
+		if (j->deact_ms && !strcmp(j->deact_reason,
+				"DeactivatedDueToRequeuingLimitExceeded")) {
+			if (j->limit >= 0)
+				catf(buf, sizeof(buf), &w, "deactivated after "
+				    "backoffLimitCount=%d", j->limit);
+			else
+				catf(buf, sizeof(buf), &w, "deactivated after "
+				    "backoffLimitCount=?");
+		} else if (j->deact_ms) {
+			catf(buf, sizeof(buf), &w, "deactivated (%s)",
+			    j->deact_reason);
+		} else if (j->requeue_count >= 0) {
+			catf(buf, sizeof(buf), &w, "not deactivated "
+			    "(requeueState.count %d)", j->requeue_count);
+		} else {
+			catf(buf, sizeof(buf), &w, "not deactivated");
+		}
+		fprintf(out, "%s\n", buf);
+		w = 0;
+		catf(buf, sizeof(buf), &w, "  %d of %d pods ready in %d "
+		    "admission%s, %d GPUs held %.1fs in all", j->max_ready,
+		    sj->pods, j->runs, j->runs == 1 ? "" : "s",
+		    feed_job_gpus(sj), secs(held));
+		if (j->timeouts) {
+			catf(buf, sizeof(buf), &w, "; evicted PodsReadyTimeout "
+			    "%d time%s, requeued after backoffs of",
+			    j->timeouts, j->timeouts == 1 ? "" : "s");
+			for (int k = 0; k < j->timeouts && k < MAX_BACKOFFS;
+			     k++) {
+				if (j->backoff_s[k] >= 0)
+					catf(buf, sizeof(buf), &w, "%s %llds",
+					    k ? "," : "",
+					    (long long)j->backoff_s[k]);
+				else
+					catf(buf, sizeof(buf), &w, "%s ?",
+					    k ? "," : "");
+			}
+		}
+		if (j->deact_ms)
+			catf(buf, sizeof(buf), &w, "; spec.active=false, "
+			    "Evicted %s at t+%.1fs", j->deact_reason,
+			    secs(j->deact_ms - d->start_ms));
+		fprintf(out, "%s\n", buf);
+	}
+}
+
 /* Whether the Workload of job i preempted another one. */
 static bool is_preemptor(const struct dash *d, size_t i)
 {
@@ -988,7 +1482,7 @@ static void summary_preemptions(const struct dash *d, int64_t *waits,
 				FILE *out)
 {
 	char buf[256];
-	size_t victims = 0, back = 0, n = 0, nother = 0;
+	size_t victims = 0, back = 0, gone = 0, n = 0, nother = 0;
 	int64_t freed = 0, sum = 0, max = 0, sum_other = 0;
 
 	preempt_counts(d, buf, sizeof(buf));
@@ -1000,13 +1494,21 @@ static void summary_preemptions(const struct dash *d, int64_t *waits,
 		if (!j->preempted)
 			continue;
 		victims++;
-		back += j->runs > j->preempted && j->finished_ms &&
-			!j->failed;
+		/* Complete after its preemption: it was admitted again (a
+		 * preempted Job is suspended until then), whether or not it
+		 * had been seen running before it was preempted (a Workload
+		 * may lose its admission before its Job is unsuspended) */
+		back += j->finished_ms && !j->failed;
+		gone += j->deact_ms && !j->finished_ms;
 	}
 	fprintf(out, "preemptions: %s, %lld GPUs freed\n", buf,
 		(long long)freed);
-	fprintf(out, "preempted jobs: %zu, %zu re-admitted and finished\n",
+	/* a victim deactivated since will not finish: said apart */
+	fprintf(out, "preempted jobs: %zu, %zu re-admitted and finished",
 		victims, back);
+	if (gone)
+		fprintf(out, ", %zu deactivated", gone);
+	fputc('\n', out);
 	for (size_t i = 0; i < d->s->n; i++) {
 		const struct djob *j = &d->jobs[i];
 		int64_t w;
@@ -1054,9 +1556,9 @@ void dash_summary(const struct dash *d, int64_t now_ms, FILE *out)
 	}
 	fprintf(out, "\n== cueue demo summary ==\n");
 	fprintf(out, "jobs: %zu planned, %zu created, %zu admitted, "
-		"%zu finished, %zu failed, in %.1fs\n",
+		"%zu finished, %zu failed, %zu deactivated, in %.1fs\n",
 		d->s->n, c.created, admitted, c.finished,
-		c.failed + c.create_failed,
+		c.failed + c.create_failed, c.deactivated,
 		d->start_ms ? secs(now_ms - d->start_ms) : 0.0);
 	fprintf(out, "wait from Job created to Job unsuspended, per priority "
 		"class:\n");
@@ -1088,6 +1590,7 @@ void dash_summary(const struct dash *d, int64_t now_ms, FILE *out)
 			secs(waits[(n * 95 + 99) / 100 - 1]));
 	}
 	summary_preemptions(d, waits, out);
+	summary_ready(d, now_ms, out);
 	for (int f = 0; f < d->nf; f++)
 		cap += total_nominal(d, f);
 	fprintf(out, "peak GPU utilisation: %lld/%lld GPUs (%.0f%%);",

@@ -4,11 +4,13 @@
  * ClusterQueues (quotas from their spec, usage and counts from their
  * status, as the manager writes them), the ResourceFlavors (to name
  * the flavor an admitted Job's nodeSelector points at) and the Workloads
- * (who preempted whom, why, and the GPUs it freed), and renders:
+ * (who preempted whom, why, and the GPUs it freed; what waitForPodsReady
+ * did to a Job whose pods were not ready in time), and renders:
  *
  *  - a dashboard: on a terminal a block redrawn in place with ANSI
  *    cursor movement; otherwise one plain line per call, after one line
- *    per preemption seen since the previous call;
+ *    per preemption and waitForPodsReady event seen since the previous
+ *    call;
  *  - the summary once the stream has drained.
  *
  * Times are the caller's monotonic milliseconds, taken when the demo
@@ -48,7 +50,12 @@ void dash_job_failed_create(struct dash *d, size_t i, const char *message);
  * it) and each preemption it went through: a new count of reason
  * Preempted in status.schedulingStats.evictions is one preemption, with
  * the Preempted condition's reason, the preemptor's UID from its
- * message and the GPUs of the admission it lost. */
+ * message and the GPUs of the admission it lost; and what
+ * waitForPodsReady did to it: each new count of reason PodsReadyTimeout
+ * there is one timeout (with its requeueState), a Requeued=True
+ * BackoffFinished the end of its backoff, spec.active=false with Evicted
+ * DeactivatedDueTo<Cause> its deactivation. A Job gives its pods ready
+ * (status.ready + succeeded). */
 void dash_job(struct dash *d, const struct json_t *job, bool deleted,
 	      int64_t now_ms);
 void dash_cluster_queue(struct dash *d, const struct json_t *cq,
@@ -68,7 +75,8 @@ void dash_sample(struct dash *d);
  * nodeSelector against the flavors' nodeLabels, which a second informer
  * brings in no order with the Jobs. */
 bool dash_ready(const struct dash *d);
-/* Every planned Job was created and finished (or failed to be created). */
+/* Every planned Job was created and finished (or failed to be created),
+ * or was deactivated and seen stopped (suspended) since. */
 bool dash_drained(const struct dash *d);
 /* Planned Jobs that finished (Complete or Failed). */
 size_t dash_finished(const struct dash *d);

@@ -4,10 +4,13 @@
 #  1. stops a demo cluster still running in the state dir and wipes its
 #     store, so every run starts fresh;
 #  2. starts a devcluster there (test/e2e/devcluster: the devserver and
-#     the manager with its webhook on loopback);
+#     the manager with its webhook on loopback), the manager configured
+#     by demo/manager-config.yaml (the shipped Configuration with short
+#     waitForPodsReady timings);
 #  3. applies demo/platform.yaml with kubectl;
 #  4. runs cueue-demo: the Job stream (scripted scenes that end in
-#     preemptions, then a seeded stream), the dashboard, the summary;
+#     preemptions and a gang that never gets ready, then a seeded
+#     stream), the dashboard, the summary;
 #  5. says how to point kubectl at the cluster; with a terminal on stdin
 #     it keeps the cluster up until Ctrl-C, otherwise it stops it.
 # Whatever happens (Ctrl-C included), the cluster is stopped on exit and
@@ -15,7 +18,7 @@
 #
 # Environment:
 #   DEMO_STATE          state dir (default: ./.demo of the source tree)
-#   DEMO_JOBS           Jobs in the stream (default 60; the first 17 are
+#   DEMO_JOBS           Jobs in the stream (default 61; the first 18 are
 #                       the scenes of demo/feed.c)
 #   DEMO_SPAN           the seeded Jobs are created from 12 s to this
 #                       many seconds into the stream (default 40)
@@ -60,7 +63,8 @@ rm -f "$state"/devserver.{out,log} "$state"/manager.log \
 # 2. the cluster
 echo "demo: starting a devcluster in $state (devserver + cueue-manager with its webhook)"
 t0=${EPOCHREALTIME/./}
-if ! "$devcluster" start "$state" >"$state/devcluster.out" 2>&1; then
+if ! DEVCLUSTER_CONFIG=$top/demo/manager-config.yaml \
+	"$devcluster" start "$state" >"$state/devcluster.out" 2>&1; then
 	cat "$state/devcluster.out" >&2
 	die "the devcluster did not start"
 fi
@@ -77,10 +81,11 @@ printf 'demo: cluster up and platform applied in %d.%ds: ResourceFlavors h100 (t
 	$(((t1 - t0) / 1000000)) $(((t1 - t0) / 100000 % 10))
 echo "      cohort ai-org with ClusterQueues team-nlp, team-recsys, team-research, their"
 echo "      LocalQueues \"gpus\", WorkloadPriorityClasses prod-inference > training > experiment;"
-echo "      preemption: LowerPriority within a queue, reclaim of lent quota from any borrower"
+echo "      preemption: LowerPriority within a queue, reclaim of lent quota from any borrower;"
+echo "      waitForPodsReady (demo/manager-config.yaml): timeout 5s, backoff 2s doubling, backoffLimitCount 2"
 
 # 4. the stream
-args=(--kubeconfig "$KUBECONFIG" --jobs "${DEMO_JOBS:-60}"
+args=(--kubeconfig "$KUBECONFIG" --jobs "${DEMO_JOBS:-61}"
 	--span "${DEMO_SPAN:-40}" --runtime-scale "${DEMO_RUNTIME_SCALE:-1}"
 	--seed "${DEMO_SEED:-1}" --timeout "${DEMO_TIMEOUT:-300}")
 [ -n "${DEMO_INTERVAL:-}" ] && args+=(--interval "$DEMO_INTERVAL")
@@ -97,6 +102,8 @@ The demo cluster is a real API endpoint; point kubectl at it:
   kubectl get clusterqueues
   kubectl get jobs -A -L kueue.x-k8s.io/priority-class
   kubectl get events -A --field-selector reason=Preempted
+  kubectl get events -A --field-selector reason=EvictedDueToPodsReadyTimeout
+  kubectl get workloads -n team-research -o yaml  # the gang: requeueState, Evicted, spec.active
 Logs: $state/manager.log, $state/devserver.log
 EOF2
 if [ "$rc" -ne 0 ]; then

@@ -17,7 +17,14 @@
  *   9 s    every queue is at its nominal quota in both flavors and
  *          production inference arrives in nlp: h100 holds only work
  *          of its priority, so withinClusterQueue: LowerPriority
- *          preempts one of nlp's own experiments (InClusterQueue).
+ *          preempts one of nlp's own experiments (InClusterQueue);
+ *   12 s   research submits a 2-pod training gang whose pods never turn
+ *          ready (cueue.dev/ready-after: never: a bad image, a node that
+ *          is not there). It is admitted on research's own quota and
+ *          holds it idle until waitForPodsReady (demo/manager-config.yaml)
+ *          evicts it after its timeout and requeues it after a backoff,
+ *          twice, then deactivates it; meanwhile the seeded stream,
+ *          which starts at the same time, is admitted around it.
  *
  * The scenes' Jobs run at least until the scenes are over, whatever the
  * runtime scale, so each preemption finds the state it needs. After them
@@ -109,36 +116,40 @@ struct scene_job {
 	int pods, gpus;     /* pods x GPUs per pod */
 	int64_t at_ms;      /* creation offset */
 	int64_t runtime_ms; /* at runtime scale 1 */
+	bool never_ready;   /* its pods never turn ready */
 };
 
 static const struct scene_job scenes[] = {
 	/* 0 s: h100 busy, each team within its nominal quota */
-	{ NLP, FEED_INFERENCE, 1, 2, 0, 15000 },
-	{ NLP, FEED_INFERENCE, 1, 2, 0, 17000 },
-	{ NLP, FEED_INFERENCE, 1, 2, 0, 14000 },
-	{ NLP, FEED_INFERENCE, 1, 2, 0, 16000 },
-	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 15000 },
-	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 14000 },
-	{ RESEARCH, FEED_TRAINING, 1, 4, 500, 16000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 15000, false },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 17000, false },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 14000, false },
+	{ NLP, FEED_INFERENCE, 1, 2, 0, 16000, false },
+	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 15000, false },
+	{ RECSYS, FEED_INFERENCE, 1, 2, 0, 14000, false },
+	{ RESEARCH, FEED_TRAINING, 1, 4, 500, 16000, false },
 	/* 1 s: research's sweep borrows 12 a100 GPUs */
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 15000 },
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 13000 },
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 16000 },
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 14000 },
-	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 15000 },
-	{ RECSYS, FEED_TRAINING, 2, 2, 1500, 15000 },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 15000, false },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 13000, false },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 16000, false },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 14000, false },
+	{ RESEARCH, FEED_EXPERIMENT, 1, 4, 1000, 15000, false },
+	{ RECSYS, FEED_TRAINING, 2, 2, 1500, 15000, false },
 	/* 3.5 s, 5 s: nlp reclaims the a100 GPUs it lent */
-	{ NLP, FEED_EXPERIMENT, 1, 4, 3500, 10000 },
-	{ NLP, FEED_EXPERIMENT, 1, 4, 5000, 9000 },
+	{ NLP, FEED_EXPERIMENT, 1, 4, 3500, 10000, false },
+	{ NLP, FEED_EXPERIMENT, 1, 4, 5000, 9000, false },
 	/* 6.5 s: recsys reclaims what it lent */
-	{ RECSYS, FEED_TRAINING, 1, 4, 6500, 10000 },
+	{ RECSYS, FEED_TRAINING, 1, 4, 6500, 10000, false },
 	/* 9 s: production inference preempts an nlp experiment */
-	{ NLP, FEED_INFERENCE, 1, 2, 9000, 5000 },
+	{ NLP, FEED_INFERENCE, 1, 2, 9000, 5000, false },
+	/* 12 s: a gang that never gets ready, with the seeded stream */
+	{ RESEARCH, FEED_TRAINING, 2, 1, 12000, 10000, true },
 };
 
 #define NSCENE (sizeof(scenes) / sizeof(scenes[0]))
-/* The scenes' Jobs run at least until this offset (plus their own
- * start), and the seeded stream starts after it. */
+/* The preemption scenes' Jobs run at least until this offset (plus
+ * their own start), and the seeded stream starts a second after it, as
+ * the never-ready gang does. */
 #define SCENES_END_MS 11000
 
 /* xorshift64*: small, deterministic, good enough for a demo. */
@@ -180,8 +191,10 @@ void feed_release(struct feed *s)
 static void name_job(struct feed_job *j, size_t i)
 {
 	snprintf(j->name, sizeof(j->name), "%s-%s-%03zu",
-		 team_names[j->team], class_short[j->klass], i + 1);
+		 team_names[j->team],
+		 j->never_ready ? "gang" : class_short[j->klass], i + 1);
 }
+
 
 static int64_t scaled(int64_t ms, double scale)
 {
@@ -220,6 +233,7 @@ void feed_plan(struct feed *s, const struct feed_opts *o)
 		j->runtime_ms = scaled(sc->runtime_ms, scale);
 		if (j->runtime_ms < floor_ms)
 			j->runtime_ms = floor_ms;
+		j->never_ready = sc->never_ready;
 		name_job(j, i);
 	}
 	/* 2. The seeded stream, spread over what is left of the span. */
@@ -322,5 +336,11 @@ json_t *feed_job_json(const struct feed_job *j, const char *run_id)
 	json_decref(labels);
 	if (!job)
 		BUG("feed_job_json: json_pack failed");
+	/* the job runner keeps its pods active but never ready */
+	if (j->never_ready)
+		json_object_set_new(
+			json_object_get(json_object_get(job, "metadata"),
+					"annotations"),
+			"cueue.dev/ready-after", json_string("never"));
 	return job;
 }

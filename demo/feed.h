@@ -3,9 +3,11 @@
  * for a seed: scripted scenes that end in preemptions (feed.c), then a
  * seeded stream; which team submits what, of which priority class, how many
  * pods of how many GPUs, when (an offset into the stream) and for how
- * long it runs in the devserver's job runner. feed_job_json turns one
- * planned Job into the batch/v1 object the demo creates through the API
- * (the mutating webhook then suspends it, as Kueue's does).
+ * long it runs in the devserver's job runner, whose pods are ready at
+ * once but for one gang of the scenes, never ready (waitForPodsReady's
+ * case). feed_job_json turns one planned Job into the batch/v1 object
+ * the demo creates through the API (the mutating webhook then suspends
+ * it, as Kueue's does).
  *
  * Pure: no I/O, no clock. Owns nothing but the plan's array.
  */
@@ -30,13 +32,16 @@ enum feed_class {
 #define FEED_NTEAM 3
 
 struct feed_job {
-	char name[40];            /* "<team>-<class>-NNN"; unique in a plan */
+	char name[40];            /* "<team>-<class>-NNN" ("<team>-gang-NNN"
+				     when never_ready); unique in a plan */
 	int team;                 /* index into feed_team_name */
 	enum feed_class klass;
 	int pods;                 /* parallelism = completions; >= 1 */
 	int gpus_per_pod;         /* >= 1; pods * gpus_per_pod <= 8 */
 	int64_t at_ms;            /* creation offset from the stream start */
 	int64_t runtime_ms;       /* cueue.dev/runtime; >= 100 */
+	bool never_ready;         /* cueue.dev/ready-after: never (the
+				     runner keeps its pods unready) */
 };
 
 struct feed {
@@ -46,7 +51,7 @@ struct feed {
 
 struct feed_opts {
 	size_t jobs;          /* how many Jobs: the scenes' first (all of
-				 them from 17 on), then the seeded ones */
+				 them from 18 on), then the seeded ones */
 	int64_t span_ms;      /* the seeded Jobs are created from the
 				 scenes' end (12 s) to span_ms */
 	double runtime_scale; /* multiplies every runtime; > 0 */
@@ -68,9 +73,10 @@ int feed_job_gpus(const struct feed_job *j);
 /*
  * The batch/v1 Job for j (new reference): labels queue-name "gpus",
  * priority-class, app.kubernetes.io/part-of=cueue-demo and
- * cueue.dev/demo-run=run_id; annotation cueue.dev/runtime; pods of
- * nvidia.com/gpu + cpu + memory; inference and training tolerate the
- * h100 taint (nvidia.com/gpu=present:NoSchedule), experiments do not.
+ * cueue.dev/demo-run=run_id; annotation cueue.dev/runtime, and
+ * cueue.dev/ready-after: never when never_ready; pods of nvidia.com/gpu
+ * + cpu + memory; inference and training tolerate the h100 taint
+ * (nvidia.com/gpu=present:NoSchedule), experiments do not.
  */
 struct json_t *feed_job_json(const struct feed_job *j, const char *run_id);
 

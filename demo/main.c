@@ -10,16 +10,17 @@
  *
  * Shape: the controller's own event loop and REST client (controller/
  * loop.h, kube.h, kube_watch.h) on one thread: informers on
- * ResourceFlavors, ClusterQueues, Workloads (who preempted whom) and this
- * run's Jobs feed demo/dash.c; a
+ * ResourceFlavors, ClusterQueues, Workloads (who preempted whom, what
+ * waitForPodsReady did) and this run's Jobs feed demo/dash.c; a
  * 100 ms tick creates the Jobs that are due (POST through the API, so the
  * mutating webhook suspends them as it would in a cluster), redraws the
  * dashboard and notices when the stream has drained. Ctrl-C (SIGINT) or
  * SIGTERM stops the loop; the program then restores the terminal and
  * exits 130.
  *
- * Exit status: 0 when every Job was created and finished; 1 on a timeout,
- * a failed create or a setup failure; 2 on bad usage; 130 on a signal.
+ * Exit status: 0 when every Job was created and finished (or, as the
+ * never-ready gang, deactivated and stopped); 1 on a timeout, a failed
+ * create or a setup failure; 2 on bad usage; 130 on a signal.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -321,7 +322,7 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 	int c;
 	double v;
 
-	*fl = (struct flags){ .jobs = 60, .span_s = 40, .scale = 1,
+	*fl = (struct flags){ .jobs = 61, .span_s = 40, .scale = 1,
 			      .seed = 1, .interval_ms = -1,
 			      .timeout_s = 300 };
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {

@@ -6,7 +6,9 @@
  * so the cases feed them in the orders a loaded machine produces. The
  * preemptions come from a fourth, the Workloads: counted once per
  * eviction, with the preemptor resolved by UID whenever its Workload
- * shows up.
+ * shows up. waitForPodsReady comes from both: a never-ready gang's
+ * Workload versions, as cueue-manager writes them, told as events, the
+ * summary's lines and the end of the stream.
  */
 #include <check.h>
 #include <jansson.h>
@@ -14,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/alloc.h"
+#include "base/jx.h"
 #include "demo/dash.h"
 #include "demo/feed.h"
 #include "suites.h"
@@ -417,6 +421,311 @@ START_TEST(preemption_summary)
 }
 END_TEST
 
+/* A gang whose pods are never ready, and a Job ready half a second
+ * after its admission. */
+static struct feed_job gang_jobs[] = {
+	{ .name = "research-gang-001", .team = 2, .klass = FEED_TRAINING,
+	  .pods = 2, .gpus_per_pod = 1, .at_ms = 0, .runtime_ms = 1000,
+	  .never_ready = true },
+	{ .name = "nlp-infer-002", .team = 0, .klass = FEED_INFERENCE,
+	  .pods = 1, .gpus_per_pod = 2, .at_ms = 0, .runtime_ms = 1000 },
+};
+static const struct feed gang_plan = { gang_jobs, 2 };
+
+/* A version of planned Job job of gang_jobs: running or not, with ready
+ * pods (status.ready), Complete or not. */
+static void gjob(struct dash *d, size_t job, bool running, int ready,
+		 bool complete, int64_t now_ms)
+{
+	json_t *o = json_pack("{s:{s:s, s:s}, s:{s:b, s:{s:{}}},"
+			      " s:{s:i, s:i, s:[]}}",
+			      "metadata", "name", gang_jobs[job].name, "uid",
+			      "", "spec", "suspend", !running && !complete,
+			      "template", "spec", "status", "ready", ready,
+			      "succeeded", complete ? gang_jobs[job].pods : 0,
+			      "conditions");
+
+	if (running || complete)
+		json_object_set_new(json_object_get(json_object_get(
+			json_object_get(o, "spec"), "template"), "spec"),
+			"nodeSelector", json_pack("{s:s, s:s}",
+			"gpu.present", "true", "gpu.product", products[0]));
+	if (complete)
+		json_array_append_new(json_object_get(json_object_get(o,
+			"status"), "conditions"), json_pack("{s:s, s:s}",
+			"type", "Complete", "status", "True"));
+	dash_job(d, o, false, now_ms);
+	dash_sample(d);
+	json_decref(o);
+}
+
+/*
+ * A version of the gang's Workload: spec.active; conds, a string of
+ * "Type=Status/Reason@HH:MM:SS" separated by spaces (the times on one
+ * day); requeueState.count (-1: no requeueState) and requeueAt (NULL:
+ * none); the evictions PodsReadyTimeout and Deactivated
+ * (RequeuingLimitExceeded) counted so far.
+ */
+static void gwl(struct dash *d, bool active, const char *conds, int count,
+		const char *requeue_at, int timeouts, int deact,
+		int64_t now_ms)
+{
+	json_t *o = json_pack(
+		"{s:{s:s, s:s, s:s, s:[{s:s, s:s, s:s}]}, s:{s:b},"
+		" s:{s:[], s:{s:[]}}}",
+		"metadata", "name", "job-research-gang-001-1a2b3",
+		"namespace", "team-research", "uid", "wl-g",
+		"ownerReferences", "kind", "Job", "name", gang_jobs[0].name,
+		"uid", "", "spec", "active", active, "status", "conditions",
+		"schedulingStats", "evictions");
+	json_t *st = json_object_get(o, "status");
+	json_t *ev = json_object_get(json_object_get(st, "schedulingStats"),
+				     "evictions");
+	char *list = xstrdup(conds), *save = NULL;
+
+	for (char *c = strtok_r(list, " ", &save); c;
+	     c = strtok_r(NULL, " ", &save)) {
+		char type[40], status[8], reason[64], at[16], ltt[32];
+
+		ck_assert_int_eq(sscanf(c, "%39[^=]=%7[^/]/%63[^@]@%15s",
+					type, status, reason, at), 4);
+		snprintf(ltt, sizeof(ltt), "2026-12-02T%sZ", at);
+		json_array_append_new(json_object_get(st, "conditions"),
+			json_pack("{s:s, s:s, s:s, s:s}", "type", type,
+				  "status", status, "reason", reason,
+				  "lastTransitionTime", ltt));
+	}
+	free(list);
+	if (count >= 0) {
+		json_t *rq = json_pack("{s:i}", "count", count);
+
+		if (requeue_at)
+			json_object_set_new(rq, "requeueAt",
+					    json_sprintf("2026-12-02T%sZ",
+							 requeue_at));
+		json_object_set_new(st, "requeueState", rq);
+	}
+	if (timeouts)
+		json_array_append_new(ev, json_pack("{s:s, s:s, s:i}",
+			"reason", "PodsReadyTimeout", "underlyingCause",
+			"WaitForStart", "count", timeouts));
+	if (deact)
+		json_array_append_new(ev, json_pack("{s:s, s:s, s:i}",
+			"reason", "Deactivated", "underlyingCause",
+			"RequeuingLimitExceeded", "count", deact));
+	dash_workload(d, o, false, now_ms);
+	json_decref(o);
+}
+
+#define ADM1 "QuotaReserved=True/QuotaReserved@04:30:40 " \
+	"Admitted=True/Admitted@04:30:40 PodsReady=False/WaitForStart@04:30:40"
+#define OUT1 "QuotaReserved=False/Pending@04:30:45 " \
+	"Admitted=False/NoReservation@04:30:45 " \
+	"PodsReady=False/WaitForStart@04:30:40 " \
+	"Evicted=True/PodsReadyTimeout@04:30:45"
+#define ADM2 "QuotaReserved=True/QuotaReserved@04:30:47 " \
+	"Admitted=True/Admitted@04:30:47 " \
+	"PodsReady=False/WaitForStart@04:30:40 " \
+	"Requeued=True/BackoffFinished@04:30:47"
+#define ADM3 "QuotaReserved=True/QuotaReserved@04:30:56 " \
+	"Admitted=True/Admitted@04:30:56 " \
+	"PodsReady=False/WaitForStart@04:30:40 " \
+	"Evicted=False/QuotaReserved@04:30:56 " \
+	"Requeued=True/BackoffFinished@04:30:56"
+
+/*
+ * The gang's story as cueue-manager writes it (timeout 5s, backoff base
+ * 2s, backoffLimitCount 2): admitted, timed out (requeueState 1, at
+ * +2s), backoff over, admitted, timed out (2, +4s) while Requeued still
+ * says BackoffFinished from the first backoff (not a second end of
+ * backoff), backoff over, admitted, DeactivationTarget with count 2,
+ * spec.active=false, Evicted DeactivatedDueToRequeuingLimitExceeded
+ * with the requeueState cleared; the stream has drained only once its
+ * Job is seen suspended, and not any more once it is reactivated.
+ */
+START_TEST(never_ready_gang)
+{
+	struct dash *d = dash_new(&gang_plan, false, 0);
+	char *t;
+
+	add_queues(d);
+	add_flavor(d, 0, false);
+	add_flavor(d, 1, false);
+	dash_start(d, 1000);
+	dash_job_created(d, 0, 1000);
+	dash_job_created(d, 1, 1000);
+	gjob(d, 1, true, 0, false, 1100);
+	gjob(d, 1, true, 1, false, 1600);
+	gjob(d, 0, true, 0, false, 1100);
+	gwl(d, true, ADM1, -1, NULL, 0, 0, 1100);
+	gwl(d, true, ADM1 " Evicted=True/PodsReadyTimeout@04:30:45", 1,
+	    "04:30:47", 1, 0, 6000);
+	gjob(d, 0, false, 0, false, 6100);
+	gwl(d, true, OUT1 " Requeued=False/PodsReadyTimeout@04:30:45", 1,
+	    "04:30:47", 1, 0, 6200);
+	gwl(d, true, OUT1 " Requeued=True/BackoffFinished@04:30:47", 1, NULL,
+	    1, 0, 8000);
+	gjob(d, 0, true, 0, false, 8100);
+	gwl(d, true, ADM2 " Evicted=False/QuotaReserved@04:30:47", 1, NULL,
+	    1, 0, 8100);
+	t = plain_of(d);
+	ck_assert_has(t, "[t+  0.1s] research-gang-001 admitted (admission "
+		      "1), holds 2 GPUs of h100, 0/2 pods ready\n"
+		      "[t+  5.0s] research-gang-001 PodsReady timeout: 0/2 "
+		      "pods ready 5s after admission: evicted "
+		      "(PodsReadyTimeout), requeueState.count 1, requeueAt "
+		      "04:30:47Z (backoff 2s)\n"
+		      "[t+  7.0s] research-gang-001 backoff over (Requeued "
+		      "BackoffFinished): queued again\n"
+		      "[t+  7.1s] research-gang-001 admitted (admission 2), "
+		      "holds 2 GPUs of h100, 0/2 pods ready\n[t+");
+	free(t);
+	/* timed out again: Requeued still True from the last backoff */
+	gwl(d, true, ADM2 " Evicted=True/PodsReadyTimeout@04:30:52", 2,
+	    "04:30:56", 2, 0, 13000);
+	t = plain_of(d);
+	ck_assert_has(t, "[t+ 12.0s] research-gang-001 PodsReady timeout: "
+		      "0/2 pods ready 5s after admission: evicted "
+		      "(PodsReadyTimeout), requeueState.count 2, requeueAt "
+		      "04:30:56Z (backoff 4s)\n");
+	ck_assert_msg(!strstr(t, "backoff over"), "%s", t);
+	free(t);
+	gjob(d, 0, false, 0, false, 13100);
+	gwl(d, true, OUT1 " Requeued=True/BackoffFinished@04:30:56", 2, NULL,
+	    2, 0, 17000);
+	gjob(d, 0, true, 0, false, 17100);
+	gwl(d, true, ADM3, 2, NULL, 2, 0, 17100);
+	gjob(d, 1, true, 0, true, 18000);
+	gwl(d, true, ADM3 " DeactivationTarget=True/RequeuingLimitExceeded"
+	    "@04:31:01", 2, NULL, 2, 0, 22000);
+	gwl(d, false, ADM3 " DeactivationTarget=True/RequeuingLimitExceeded"
+	    "@04:31:01", 2, NULL, 2, 0, 22010);
+	ck_assert(!dash_drained(d));
+	gwl(d, false, "QuotaReserved=True/QuotaReserved@04:30:56 "
+	    "Admitted=True/Admitted@04:30:56 "
+	    "Evicted=True/DeactivatedDueToRequeuingLimitExceeded@04:31:01",
+	    -1, NULL, 2, 1, 22020);
+	/* its Job still runs: not over yet */
+	ck_assert(!dash_drained(d));
+	gjob(d, 0, false, 0, false, 22100);
+	ck_assert(dash_drained(d));
+	t = plain_of(d);
+	ck_assert_has(t, "[t+ 21.0s] research-gang-001 deactivated: "
+		      "requeueState.count 2 reached backoffLimitCount, "
+		      "spec.active=false, Evicted "
+		      "DeactivatedDueToRequeuingLimitExceeded\n");
+	free(t);
+	t = text_of(d, true);
+	ck_assert_has(t, "jobs: 2 planned, 2 created, 2 admitted, 1 "
+		      "finished, 0 failed, 1 deactivated, in 4.0s\n");
+	ck_assert_has(t, "pods ready after admission: 1 jobs, mean 0.50s, "
+		      "max 0.50s; PodsReady timeouts: research-gang-001 "
+		      "(3)\n");
+	ck_assert_has(t, "\ngang research-gang-001: never ready, timed out 3 "
+		      "times, deactivated after backoffLimitCount=2\n"
+		      "  0 of 2 pods ready in 3 admissions, 2 GPUs held "
+		      "15.0s in all; evicted PodsReadyTimeout 2 times, "
+		      "requeued after backoffs of 2s, 4s; spec.active=false, "
+		      "Evicted DeactivatedDueToRequeuingLimitExceeded at "
+		      "t+21.0s\n");
+	free(t);
+	/* reactivated by hand: it may run again */
+	gwl(d, true, "Evicted=True/DeactivatedDueToRequeuingLimitExceeded"
+	    "@04:31:01", -1, NULL, 2, 1, 30000);
+	ck_assert(!dash_drained(d));
+	dash_free(d);
+}
+END_TEST
+
+/* The dashboard's block: the latest events, briefly, newest first. */
+START_TEST(never_ready_gang_rows)
+{
+	struct dash *d = dash_new(&gang_plan, true, 0);
+	char *t;
+
+	add_queues(d);
+	add_flavor(d, 0, false);
+	add_flavor(d, 1, false);
+	dash_start(d, 1000);
+	dash_job_created(d, 0, 1000);
+	gjob(d, 0, true, 0, false, 1100);
+	gwl(d, true, ADM1, -1, NULL, 0, 0, 1100);
+	gwl(d, true, ADM1 " Evicted=True/PodsReadyTimeout@04:30:45", 1,
+	    "04:30:47", 1, 0, 6000);
+	t = text_of(d, false);
+	ck_assert_has(t, "PODS READY: 0 jobs, mean 0.00s after admission; "
+		      "timed out: research-gang-001 (1)");
+	ck_assert_has(t, "   5.0s research-gang-001  timed out (5s): "
+		      "evicted; requeueState.count 1, requeueAt 04:30:47Z\033");
+	ck_assert_has(t, "   0.1s research-gang-001  admitted (admission 1), "
+		      "holds 2 GPUs of h100, 0/2 pods ready\033");
+	ck_assert_has(t, " training       2 (2x1) h100    0.10s    0/2\033");
+	free(t);
+	dash_free(d);
+}
+END_TEST
+
+/* The gang of the scenes: never ready, on research's quota, at 12 s. */
+START_TEST(plan_has_never_ready_gang)
+{
+	struct feed s = { 0 };
+	struct feed_opts o = { .jobs = 21, .span_ms = 14000,
+			       .runtime_scale = 1, .seed = 1,
+			       .run_id = "r" };
+	json_t *j;
+	size_t gangs = 0;
+
+	feed_plan(&s, &o);
+	for (size_t i = 0; i < s.n; i++)
+		gangs += s.v[i].never_ready;
+	ck_assert_uint_eq(gangs, 1);
+	ck_assert_str_eq(s.v[17].name, "research-gang-018");
+	ck_assert(s.v[17].never_ready && s.v[17].pods > 1);
+	ck_assert_int_eq(s.v[17].at_ms, 12000);
+	j = feed_job_json(&s.v[17], "r");
+	ck_assert_str_eq(JX_STR(j, "metadata", "annotations",
+				"cueue.dev/ready-after"), "never");
+	ck_assert_int_eq(json_integer_value(JX_DIG(j, "spec",
+						   "parallelism")), 2);
+	json_decref(j);
+	j = feed_job_json(&s.v[16], "r");
+	ck_assert_ptr_null(JX_STR(j, "metadata", "annotations",
+				  "cueue.dev/ready-after"));
+	json_decref(j);
+	feed_release(&s);
+}
+END_TEST
+
+/*
+ * A Workload preempted right after its admission, before its Job was
+ * unsuspended (the never-ready gang of the scenes takes a research
+ * experiment's quota so), then admitted again and finished: one run,
+ * one preemption, and still re-admitted and finished.
+ */
+START_TEST(preempted_before_running)
+{
+	struct dash *d = dash_new(&two_job_plan, true, 0);
+	char *t;
+
+	add_queues(d);
+	add_flavor(d, 0, false);
+	add_flavor(d, 1, false);
+	dash_start(d, 1);
+	dash_job_created(d, 0, 10);
+	job2(d, 0, false, false, 20);
+	workload(d, 0, "wl-v", 4, 0, NULL, NULL, NULL, 30);
+	workload(d, 0, "wl-v", 4, 1, "True", "InClusterQueue",
+		 "Preempted to accommodate a workload (UID: wl-p, JobUID: "
+		 "job-p) due to prioritization in the ClusterQueue", 40);
+	job2(d, 0, true, false, 3000);
+	job2(d, 0, false, true, 4000);
+	t = text_of(d, true);
+	ck_assert_has(t, "preempted jobs: 1, 1 re-admitted and finished\n");
+	free(t);
+	dash_free(d);
+}
+END_TEST
+
 Suite *dash_suite(void)
 {
 	Suite *s = suite_create("dash");
@@ -433,6 +742,12 @@ Suite *dash_suite(void)
 	tcase_add_test(tc, preemption_rows);
 	tcase_add_test(tc, preemption_plain_lines);
 	tcase_add_test(tc, preemption_summary);
+	tcase_add_test(tc, preempted_before_running);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("wait-for-pods-ready");
+	tcase_add_test(tc, never_ready_gang);
+	tcase_add_test(tc, never_ready_gang_rows);
+	tcase_add_test(tc, plan_has_never_ready_gang);
 	suite_add_tcase(s, tc);
 	return s;
 }
