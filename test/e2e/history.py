@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""history.py: every state a watch saw, for preemption.sh.
+"""history.py: every state a watch saw, for preemption.sh and podsready.sh.
 
 The suite records `kubectl get workloads -A -w --output-watch-events -o
 json` and the same for jobs.batch into two files (one event a line). The
@@ -29,20 +29,39 @@ stops).
       for each Workload, "NS/NAME: M1 | M2 ..." with its QuotaReserved=False
       Pending messages before its first reservation ("NS/NAME: ?" when the
       stream has no reservation of it).
+  history.py states WL NS/NAME
+      every distinct state of one Workload, one line each, in
+      resourceVersion order (a line is printed when it differs from the
+      one before but for rv):
+      "rv=R active=true|false count=N at=E acc=N TYPE=STATUS/REASON@E{MESSAGE} ..."
+      with count/at the requeueState, acc accumulatedPastExecutionTimeSeconds
+      ("-" when absent), E a time in epoch seconds, and one TYPE for each
+      of QuotaReserved, Admitted, PodsReady, Evicted, Requeued,
+      DeactivationTarget ("TYPE=-" when absent). WL "-" is standard
+      input (say, only the stream's lines that name the Workload).
+  history.py allstates WL DIR
+      the same for every Workload, into DIR/NS_NAME (one file each).
+  history.py notready WL FROM TO
+      the most Workloads that held quota (QuotaReserved=True, not
+      Finished) without PodsReady=True at once, in any state after
+      resourceVersion FROM up to TO: "max N at rv R: NS/NAME ...".
 
 Each stream is complete up to its last event (a watch delivers in order),
 so the suite only asks for states up to what both streams have reached
 (it writes a marker object of each kind and waits for both).
 """
+import calendar
 import json
 import os
 import subprocess
 import sys
+import time
 
 
 def events(path):
+    """The watch events of a stream file ("-": standard input)."""
     out = []
-    with open(path) as f:
+    with (sys.stdin if path == '-' else open(path)) as f:
         for line in f:
             line = line.strip()
             if not line.startswith('{'):
@@ -204,6 +223,90 @@ def pending(wl, names):
     return 0
 
 
+STATE_CONDS = ('QuotaReserved', 'Admitted', 'PodsReady', 'Evicted',
+               'Requeued', 'DeactivationTarget')
+
+
+def epoch(ts):
+    """An RFC 3339 time (second precision or finer) in epoch seconds."""
+    return calendar.timegm(time.strptime(ts[:19], '%Y-%m-%dT%H:%M:%S'))
+
+
+def state_line(obj):
+    st = obj.get('status') or {}
+    rq = st.get('requeueState') or {}
+    active = (obj.get('spec') or {}).get('active', True)
+    at = rq.get('requeueAt')
+    f = ['active=%s' % ('false' if active is False else 'true'),
+         'count=%s' % rq.get('count', '-'),
+         'at=%s' % (epoch(at) if at else '-'),
+         'acc=%s' % st.get('accumulatedPastExecutionTimeSeconds', '-')]
+    for t in STATE_CONDS:
+        c = cond(obj, t)
+        if c is None:
+            f.append('%s=-' % t)
+        else:
+            f.append('%s=%s/%s@%d{%s}' % (t, c.get('status'), c.get('reason'),
+                                         epoch(c['lastTransitionTime']),
+                                         c.get('message', '')))
+    return ' '.join(f)
+
+
+def all_states(wl):
+    """{(ns, name): [line...]}: every Workload's distinct states."""
+    out, last = {}, {}
+    for rv, typ, obj in sorted(events(wl), key=lambda e: e[0]):
+        m = obj['metadata']
+        k = (m.get('namespace', ''), m['name'])
+        if typ == 'DELETED':
+            continue
+        line = state_line(obj)
+        if line != last.get(k):
+            out.setdefault(k, []).append('rv=%d %s' % (rv, line))
+            last[k] = line
+    return out
+
+
+def states(wl, nn):
+    ns, name = nn.split('/', 1)
+    for line in all_states(wl).get((ns, name), []):
+        print(line)
+    return 0
+
+
+def states_dir(wl, outdir):
+    for (ns, name), lines in all_states(wl).items():
+        with open(os.path.join(outdir, '%s_%s' % (ns, name)), 'w') as f:
+            f.write(''.join(line + '\n' for line in lines))
+    return 0
+
+
+def notready(wl, lo, hi):
+    objs, best, at, who = {}, 0, 0, []
+    for rv, typ, obj in sorted(events(wl), key=lambda e: e[0]):
+        if rv > hi:
+            break
+        k = key(obj)
+        if typ == 'DELETED':
+            objs.pop(k, None)
+        else:
+            objs[k] = obj
+        if rv <= lo:
+            continue
+        held = []
+        for kk, o in objs.items():
+            qr, pr, fin = (cond(o, t) for t in
+                           ('QuotaReserved', 'PodsReady', 'Finished'))
+            if qr and qr.get('status') == 'True' and \
+                    not (fin and fin.get('status') == 'True') and \
+                    not (pr and pr.get('status') == 'True'):
+                held.append('%s/%s' % (kk[1], kk[2]))
+        if len(held) > best:
+            best, at, who = len(held), rv, sorted(held)
+    print('max %d at rv %d: %s' % (best, at, ' '.join(who)))
+    return 0
+
+
 def main(argv):
     if len(argv) == 8 and argv[0] == 'check':
         return check(argv[1], argv[2], argv[3], argv[4], int(argv[5]),
@@ -212,6 +315,12 @@ def main(argv):
         return stops(argv[1], argv[2], argv[3:])
     if len(argv) >= 2 and argv[0] == 'pending':
         return pending(argv[1], argv[2:])
+    if len(argv) == 3 and argv[0] == 'states':
+        return states(argv[1], argv[2])
+    if len(argv) == 3 and argv[0] == 'allstates':
+        return states_dir(argv[1], argv[2])
+    if len(argv) == 4 and argv[0] == 'notready':
+        return notready(argv[1], int(argv[2]), int(argv[3]))
     sys.stderr.write(__doc__)
     return 2
 
