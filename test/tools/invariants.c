@@ -804,8 +804,9 @@ static int32_t admitted_count(const struct workload *w)
 
 /*
  * (e) Jobs: a managed batch/v1 Job that runs (in every copy the input
- * holds of it: list the Jobs before and after the other kinds, so a
- * Job caught between its Workload's change and its own is not taken
+ * holds of it, all of one metadata.generation: list the Jobs before and
+ * after the other kinds, so a Job caught between its Workload's change
+ * and its own, or stopped and started again in between, is not taken
  * for running) has a Workload it owns that holds quota in a known
  * ClusterQueue, admitted for at least the pods it runs: max(active
  * pods, min(parallelism, completions)) when unsuspended.
@@ -833,7 +834,11 @@ static void check_jobs(struct state *st)
 			if (k != i && (!c->meta.uid || !j->meta.uid ||
 				       strcmp(c->meta.uid, j->meta.uid)))
 				continue;
-			runs = runs && job_copy_runs(c);
+			/* a copy of another generation: the Job's spec
+			 * moved between the lists (suspended and started
+			 * again, say), so it did not run throughout */
+			runs = runs && job_copy_runs(c) &&
+			       c->meta.generation == j->meta.generation;
 			if (!c->suspend) {
 				int32_t p = c->has_parallelism ?
 					    c->parallelism : 1;
