@@ -223,25 +223,6 @@ struct run {
 
 /* ---- the devcluster's files ---- */
 
-/* VmHWM of pid in MiB, or -1. */
-static double proc_hwm_mib(long pid)
-{
-	char path[64];
-	char *text, *p;
-	double kib = -1;
-
-	if (pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-	text = bench_read_file(path);
-	if (!text)
-		return -1;
-	p = strstr(text, "\nVmHWM:");
-	if (p)
-		kib = strtod(p + 7, NULL);
-	free(text);
-	return kib < 0 ? -1 : kib / 1024.0;
-}
 
 /* The manager's effective QPS and burst from its last start line. */
 static char *manager_limits(const char *dir)
@@ -1610,7 +1591,7 @@ int main(int argc, char **argv)
 		bench_note("%s: done in %.1f s; %d evictions seen, %d "
 			   "admissions ended without a finish",
 			   r.sc->name, wall_s, r.nevicted, r.nlost);
-		double hwm = proc_hwm_mib(mpid);
+		double hwm = bench_proc_hwm_mib(mpid);
 
 		/* the manager mirrors its request counters every 5 s */
 		bench_note("reading the manager's metrics");
