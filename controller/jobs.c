@@ -818,8 +818,12 @@ static bool sync_pods_ready(struct job_entry *e, const struct workload *wl)
 
 	if (!js->o.wait_for_pods_ready || (ev && ev->status == COND_TRUE))
 		return false;
+	/* Kueue's Job.PodsReady: ready + succeeded, the succeeded pods not
+	 * counted yet included (uncountedTerminatedPods: the Job controller
+	 * drops them from ready before it adds them to succeeded) */
 	st = deadline_pods_ready_cond(wl,
-				      (int64_t)j->ready + j->succeeded >=
+				      (int64_t)j->ready + j->succeeded +
+						      j->uncounted_succeeded >=
 					      jobwl_pod_count(j),
 				      &reason, &msg);
 	if (c ? c->status == st && both_eq(c->reason, reason)

@@ -44,6 +44,7 @@
 #include "model/codec.h"
 
 #define RETRY_MS 1000
+#define RETRY_MAX_MS (5 * 60 * 1000)
 
 /* The jitter draw of a backoff: a hash of the uid and the count, so a
  * retried write asks for the same requeueAt. */
@@ -207,7 +208,12 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 		BUG("deadline write of kind %d", (int)a->kind);
 	}
 	enc = codec_encode_workload_status(&tmp, API_V1BETA2);
-	json_object_set(st, "conditions", json_object_get(enc, "conditions"));
+	/* the whole list (a merge patch replaces it), empty included */
+	if (json_object_get(enc, "conditions"))
+		json_object_set(st, "conditions",
+				json_object_get(enc, "conditions"));
+	else
+		json_object_set_new(st, "conditions", json_array());
 	if (a->kind == DL_TIMEOUT)
 		json_object_set(st, "schedulingStats",
 				json_object_get(enc, "schedulingStats"));
@@ -281,12 +287,18 @@ void manager_dl_done(struct manager *m, struct wl_entry *e,
 	if (r->outcome == KUBE_OK) {
 		set_str(&e->dl_sent_rv, e->call_rv);
 		report(m, e, ns, name);
+		e->dl_retry_ms = 0;
 	} else if (r->code != 409 && r->code != 404) {
-		/* 409: the newer version decides again when it arrives */
+		/* 409: the newer version decides again when it arrives.
+		 * Others: again after a delay doubling up to RETRY_MAX_MS
+		 * (a lasting 403 or 422 is not retried every second) */
+		e->dl_retry_ms = e->dl_retry_ms ? e->dl_retry_ms * 2 : RETRY_MS;
+		if (e->dl_retry_ms > RETRY_MAX_MS)
+			e->dl_retry_ms = RETRY_MAX_MS;
 		log_msg(LOG_WARN, "workload", ns, name,
-			"timed write failed (%ld), retrying: %s", r->code,
-			r->message);
-		loop_timer_arm(m->l, &e->dl_timer, RETRY_MS);
+			"timed write failed (%ld), retrying in %lld ms: %s",
+			r->code, (long long)e->dl_retry_ms, r->message);
+		loop_timer_arm(m->l, &e->dl_timer, e->dl_retry_ms);
 	}
 	/* a version that arrived while the write was in flight was not
 	 * looked at (manager_dl_check waits for the write): now */

@@ -191,6 +191,8 @@ struct wl_entry {
 				    succeeded: decide again once it moves */
 	bool dl_first;           /* the timeout eviction sent is the first
 				    of its reason and cause */
+	int64_t dl_retry_ms;     /* delay of the last retry after a failed
+				    timed write; 0 after a success */
 	/* what an eviction's report needs of the version it was written
 	 * on (the reply may find a newer one, its reservation cleared) */
 	char *ev_cq;             /* owned; admission.clusterQueue */

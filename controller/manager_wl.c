@@ -313,6 +313,15 @@ void manager_wl_event(struct manager *m, const struct wl_entry *e,
 	event_record(m->ev, &o, type, reason, msg);
 }
 
+/* PodsReady=False WaitForStart: what a new admission starts from (a
+ * stale True left by a reservation cleared while waitForPodsReady was
+ * off is reset with the admission). */
+static bool is_wait_for_start(const struct condition *c)
+{
+	return c && c->status == COND_FALSE &&
+	       text_same(c->reason, "WaitForStart");
+}
+
 /*
  * The admission write: status.admission and the whole conditions list
  * (a merge patch replaces lists), computed from the cached object so
@@ -353,7 +362,7 @@ static void send_admit(struct manager *m, struct wl_entry *e)
 	 * False WaitForStart for the admitted workload of a Job right after
 	 * this write; it comes with it instead (one write fewer). */
 	if (m->o.ready.enabled && e->owned &&
-	    !conditions_find(&tmp.conds, COND_PODS_READY))
+	    !is_wait_for_start(conditions_find(&tmp.conds, COND_PODS_READY)))
 		conditions_set(&tmp.conds, COND_PODS_READY, COND_FALSE,
 			       "WaitForStart",
 			       "Not all pods are ready or succeeded", gen, now);
@@ -395,8 +404,11 @@ static void send_pending(struct manager *m, struct wl_entry *e)
 	/* Kueue's Pending event, once per message written (never per
 	 * attempt: the write rule above paces both). Not for the
 	 * Inadmissible conditions of missing or stopped queues, which
-	 * Kueue's workload controller writes without an event. */
-	if (!text_same(e->want_reason, REASON_INADMISSIBLE))
+	 * Kueue's workload controller writes without an event, nor for
+	 * blockAdmission's WaitingForPodsReady (Kueue's scheduler patches
+	 * it without one). */
+	if (!text_same(e->want_reason, REASON_INADMISSIBLE) &&
+	    !text_same(e->want_reason, "WaitingForPodsReady"))
 		manager_wl_event(m, e, EVENT_WARNING, "Pending", "%s",
 			 e->want_msg ? e->want_msg : "");
 }
@@ -579,9 +591,9 @@ void manager_wl_evict_note(struct wl_entry *e)
 						     COND_PODS_READY);
 
 	set_str(&e->ev_cq, e->w->admission.cluster_queue);
+	/* 0: not ready, or no time to count from (no sample) */
 	e->ev_ready_ms = pr && pr->status == COND_TRUE
-				 ? (pr->last_transition_ms ? pr->last_transition_ms
-							   : 1)
+				 ? pr->last_transition_ms
 				 : 0;
 }
 
@@ -1160,6 +1172,9 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		FREE_AND_NULL(e->bad_rv);
 		if (e->sent_rv && !text_same(e->sent_rv, rv))
 			FREE_AND_NULL(e->sent_rv);
+		/* a timed write that lost its precondition to this very
+		 * version (409) waits for it: decide again */
+		manager_dl_check(m, e);
 		wl_sync(m, e);
 		return;
 	}

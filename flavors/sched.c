@@ -1298,15 +1298,15 @@ static bool same_usage(const struct fr_val *a, size_t na,
 /* ---- workloads: compiled pod sets ---- */
 
 /* The queue-order timestamp (§7.6): the eviction time of a workload
- * evicted by a PodsReady timeout or an admission check, unless
+ * evicted by an admission check, or by a PodsReady timeout unless
  * requeuingStrategy.timestamp is Creation; else the creation time. */
 static int64_t queue_ts(const struct sched *s, const struct workload *w)
 {
 	const struct condition *ev = conditions_find(&w->conds, "Evicted");
 
-	if (!s->o.requeue_ts_creation && ev && ev->status == COND_TRUE &&
-	    ev->reason &&
-	    (!strcmp(ev->reason, "PodsReadyTimeout") ||
+	if (ev && ev->status == COND_TRUE && ev->reason &&
+	    ((!s->o.requeue_ts_creation &&
+	      !strcmp(ev->reason, "PodsReadyTimeout")) ||
 	     !strcmp(ev->reason, "AdmissionCheck")))
 		return ev->last_transition_ms;
 	return w->meta.creation_ms;

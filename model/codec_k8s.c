@@ -423,7 +423,7 @@ int codec_decode_job(const json_t *obj, struct job *out,
 		     struct field_errors *fe)
 {
 	struct codec_ctx c;
-	size_t m;
+	size_t m, m2;
 	const json_t *spec, *st;
 	const char *av;
 	int v;
@@ -456,6 +456,22 @@ int codec_decode_job(const json_t *obj, struct job *out,
 		codec_i32(&c, st, "active", &out->active);
 		codec_i32(&c, st, "ready", &out->ready);
 		codec_i32(&c, st, "succeeded", &out->succeeded);
+		{
+			const json_t *u = codec_enter(
+				&c, st, "uncountedTerminatedPods", &m2);
+
+			if (u) {
+				const json_t *arr;
+				size_t m3;
+
+				out->uncounted_succeeded =
+					(int32_t)codec_arr_begin(&c, u,
+								 "succeeded",
+								 &arr, &m3);
+				codec_pop(&c, m3);
+				codec_pop(&c, m2);
+			}
+		}
 		codec_i32(&c, st, "failed", &out->failed);
 		codec_time(&c, st, "startTime", &out->start_ms);
 		codec_time(&c, st, "completionTime", &out->completion_ms);

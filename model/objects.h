@@ -508,6 +508,9 @@ struct job {
 	int32_t active;
 	int32_t ready;
 	int32_t succeeded;
+	int32_t uncounted_succeeded; /* uncountedTerminatedPods.succeeded:
+				       pods that succeeded, not yet in
+				       succeeded */
 	int32_t failed;
 	int64_t start_ms;      /* status.startTime; 0 = unset */
 	int64_t completion_ms; /* status.completionTime; 0 = unset */

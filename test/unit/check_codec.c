@@ -352,6 +352,7 @@ START_TEST(job_and_pod_template)
 	ck_assert_int_eq(job.active, 3);
 	ck_assert_int_eq(job.ready, 2);
 	ck_assert_int_eq(job.succeeded, 1);
+	ck_assert_int_eq(job.uncounted_succeeded, 2);
 	ck_assert_int_eq(job.start_ms, 1796018400000LL);
 	ck_assert_int_eq(job.completion_ms, 0);
 	ck_assert_str_eq(job.conds.v[0].reason, "JobResumed");

@@ -2030,7 +2030,8 @@ END_TEST
 /* requeuingStrategy.timestamp (§7.6): a workload evicted by a PodsReady
  * timeout queues from its eviction (Eviction) or keeps its creation time
  * (Creation). */
-static void requeue_ts_case(bool creation, const char *first)
+static void requeue_ts_case(bool creation, const char *first,
+			    const char *reason)
 {
 	struct sched_opts o;
 	struct workload *a;
@@ -2041,8 +2042,8 @@ static void requeue_ts_case(bool creation, const char *first)
 	add_flavor("default");
 	add_cq("q", NULL, "default:cpu=1");
 	a = mk_wl("a", 0, T0 - 10 * SEC, 1, "cpu=1");
-	conditions_set(&a->conds, "Evicted", COND_TRUE, "PodsReadyTimeout",
-		       "Exceeded the PodsReady timeout ns/a", 1, T0 - 1 * SEC);
+	conditions_set(&a->conds, "Evicted", COND_TRUE, reason,
+		       "evicted", 1, T0 - 1 * SEC);
 	conditions_set(&a->conds, "Requeued", COND_TRUE, "BackoffFinished",
 		       "The workload backoff was finished", 1, T0);
 	put_wl(a, "q");
@@ -2055,13 +2056,16 @@ static void requeue_ts_case(bool creation, const char *first)
 
 START_TEST(requeue_timestamp_eviction)
 {
-	requeue_ts_case(false, "b");
+	requeue_ts_case(false, "b", "PodsReadyTimeout");
 }
 END_TEST
 
 START_TEST(requeue_timestamp_creation)
 {
-	requeue_ts_case(true, "a");
+	requeue_ts_case(true, "a", "PodsReadyTimeout");
+	/* Creation is waitForPodsReady's: an admission check's eviction
+	 * still queues from its time (Kueue's GetQueueOrderTimestamp) */
+	requeue_ts_case(true, "b", "AdmissionCheck");
 }
 END_TEST
 
