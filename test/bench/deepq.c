@@ -835,25 +835,6 @@ static void report(const struct phase_res *res, int nres, double mcpu,
 	}
 }
 
-/* VmHWM of pid in MiB, or -1. */
-static double proc_hwm_mib(long pid)
-{
-	char path[64], *text, *p;
-	double kib = -1;
-
-	if (pid <= 0)
-		return -1;
-	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-	text = bench_read_file(path);
-	if (!text)
-		return -1;
-	p = strstr(text, "\nVmHWM:");
-	if (p)
-		kib = strtod(p + 7, NULL);
-	free(text);
-	return kib < 0 ? -1 : kib / 1024.0;
-}
-
 static void usage_exit(void)
 {
 	fprintf(stderr, "usage: deepq-bench --cluster DIR "
@@ -935,7 +916,7 @@ int main(int argc, char **argv)
 	mcpu1 = bench_proc_cpu_s(mpid);
 	if (!rc)
 		report(res, nres, mcpu0 >= 0 && mcpu1 >= 0 ? mcpu1 - mcpu0 : -1,
-		       proc_hwm_mib(mpid));
+		       bench_proc_hwm_mib(mpid));
 	else
 		bench_note("FAILED (a request or the watch failed)");
 	for (int i = 0; i < nres && !rc; i++)
