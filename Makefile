@@ -64,7 +64,7 @@ LIBJX := $(BUILD)/libjx.a
 CORE_SRC := $(BASE_SRC) $(wildcard model/*.c flavors/*.c)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/%.o)
 LIBCORE := $(BUILD)/libcore.a
-CORE_LIBS := -ljansson -lcrypto
+CORE_LIBS := -ljansson -lcrypto -lm
 
 # config/: the manager's Configuration and the YAML -> JSON reader.
 CONFIG_SRC := $(wildcard config/*.c)

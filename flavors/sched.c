@@ -499,6 +499,7 @@ struct sched *sched_new(const struct sched_opts *o)
 	else
 		sched_opts_default(&s->o);
 	s->t = tree_new();
+	s->fair = fair_new();
 	s->pods_res = -1;
 	s->ready_wait = -1;
 	return s;
@@ -553,6 +554,11 @@ void sched_free(struct sched *s)
 	nidx_release(&s->ns_idx);
 	nidx_release(&s->wl_idx);
 	free(s->cq_of_node);
+	fair_free(s->fair);
+	free(s->fn);
+	free(s->ftouched);
+	free(s->fheap);
+	free(s->ftop);
 	free(s->dirty_cq);
 	free(s->dirty_lq);
 	for (size_t i = 0; i < s->nent; i++) {
@@ -860,6 +866,9 @@ void sched_cohort_set(struct sched *s, const struct cohort *co)
 		tree_set_parent(s->t, node, -1);
 	}
 	set_quotas(s, node, co->groups, co->ngroups);
+	tree_set_weight(s->t, node,
+			co->has_fs_weight ? co->fs_weight
+					  : TREE_WEIGHT_DEFAULT);
 	update_all_active(s);
 	requeue_tree_of_node(s, node);
 }
@@ -935,7 +944,11 @@ static void cq_compile(struct sched *s, struct scq *c)
 	a->when_borrow = cq->when_can_borrow;
 	a->when_preempt = cq->when_can_preempt;
 	a->pref = cq->fung_preference;
-	a->can_preempt_while_borrowing = cq->borrow_policy != BWC_NEVER;
+	/* Kueue's canPreemptWhileBorrowing: fair sharing's preemption may
+	 * leave the preemptor borrowing whenever it may reclaim. */
+	a->can_preempt_while_borrowing =
+		cq->borrow_policy != BWC_NEVER ||
+		(s->o.fair_sharing && cq->reclaim != RWC_NEVER);
 }
 
 void sched_cq_set(struct sched *s, const struct cluster_queue *cq,
@@ -959,6 +972,9 @@ void sched_cq_set(struct sched *s, const struct cluster_queue *cq,
 	if (!invalid) {
 		cq_compile(s, c);
 		set_quotas(s, c->node, cq->groups, cq->ngroups);
+		tree_set_weight(s->t, c->node,
+				cq->has_fs_weight ? cq->fs_weight
+						  : TREE_WEIGHT_DEFAULT);
 		if (cq->cohort && *cq->cohort) {
 			tree_set_parent(s->t, c->node,
 					tree_node(s->t, NODE_COHORT,

@@ -75,6 +75,12 @@
 
 struct sched;
 
+/* fairSharing.preemptionStrategies (kueue-scheduler.md §4.5). */
+enum sched_fs_strategy {
+	FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, /* S2-a */
+	FS_LESS_THAN_INITIAL_SHARE,           /* S2-b */
+};
+
 struct sched_opts {
 	/* quotaCheckStrategy IgnoreUndeclared: requests of resources the
 	 * ClusterQueue does not cover are ignored instead of NoFit. */
@@ -104,6 +110,18 @@ struct sched_opts {
 	 * evicted by a PodsReady timeout keeps its creation time in queue
 	 * order (default Eviction: it queues from its eviction time). */
 	bool requeue_ts_creation;
+	/*
+	 * Fair sharing (Configuration fairSharing; kueue-scheduler.md
+	 * §2.5, §4.5, §4.6): the heads of a cohort tree are admitted in
+	 * the order of a tournament on dominant resource shares (the
+	 * lowest share after admission first), and preemption across
+	 * ClusterQueues follows fs_strategies instead of the classical
+	 * rules. ClusterQueue and Cohort weights come from their
+	 * spec.fairSharing.weight.
+	 */
+	bool fair_sharing;
+	enum sched_fs_strategy fs_strategies[2]; /* in order */
+	size_t nfs_strategies; /* 0: the default, both, LTE first */
 };
 
 /* Defaults: partial_admission true, the rest zero. */

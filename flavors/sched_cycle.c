@@ -100,19 +100,7 @@ static struct sched_assignment *make_asg(int32_t cq,
 
 static int cmp_entry(const void *pa, const void *pb)
 {
-	const struct sentry *a = pa, *b = pb;
-	int c;
-
-	if (a->borrowing != b->borrowing)
-		return a->borrowing < b->borrowing ? -1 : 1;
-	if (a->priority != b->priority)
-		return a->priority > b->priority ? -1 : 1;
-	if (a->ts != b->ts)
-		return a->ts < b->ts ? -1 : 1;
-	if (a->uid_pre != b->uid_pre)
-		return a->uid_pre < b->uid_pre ? -1 : 1;
-	c = strcmp(a->uid, b->uid);
-	return c < 0 ? -1 : c > 0;
+	return sched_entry_cmp(pa, pb);
 }
 
 static struct sched_decision *decision_slot(struct sched_decisions *out,
@@ -479,14 +467,17 @@ static void report_fresh(void *ctx, struct qitem *it)
 		     xstrdup(f->e->message));
 }
 
-/* The entries from first on go back to their heaps unprocessed, with
- * no verdict (a blocked loop never reached them). */
-static void unprocessed(struct sched *s, size_t first, int64_t now)
+/* The entries not processed yet go back to their heaps, with no
+ * verdict (a blocked loop never reached them). */
+static void unprocessed(struct sched *s, int64_t now)
 {
-	for (size_t j = first; j < s->nent; j++) {
+	for (size_t j = 0; j < s->nent; j++) {
 		struct sentry *e = &s->ent[j];
 		struct swl *r = s->wls[e->wl];
 
+		if (e->done)
+			continue;
+		e->done = true;
 		queue_requeue(&s->cqs[e->cq].q, &r->qi,
 			      RQ_FAILED_AFTER_NOMINATION, now);
 		sched_dirty_cq(s, e->cq);
@@ -505,6 +496,86 @@ bool sched_ready_blocked(const struct sched *s)
 		return false;
 	r = s->wls[s->ready_wait];
 	return r && r->key && r->state == WS_PENDING;
+}
+
+/* Processes one entry of a round (§2.6): admits it, issues its
+ * preemptions, or gives it back with its verdict. Returns 1 when
+ * admitted; sets *blocked when blockAdmission stops the round. */
+static size_t process(struct sched *s, struct sched_decisions *out,
+		      struct assign_env *env, struct sentry *e, int64_t now,
+		      size_t *nparked, bool *blocked)
+{
+	struct scq *c = &s->cqs[e->cq];
+	struct swl *r = s->wls[e->wl];
+
+	if (e->mode == ASSIGN_PREEMPT && e->ntg &&
+	    targets_overlap(s, e) && recompute_overlap(s, env, e)) {
+		/* DeferredFit: it fits once this round's victims
+		 * are gone; hold its usage and wait for them. */
+		tree_add_usage_undo(s->t, c->node, e->asg->usage,
+				    e->asg->nusage, &s->undo);
+		e->why = RQ_PENDING_PREEMPTION;
+		e->reason = REASON_PENDING;
+		e->message = xstrdup(MSG_DEFERRED);
+	} else if (e->mode == ASSIGN_PREEMPT && !e->ntg) {
+		if (c->cq->reclaim != RWC_ANY)
+			reserve(s, c, e);
+	} else if (e->mode == ASSIGN_PREEMPT &&
+		   targets_overlap(s, e)) {
+		e->why = RQ_FAILED_AFTER_NOMINATION;
+		e->reason = REASON_PENDING;
+		free(e->message);
+		e->message = xstrdup(MSG_OVERLAP);
+	} else if (e->mode == ASSIGN_PREEMPT &&
+		   !fits_after_victims(s, c, e)) {
+		e->why = RQ_FAILED_AFTER_NOMINATION;
+		e->reason = REASON_PENDING;
+		free(e->message);
+		e->message = xstrdup(MSG_NO_LONGER_FITS);
+	} else if (e->mode == ASSIGN_PREEMPT) {
+		issue_preemptions(s, out, e);
+	} else if (e->mode == ASSIGN_FIT &&
+		   !tree_fits(s->t, c->node, e->asg->usage,
+			      e->asg->nusage)) {
+		e->why = RQ_FAILED_AFTER_NOMINATION;
+		e->reason = REASON_PENDING;
+		e->message = xstrdup(MSG_NO_LONGER_FITS);
+	} else if (e->mode == ASSIGN_FIT && s->o.block_admission &&
+		   s->nnot_ready) {
+		/* blockAdmission (§6): it would be admitted, but an
+		 * admitted workload is not PodsReady yet. It waits at
+		 * the head and the loop stops here. */
+		e->why = RQ_FAILED_AFTER_NOMINATION;
+		e->reason = REASON_WAITING_READY;
+		free(e->message);
+		e->message = xstrdup(MSG_WAITING_READY);
+		s->ready_wait = r->id;
+		*blocked = true;
+	} else if (e->mode == ASSIGN_FIT) {
+		e->done = true;
+		admit(s, out, e);
+		return 1;
+	}
+	/* 5. Not admitted: back to the queue, report once. */
+	queue_requeue(&c->q, &r->qi, e->why, now);
+	if (queue_item_parked(&c->q, &r->qi)) {
+		struct fresh_ctx f = { s, out, c, e };
+
+		(*nparked)++;
+		/* Its class parked with it: members never
+		 * evaluated get its verdict, once. */
+		queue_take_fresh(&c->q, &r->qi, report_fresh, &f);
+	}
+	sched_dirty_cq(s, e->cq);
+	if (r->lq >= 0)
+		sched_dirty_lq(s, r->lq);
+	emit_pending(s, out, r, c, e->reason, e->message);
+	e->message = NULL;
+	FREE_AND_NULL(e->asg);
+	FREE_AND_NULL(e->tg);
+	e->ntg = 0;
+	e->done = true;
+	return 0;
 }
 
 /* One Kueue cycle (§2.1): returns admissions; *npopped the heads,
@@ -549,85 +620,25 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 	*npopped = s->nent;
 	if (!s->nent)
 		return 0;
-	/* 3. Classical entry order (§2.5). */
-	qsort(s->ent, s->nent, sizeof(*s->ent), cmp_entry);
-	/* 4. Process each entry with in-cycle reservation (§2.6). */
-	for (size_t i = 0; i < s->nent; i++) {
-		struct sentry *e = &s->ent[i];
-		struct scq *c = &s->cqs[e->cq];
-		struct swl *r = s->wls[e->wl];
+	/* 3. Entry order (§2.5): classical, or the fair tournament. 4. Each
+	 *    entry with in-cycle reservation (§2.6). */
+	if (s->o.fair_sharing) {
+		int32_t i;
 
-		if (e->mode == ASSIGN_PREEMPT && e->ntg &&
-		    targets_overlap(s, e) && recompute_overlap(s, &env, e)) {
-			/* DeferredFit: it fits once this round's victims
-			 * are gone; hold its usage and wait for them. */
-			tree_add_usage_undo(s->t, c->node, e->asg->usage,
-					    e->asg->nusage, &s->undo);
-			e->why = RQ_PENDING_PREEMPTION;
-			e->reason = REASON_PENDING;
-			e->message = xstrdup(MSG_DEFERRED);
-		} else if (e->mode == ASSIGN_PREEMPT && !e->ntg) {
-			if (c->cq->reclaim != RWC_ANY)
-				reserve(s, c, e);
-		} else if (e->mode == ASSIGN_PREEMPT &&
-			   targets_overlap(s, e)) {
-			e->why = RQ_FAILED_AFTER_NOMINATION;
-			e->reason = REASON_PENDING;
-			free(e->message);
-			e->message = xstrdup(MSG_OVERLAP);
-		} else if (e->mode == ASSIGN_PREEMPT &&
-			   !fits_after_victims(s, c, e)) {
-			e->why = RQ_FAILED_AFTER_NOMINATION;
-			e->reason = REASON_PENDING;
-			free(e->message);
-			e->message = xstrdup(MSG_NO_LONGER_FITS);
-		} else if (e->mode == ASSIGN_PREEMPT) {
-			issue_preemptions(s, out, e);
-		} else if (e->mode == ASSIGN_FIT &&
-			   !tree_fits(s->t, c->node, e->asg->usage,
-				      e->asg->nusage)) {
-			e->why = RQ_FAILED_AFTER_NOMINATION;
-			e->reason = REASON_PENDING;
-			e->message = xstrdup(MSG_NO_LONGER_FITS);
-		} else if (e->mode == ASSIGN_FIT && s->o.block_admission &&
-			   s->nnot_ready) {
-			/* blockAdmission (§6): it would be admitted, but an
-			 * admitted workload is not PodsReady yet. It waits at
-			 * the head and the loop stops here. */
-			e->why = RQ_FAILED_AFTER_NOMINATION;
-			e->reason = REASON_WAITING_READY;
-			free(e->message);
-			e->message = xstrdup(MSG_WAITING_READY);
-			s->ready_wait = r->id;
-			blocked = true;
-		} else if (e->mode == ASSIGN_FIT) {
-			admit(s, out, e);
-			nadm++;
-			continue;
+		sched_fair_begin(s);
+		while (!blocked && (i = sched_fair_next(s)) >= 0) {
+			nadm += process(s, out, &env, &s->ent[i], now,
+					nparked, &blocked);
+			sched_fair_done(s, i);
 		}
-		/* 5. Not admitted: back to the queue, report once. */
-		queue_requeue(&c->q, &r->qi, e->why, now);
-		if (queue_item_parked(&c->q, &r->qi)) {
-			struct fresh_ctx f = { s, out, c, e };
-
-			(*nparked)++;
-			/* Its class parked with it: members never
-			 * evaluated get its verdict, once. */
-			queue_take_fresh(&c->q, &r->qi, report_fresh, &f);
-		}
-		sched_dirty_cq(s, e->cq);
-		if (r->lq >= 0)
-			sched_dirty_lq(s, r->lq);
-		emit_pending(s, out, r, c, e->reason, e->message);
-		e->message = NULL;
-		FREE_AND_NULL(e->asg);
-		FREE_AND_NULL(e->tg);
-		e->ntg = 0;
-		if (blocked) {
-			unprocessed(s, i + 1, now);
-			break;
-		}
+	} else {
+		qsort(s->ent, s->nent, sizeof(*s->ent), cmp_entry);
+		for (size_t i = 0; i < s->nent && !blocked; i++)
+			nadm += process(s, out, &env, &s->ent[i], now,
+					nparked, &blocked);
 	}
+	if (blocked)
+		unprocessed(s, now);
 	s->nent = 0;
 	/* 6. Drop this round's reservations (Kueue drops its snapshot). */
 	tree_undo_to(s->t, &s->undo, sp);

@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "flavors/assign.h"
+#include "flavors/fair.h"
 #include "flavors/queue.h"
 #include "flavors/sched.h"
 #include "flavors/tree.h"
@@ -224,6 +225,21 @@ struct sentry {
 	struct sched_assignment *asg; /* admit: owned until emitted */
 	struct sched_target *tg;   /* preempt: owned victims */
 	size_t ntg;
+	bool done;                 /* processed this round */
+};
+
+/* A tree node in the fair tournament of one round (sched_fair.c). */
+struct sfnode {
+	uint64_t stamp;       /* sched.cycle when last initialised */
+	int32_t ent;          /* winner entry of its subtree, -1 */
+	int32_t hpos;         /* its position in its parent's heap (or the
+				 top heap for a root), -1 when in none */
+	int32_t hoff, hn;     /* a cohort: its children's heap in
+				 sched.fheap[hoff .. hoff + hn) */
+	int32_t nkids;        /* present children (heap capacity) */
+	bool bon;             /* key at the parent: borrowing on the
+				 winner's flavor-resources */
+	struct fair_drs drs;  /* key at the parent: share with the winner */
 };
 
 /* The compact assignment of an admit decision (one allocation). */
@@ -241,6 +257,7 @@ struct sched_assignment {
 struct sched {
 	struct sched_opts o;
 	struct tree *t;
+	struct fair *fair;          /* shares of t (fair sharing) */
 	uint32_t gen;               /* generation counter for caches */
 	uint64_t cycle;             /* queue cycles (rounds) */
 	uint64_t calls;             /* sched_cycle calls */
@@ -329,6 +346,15 @@ struct sched {
 	size_t capneed;
 	int32_t *rvict;             /* this round's victims (wl ids) */
 	size_t nrvict, caprvict;
+	/* fair tournament scratch (sched_fair.c), by tree node id */
+	struct sfnode *fn;
+	size_t capfn;
+	int32_t *ftouched;          /* nodes initialised this round */
+	size_t nftouched, capftouched;
+	int32_t *fheap;             /* the cohorts' heaps, one pool */
+	size_t capfheap;
+	int32_t *ftop;              /* heap of root nodes */
+	size_t nftop, capftop;
 	/* batched requeue events (opts.requeue_batch_ms): CQ ids */
 	int32_t *rq_pending;
 	size_t nrq, caprq;
@@ -384,6 +410,19 @@ const char *sched_pvariant_reason(enum sched_pvariant v);
 char *sched_preempt_message(const struct sched *s, const struct swl *p,
 			    int32_t pcq, const struct swl *victim,
 			    enum sched_pvariant v);
+
+/*
+ * sched_fair.c: the fair sharing tournament over this round's entries
+ * (s->ent[0..nent), nominated). begin builds it; next returns the entry
+ * to process (-1: none left); done must follow each next once the entry
+ * was processed (its usage may have changed the tree). end frees nothing
+ * but forgets the round.
+ */
+void sched_fair_begin(struct sched *s);
+int32_t sched_fair_next(struct sched *s);
+void sched_fair_done(struct sched *s, int32_t ent);
+/* The classical order of two entries (sched_cycle.c's sort). */
+int sched_entry_cmp(const struct sentry *a, const struct sentry *b);
 
 /* The name indexes and the records they name agree (sched_check). */
 bool sched_index_check(const struct sched *s);

@@ -83,6 +83,7 @@ struct tnode {
 	uint32_t hash;       /* of (kind, name) */
 	uint8_t kind;        /* enum node_kind */
 	uint8_t flags;       /* N_* */
+	int64_t weight;      /* fairSharing.weight, milli-units (1000) */
 };
 
 struct cell {
@@ -124,6 +125,7 @@ struct tree {
 	size_t names_len;
 	size_t names_cap;
 	size_t names_garbage; /* bytes of removed nodes' names */
+	uint64_t qgen;        /* bumped by every quota or shape change */
 };
 
 struct tree_undo_op {
@@ -644,6 +646,8 @@ int tree_node(struct tree *t, enum node_kind kind, const char *name)
 	n->kind = (uint8_t)kind;
 	n->hash = node_hash(kind, name);
 	n->flags = N_ALIVE;
+	n->weight = TREE_WEIGHT_DEFAULT;
+	t->qgen++;
 	cells_reset(t, id);
 	t->nlive++;
 	if (t->nlive * 2 > t->nindex)
@@ -722,6 +726,7 @@ static void node_free(struct tree *t, int32_t x)
 {
 	struct tnode *n = &t->node[x];
 
+	t->qgen++;
 	index_del(t, x);
 	t->names_garbage += strlen(name_of(t, x)) + 1;
 	cells_reset(t, x);
@@ -867,6 +872,7 @@ static void relink(struct tree *t, int32_t x, int32_t p)
 	int32_t *old = NULL;
 	size_t nold = 0, steps = 0;
 
+	t->qgen++;
 	if (q == p)
 		return;
 	/* 1. */
@@ -977,6 +983,7 @@ static void set_quota(struct tree *t, int32_t node, int fr, int64_t nominal,
 	struct cell *c = cell_at(t, node, fr);
 	int64_t osc, ouc;
 
+	t->qgen++;
 	contrib(c, &osc, &ouc);
 	c->subtree = wadd(c->subtree, wsub(nominal, c->nominal));
 	c->nominal = nominal;
@@ -1053,6 +1060,30 @@ void tree_node_remove(struct tree *t, int node)
 	}
 	clear_quotas(t, node);
 	t->node[node].flags |= N_IMPLICIT;
+	t->node[node].weight = TREE_WEIGHT_DEFAULT;
+}
+
+void tree_set_weight(struct tree *t, int node, int64_t milli)
+{
+	need_node(t, node);
+	t->node[node].weight = milli < 0 ? 0 : milli;
+	t->qgen++;
+}
+
+size_t tree_node_cap(const struct tree *t)
+{
+	return t->nslot;
+}
+
+uint64_t tree_quota_gen(const struct tree *t)
+{
+	return t->qgen;
+}
+
+int64_t tree_weight(const struct tree *t, int node)
+{
+	need_node(t, node);
+	return t->node[node].weight;
 }
 
 /* ---- usage ---- */
@@ -1161,12 +1192,18 @@ int64_t tree_available(const struct tree *t, int cq, int fr)
 /* §3 potentialAvailable, composed the same way as available(). */
 int64_t tree_potential_available(const struct tree *t, int cq, int fr)
 {
-	int64_t a = 0, b = INT64_MAX;
-	int32_t x = cq;
-
 	need_cq(t, cq);
+	return tree_node_potential(t, cq, fr);
+}
+
+int64_t tree_node_potential(const struct tree *t, int node, int fr)
+{
+	int64_t a = 0, b = INT64_MAX;
+	int32_t x = node;
+
+	need_node(t, node);
 	need_fr(t, fr);
-	if (tree_in_cycle(t, cq))
+	if (tree_in_cycle(t, node))
 		return 0;
 	while (t->node[x].parent != NIL) {
 		const struct cell *c = cell_at(t, x, fr);

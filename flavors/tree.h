@@ -120,6 +120,10 @@ int64_t tree_available(const struct tree *t, int cq, int fr);
 /* §3 PotentialAvailable: capacity with zero usage everywhere, bounded
  * by borrowing limits (the "maximum capacity" of NoFit messages). */
 int64_t tree_potential_available(const struct tree *t, int cq, int fr);
+/* PotentialAvailable of any node, a cohort too (Kueue's
+ * potentialAvailable on a cohort: the lendable capacity of fair
+ * sharing's dominant resource share). */
+int64_t tree_node_potential(const struct tree *t, int node, int fr);
 /* max(0, usage - nominal) for a CQ with a cohort, else 0 (status
  * "borrowed"). */
 int64_t tree_borrowed(const struct tree *t, int cq, int fr);
@@ -169,6 +173,20 @@ void tree_undo(struct tree *t, struct tree_undo *undo);
 size_t tree_undo_savepoint(const struct tree_undo *undo);
 void tree_undo_to(struct tree *t, struct tree_undo *undo, size_t savepoint);
 void tree_undo_release(struct tree_undo *undo);
+
+/*
+ * Fair sharing weight of a node (spec.fairSharing.weight of its
+ * ClusterQueue or Cohort object), milli-units; new nodes and implicit
+ * cohorts have TREE_WEIGHT_DEFAULT (weight 1). Negative is taken as 0.
+ */
+#define TREE_WEIGHT_DEFAULT 1000
+void tree_set_weight(struct tree *t, int node, int64_t milli);
+int64_t tree_weight(const struct tree *t, int node);
+/* Changes whenever a quota, weight, parent link or node set changes
+ * (never for usage): caches of quota-only answers key on it. */
+uint64_t tree_quota_gen(const struct tree *t);
+/* Every node id is below this (for arrays indexed by node id). */
+size_t tree_node_cap(const struct tree *t);
 
 /* Children of a cohort: fills up to max ids, returns the total count. */
 size_t tree_children(const struct tree *t, int cohort, int *out, size_t max);
