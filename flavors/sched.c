@@ -556,6 +556,13 @@ void sched_free(struct sched *s)
 	free(s->cq_of_node);
 	fair_free(s->fair);
 	free(s->fn);
+	free(s->fp_path);
+	free(s->fp_pruned);
+	free(s->fq);
+	free(s->fq_stamp);
+	free(s->fq_idx);
+	free(s->fnext);
+	free(s->fretry);
 	free(s->ftouched);
 	free(s->fheap);
 	free(s->ftop);

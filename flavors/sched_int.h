@@ -190,6 +190,7 @@ enum sched_pvariant {
 	PV_HIER,                 /* InCohortReclamation: closer claim */
 	PV_RECLAIM_NO_BORROW,    /* InCohortReclamation */
 	PV_RECLAIM_WHILE_BORROW, /* InCohortReclaimWhileBorrowing */
+	PV_FAIR,                 /* InCohortFairSharing */
 };
 
 /* A candidate victim while one question is answered (scratch). */
@@ -202,6 +203,12 @@ struct sched_pcand {
 	int64_t qr;      /* admitted at (now when unknown) */
 	int32_t prio;    /* r's priority (no pointer chase in the order) */
 	const char *uid; /* r's uid, "" when none */
+};
+
+/* A ClusterQueue's candidates in fair preemption's target ordering. */
+struct sfq {
+	int32_t cq;
+	int32_t head, tail; /* pc indexes linked through sched.fnext */
 };
 
 /* A victim chosen for an entry. */
@@ -346,6 +353,23 @@ struct sched {
 	size_t capneed;
 	int32_t *rvict;             /* this round's victims (wl ids) */
 	size_t nrvict, caprvict;
+	/* fair preemption scratch (sched_preempt.c) */
+	uint64_t fp_gen;            /* bumped per question and ordering */
+	uint64_t fp_pgen;           /* the current question's path mark */
+	uint64_t *fp_path;          /* by node: == fp_pgen on the
+				       preemptor's path to the root */
+	uint64_t *fp_pruned;        /* by node: == fp_ord when pruned */
+	uint64_t fp_ord;
+	size_t capfp;
+	struct sfq *fq;             /* target ClusterQueues */
+	size_t nfq, capfq;
+	uint64_t *fq_stamp;         /* by CQ id: == fp_ord when fq_idx set */
+	int32_t *fq_idx;
+	size_t capfqc;
+	int32_t *fnext;             /* by pc index: next of its CQ's list */
+	size_t capfnext;
+	int32_t *fretry;            /* retry candidates (pc indexes) */
+	size_t nfretry, capfretry;
 	/* fair tournament scratch (sched_fair.c), by tree node id */
 	struct sfnode *fn;
 	size_t capfn;

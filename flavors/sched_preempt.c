@@ -32,6 +32,7 @@
  */
 #include "flavors/sched.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -462,6 +463,435 @@ static size_t minimal_set(const struct pctx *x)
 	return 0;
 }
 
+/* ---- fair sharing preemption (kueue-scheduler.md §4.5) ---- */
+
+/* Kueue's cqIsBorrowing: a ClusterQueue with a cohort above its nominal
+ * quota on some flavor-resource that needs preemption. */
+static bool cq_borrowing_on(const struct pctx *x, int node)
+{
+	const struct tree *t = x->s->t;
+
+	if (tree_parent(t, node) < 0)
+		return false;
+	for (size_t i = 0; i < x->nneed; i++)
+		if (tree_usage(t, node, x->need[i]) >
+		    tree_nominal(t, node, x->need[i]))
+			return true;
+	return false;
+}
+
+static void fair_collect(const struct pctx *x)
+{
+	struct sched *s = x->s;
+	const struct tree *t = s->t;
+	int root;
+	size_t sp = 0;
+
+	s->npc = 0;
+	if (x->within != WCQ_NEVER)
+		push_cands(x, x->cq, -1, false, L_SAME);
+	if (tree_parent(t, x->node) < 0 || x->reclaim == RWC_NEVER)
+		return;
+	root = tree_root(t, x->node);
+	if (root < 0)
+		return;
+	if (s->capstack < 16)
+		XGROW(s->stack, s->capstack, 16);
+	s->stack[sp++] = root;
+	while (sp) {
+		int n = s->stack[--sp];
+		size_t nc = tree_children(t, n, NULL, 0), base = sp;
+
+		if (sp + nc > s->capstack)
+			XGROW(s->stack, s->capstack, sp + nc);
+		tree_children(t, n, s->stack + sp, nc);
+		for (size_t i = 0; i < nc; i++) {
+			int ch = s->stack[base + i];
+
+			if (tree_node_kind(t, ch) == NODE_COHORT) {
+				s->stack[sp++] = ch;
+				continue;
+			}
+			if (ch == x->node || (size_t)ch >= s->ncq_of_node ||
+			    s->cq_of_node[ch] < 0 || !cq_borrowing_on(x, ch))
+				continue;
+			push_cands(x, s->cq_of_node[ch], -1, false, L_PRIO);
+		}
+	}
+}
+
+/* Per-node stamps for the orderings (fp_path, fp_pruned). */
+static void fair_scratch(struct sched *s)
+{
+	size_t cap = tree_node_cap(s->t);
+
+	if (s->capfp < cap) {
+		s->fp_path = xrealloc(s->fp_path, cap * sizeof(*s->fp_path));
+		s->fp_pruned = xrealloc(s->fp_pruned,
+					cap * sizeof(*s->fp_pruned));
+		memset(s->fp_path + s->capfp, 0,
+		       (cap - s->capfp) * sizeof(*s->fp_path));
+		memset(s->fp_pruned + s->capfp, 0,
+		       (cap - s->capfp) * sizeof(*s->fp_pruned));
+		s->capfp = cap;
+	}
+	if (s->capfqc < s->ncq) {
+		s->fq_stamp = xrealloc(s->fq_stamp,
+				       s->ncq * sizeof(*s->fq_stamp));
+		s->fq_idx = xrealloc(s->fq_idx, s->ncq * sizeof(*s->fq_idx));
+		memset(s->fq_stamp + s->capfqc, 0,
+		       (s->ncq - s->capfqc) * sizeof(*s->fq_stamp));
+		s->capfqc = s->ncq;
+	}
+	if (s->capfnext < s->npc)
+		XGROW(s->fnext, s->capfnext, s->npc);
+}
+
+/* A new target ordering (MakeClusterQueueOrdering) over the pc indexes
+ * idx[0..n), which are in candidate order: one list per ClusterQueue. */
+static void ordering_begin(struct sched *s, const int32_t *idx, size_t n)
+{
+	s->fp_ord = ++s->fp_gen;
+	s->nfq = 0;
+	for (size_t i = 0; i < n; i++) {
+		int32_t k = idx[i], cq = s->pc[k].r->hold_cq;
+		struct sfq *q;
+
+		if (s->fq_stamp[cq] != s->fp_ord) {
+			s->fq_stamp[cq] = s->fp_ord;
+			s->fq_idx[cq] = (int32_t)s->nfq;
+			if (s->nfq == s->capfq)
+				XGROW(s->fq, s->capfq, s->nfq + 1);
+			s->fq[s->nfq++] = (struct sfq){ cq, -1, -1 };
+		}
+		q = &s->fq[s->fq_idx[cq]];
+		s->fnext[k] = -1;
+		if (q->tail >= 0)
+			s->fnext[q->tail] = k;
+		else
+			q->head = k;
+		q->tail = k;
+	}
+}
+
+static struct sfq *fq_of(struct sched *s, int32_t cq)
+{
+	if (s->fq_stamp[cq] != s->fp_ord)
+		return NULL;
+	return &s->fq[s->fq_idx[cq]];
+}
+
+static bool fq_has(struct sched *s, int32_t cq)
+{
+	struct sfq *q = fq_of(s, cq);
+
+	return q && q->head >= 0;
+}
+
+static int32_t fq_pop(struct sched *s, int32_t cq)
+{
+	struct sfq *q = fq_of(s, cq);
+	int32_t k = q->head;
+
+	q->head = s->fnext[k];
+	if (q->head < 0)
+		q->tail = -1;
+	return k;
+}
+
+static bool pruned(const struct sched *s, int node)
+{
+	return s->fp_pruned[node] == s->fp_ord;
+}
+
+static void prune(struct sched *s, int node)
+{
+	s->fp_pruned[node] = s->fp_ord;
+}
+
+/* Kueue's nextTarget: descend from cohort towards the child with the
+ * highest share, pruning what can yield nothing more. Returns a CQ id,
+ * or -1 when this step only pruned. */
+static int32_t next_target(const struct pctx *x, int cohort)
+{
+	struct sched *s = x->s;
+	const struct tree *t = s->t;
+	size_t nc = tree_children(t, cohort, NULL, 0);
+	int *kids = xmalloc((nc ? nc : 1) * sizeof(*kids));
+	int best_cq = -1, best_coh = -1;
+	struct fair_drs bq, bc, d;
+	int32_t ret;
+
+	fair_drs_negative(&bq);
+	fair_drs_negative(&bc);
+	tree_children(t, cohort, kids, nc);
+	for (size_t i = 0; i < nc; i++) {
+		int ch = kids[i];
+
+		if (pruned(s, ch))
+			continue;
+		fair_drs(s->fair, t, ch, &d);
+		if (tree_node_kind(t, ch) == NODE_CQ) {
+			int32_t cq = (size_t)ch < s->ncq_of_node
+					     ? s->cq_of_node[ch]
+					     : -1;
+			int c;
+
+			if ((!d.borrowing && ch != x->node) || cq < 0 ||
+			    !fq_has(s, cq)) {
+				prune(s, ch);
+				continue;
+			}
+			c = fair_cmp(&d, &bq);
+			if (c == 0 && best_cq >= 0) {
+				const struct sfq *a = fq_of(s, cq);
+				const struct sfq *b =
+					fq_of(s, s->cq_of_node[best_cq]);
+
+				if (pc_before(&s->pc[a->head], &s->pc[b->head]))
+					best_cq = ch;
+			} else if (c > 0) {
+				bq = d;
+				best_cq = ch;
+			}
+		} else if (!d.borrowing && s->fp_path[ch] != s->fp_pgen) {
+			prune(s, ch);
+		} else if (fair_cmp(&d, &bc) >= 0) {
+			bc = d;
+			best_coh = ch;
+		}
+	}
+	free(kids);
+	if (best_cq < 0 && best_coh < 0) {
+		prune(s, cohort);
+		return -1;
+	}
+	if (best_coh >= 0 && fair_cmp(&bc, &bq) >= 0) {
+		ret = next_target(x, best_coh);
+		return ret;
+	}
+	return s->cq_of_node[best_cq];
+}
+
+/* The next target ClusterQueue of the ordering, or -1 when done. */
+static int32_t ordering_next(const struct pctx *x)
+{
+	struct sched *s = x->s;
+	int root;
+
+	if (tree_parent(s->t, x->node) < 0)
+		return !pruned(s, x->node) && fq_has(s, x->cq) ? x->cq : -1;
+	root = tree_root(s->t, x->node);
+	while (root >= 0 && !pruned(s, root)) {
+		int32_t cq = next_target(x, root);
+
+		if (cq >= 0)
+			return cq;
+	}
+	return -1;
+}
+
+/* getAlmostLCAs: the children of the lowest common ancestor of the
+ * preemptor's queue and target cq that hold each of them. */
+static void almost_lcas(const struct pctx *x, int32_t cq, int *pa, int *ta)
+{
+	const struct sched *s = x->s;
+	const struct tree *t = s->t;
+	int lca = -1, n = s->cqs[cq].node;
+
+	*ta = n;
+	for (int a = tree_parent(t, n); a >= 0; a = tree_parent(t, a)) {
+		if (s->fp_path[a] == s->fp_pgen) {
+			lca = a;
+			break;
+		}
+		*ta = a;
+	}
+	*pa = x->node;
+	for (int a = tree_parent(t, x->node); a >= 0 && a != lca;
+	     a = tree_parent(t, a))
+		*pa = a;
+}
+
+/* workloadFitsForFairSharing: the demand fits, borrowing allowed, with
+ * the incoming usage (added for the shares) taken out again. */
+static bool fits_fs(const struct pctx *x)
+{
+	struct sched *s = x->s;
+	size_t sp = tree_undo_savepoint(&s->undo);
+	bool ok;
+
+	tree_remove_usage_undo(s->t, x->node, x->u, x->nu, &s->undo);
+	ok = demand_fits(x, true);
+	tree_undo_to(s->t, &s->undo, sp);
+	return ok;
+}
+
+static bool strategy_ok(enum sched_fs_strategy st, const struct fair_drs *pn,
+			const struct fair_drs *to, const struct fair_drs *tn)
+{
+	switch (st) {
+	case FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE:
+		return fair_cmp(pn, tn) <= 0;
+	case FS_LESS_THAN_INITIAL_SHARE:
+		return fair_cmp(pn, to) < 0;
+	}
+	BUG("sched: bad fair sharing strategy %d", (int)st);
+}
+
+static void add_target(struct sched *s, size_t *nt, int32_t k,
+		       enum sched_pvariant v)
+{
+	take_out(s, s->pc[k].r);
+	s->pc[k].variant = (uint8_t)v;
+	s->ptg[(*nt)++] = k;
+}
+
+static void retry_add(struct sched *s, int32_t k)
+{
+	if (s->nfretry == s->capfretry)
+		XGROW(s->fretry, s->capfretry, s->nfretry + 1);
+	s->fretry[s->nfretry++] = k;
+}
+
+/* runFirstFsStrategy: true when the demand fits with ptg[0..*nt). */
+static bool first_strategy(const struct pctx *x, enum sched_fs_strategy st,
+			   bool within_nominal, size_t *nt)
+{
+	struct sched *s = x->s;
+	int32_t cq;
+
+	while ((cq = ordering_next(x)) >= 0) {
+		struct fair_drs pn, to;
+		int pa, ta;
+
+		if (cq == x->cq || within_nominal) {
+			add_target(s, nt, fq_pop(s, cq),
+				   cq == x->cq ? PV_WITHIN_CQ
+					       : PV_RECLAIM_NO_BORROW);
+			if (fits_fs(x))
+				return true;
+			continue;
+		}
+		almost_lcas(x, cq, &pa, &ta);
+		fair_drs(s->fair, s->t, pa, &pn);
+		fair_drs(s->fair, s->t, ta, &to);
+		if (fair_share(&pn) == INFINITY &&
+		    fair_share(&to) != INFINITY) {
+			while (fq_has(s, cq))
+				retry_add(s, fq_pop(s, cq));
+			continue;
+		}
+		while (fq_has(s, cq)) {
+			int32_t k = fq_pop(s, cq);
+			size_t sp = tree_undo_savepoint(&s->undo);
+			struct fair_drs tn;
+
+			take_out(s, s->pc[k].r);
+			fair_drs(s->fair, s->t, ta, &tn);
+			tree_undo_to(s->t, &s->undo, sp);
+			if (!strategy_ok(st, &pn, &to, &tn)) {
+				retry_add(s, k);
+				continue;
+			}
+			add_target(s, nt, k, PV_FAIR);
+			if (fits_fs(x))
+				return true;
+			break; /* shares moved: pick the target again */
+		}
+	}
+	return false;
+}
+
+/* runSecondFsStrategy (LessThanInitialShare) over the retry list. */
+static bool second_strategy(const struct pctx *x, size_t *nt)
+{
+	struct sched *s = x->s;
+	int32_t cq;
+
+	ordering_begin(s, s->fretry, s->nfretry);
+	while ((cq = ordering_next(x)) >= 0) {
+		struct fair_drs pn, to;
+		int pa, ta;
+		int32_t k;
+
+		almost_lcas(x, cq, &pa, &ta);
+		fair_drs(s->fair, s->t, pa, &pn);
+		fair_drs(s->fair, s->t, ta, &to);
+		k = fq_pop(s, cq);
+		if (fair_cmp(&pn, &to) < 0) {
+			add_target(s, nt, k, PV_FAIR);
+			if (fits_fs(x))
+				return true;
+		}
+		prune(s, s->cqs[cq].node); /* DropQueue */
+	}
+	return false;
+}
+
+/*
+ * fairPreemptions: fills s->ptg with the pc indexes of the victims (each
+ * pc's variant set to its reason) and returns how many; 0 when the
+ * strategies cannot make the demand fit. The tree is as it was on
+ * return.
+ */
+static size_t fair_set(const struct pctx *x)
+{
+	struct sched *s = x->s;
+	size_t sp = tree_undo_savepoint(&s->undo), nt = 0;
+	size_t nst = s->o.nfs_strategies;
+	enum sched_fs_strategy st0 =
+		nst ? s->o.fs_strategies[0]
+		    : FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+	bool second = nst ? nst > 1 : true;
+	bool within = true, ok;
+	int32_t ci;
+
+	fair_collect(x);
+	if (!s->npc)
+		return 0;
+	if (s->capptg < s->npc)
+		XGROW(s->ptg, s->capptg, s->npc);
+	fair_scratch(s);
+	/* every candidate in order (§4.2) */
+	order_begin(s);
+	for (size_t i = 0; (ci = cand_at(s, i)) >= 0; i++)
+		;
+	s->fp_pgen = ++s->fp_gen;
+	for (int a = tree_parent(s->t, x->node); a >= 0;
+	     a = tree_parent(s->t, a))
+		s->fp_path[a] = s->fp_pgen;
+	ordering_begin(s, s->ord, s->nord);
+	s->nfretry = 0;
+	/* DRS values include the incoming workload */
+	tree_add_usage_undo(s->t, x->node, x->u, x->nu, &s->undo);
+	for (size_t i = 0; i < x->nneed; i++)
+		if (tree_parent(s->t, x->node) >= 0 &&
+		    tree_usage(s->t, x->node, x->need[i]) >
+			    tree_nominal(s->t, x->node, x->need[i]))
+			within = false;
+	ok = first_strategy(x, st0, within, &nt);
+	if (!ok && second)
+		ok = second_strategy(x, &nt);
+	tree_undo_to(s->t, &s->undo, sp);
+	if (!ok)
+		return 0;
+	/* fill back (allowBorrowing), without the incoming usage */
+	for (size_t i = 0; i < nt; i++)
+		take_out(s, s->pc[s->ptg[i]].r);
+	for (size_t k = nt - 1; k-- > 0;) {
+		put_back(s, s->pc[s->ptg[k]].r);
+		if (demand_fits(x, true)) {
+			s->ptg[k] = s->ptg[nt - 1];
+			nt--;
+		} else {
+			take_out(s, s->pc[s->ptg[k]].r);
+		}
+	}
+	tree_undo_to(s->t, &s->undo, sp);
+	return nt;
+}
+
 static void pctx_init(struct pctx *x, struct sched *s, int32_t cq,
 		      const struct swl *p)
 {
@@ -481,6 +911,15 @@ static void pctx_init(struct pctx *x, struct sched *s, int32_t cq,
 	} else {
 		x->bwc_never = true;
 	}
+}
+
+/* The victims of x: classical or fair sharing (Kueue's getTargets). */
+static size_t search(const struct pctx *x)
+{
+	if (x->s->o.fair_sharing)
+		return fair_set(x);
+	collect(x);
+	return minimal_set(x);
 }
 
 enum assign_preempt sched_preempt_oracle(void *ctx, const struct assign_cq *cq,
@@ -507,8 +946,7 @@ enum assign_preempt sched_preempt_oracle(void *ctx, const struct assign_cq *cq,
 	x.nu = 1;
 	x.need = &need;
 	x.nneed = 1;
-	collect(&x);
-	n = minimal_set(&x);
+	n = search(&x);
 	if (!n) {
 		*borrow_after = tree_borrow_level(s->t, c->node, fr, val,
 						  &may_reclaim);
@@ -555,8 +993,7 @@ size_t sched_preempt_targets(struct sched *s, int32_t cq, const struct swl *p,
 	x.nu = res->nusage;
 	x.need = s->need;
 	x.nneed = nneed;
-	collect(&x);
-	n = minimal_set(&x);
+	n = search(&x);
 	if (!n)
 		return 0;
 	*out = xmalloc(n * sizeof(**out));
@@ -579,6 +1016,8 @@ const char *sched_pvariant_reason(enum sched_pvariant v)
 		return "InCohortReclamation";
 	case PV_RECLAIM_WHILE_BORROW:
 		return "InCohortReclaimWhileBorrowing";
+	case PV_FAIR:
+		return "InCohortFairSharing";
 	case PV_NEVER:
 		break;
 	}
@@ -595,6 +1034,8 @@ static const char *human_reason(enum sched_pvariant v)
 		return "reclamation within the cohort";
 	case PV_RECLAIM_WHILE_BORROW:
 		return "reclamation within the cohort while borrowing";
+	case PV_FAIR:
+		return "Fair Sharing within the cohort";
 	case PV_NEVER:
 		break;
 	}
