@@ -230,6 +230,13 @@ int main(int argc, char **argv)
 	mo.block_admission = cfg.wfpr_block_admission;
 	mo.requeue_ts_creation =
 		cfg.wfpr_requeue_timestamp == CONFIG_REQUEUE_CREATION;
+	mo.fair_sharing = cfg.fs_enable;
+	for (size_t i = 0; i < cfg.fs_preemption_strategies.n && i < 2; i++)
+		mo.fs_strategies[mo.nfs_strategies++] =
+			!strcmp(cfg.fs_preemption_strategies.v[i],
+				"LessThanInitialShare")
+				? FS_LESS_THAN_INITIAL_SHARE
+				: FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
 	l = loop_new(&lo, &err);
 	if (!l) {
 		fprintf(stderr, "cueue-manager: %s\n", err.msg);

@@ -95,6 +95,8 @@ static json_t *build_cq(void *ud, const char *name, char **path)
 	tmp.pending = st.pending;
 	tmp.reserving = st.reserving;
 	tmp.admitted = st.admitted;
+	tmp.has_fs_status = st.fair;
+	tmp.fs_weighted_share = st.weighted_share;
 	cur = codec_encode_cluster_queue_status(e->cq, API_V1BETA2);
 	nw = codec_encode_cluster_queue_status(&tmp, API_V1BETA2);
 	if (!json_equal(cur, nw)) {
@@ -106,6 +108,32 @@ static json_t *build_cq(void *ud, const char *name, char **path)
 	json_decref(cur);
 	json_decref(nw);
 	cluster_queue_release(&tmp);
+	return body;
+}
+
+/* A Cohort object's status.fairSharing (fair sharing on). */
+static json_t *build_cohort(void *ud, const char *name, char **path)
+{
+	struct manager *m = ud;
+	struct cohort_entry *e = hmap_get(&m->cohorts, name);
+	struct cohort tmp;
+	double share;
+	json_t *cur, *nw, *body = NULL;
+
+	if (!e || !e->c || !m->fed)
+		return NULL;
+	memset(&tmp, 0, sizeof(tmp));
+	if (!sched_cohort_share(m->s, name, &tmp.fs_weighted_share, &share))
+		return NULL;
+	tmp.has_fs_status = true;
+	cur = codec_encode_cohort_status(e->c);
+	nw = codec_encode_cohort_status(&tmp);
+	if (!json_equal(cur, nw)) {
+		body = json_pack("{s:O}", "status", nw);
+		*path = path_of("cohorts", NULL, name, "status");
+	}
+	json_decref(cur);
+	json_decref(nw);
 	return body;
 }
 
@@ -286,6 +314,9 @@ void manager_cq_metrics(struct manager *m, const struct cq_entry *e)
 				      st.pending_active +
 					      st.pending_inadmissible);
 	kueue_metrics_cq_workloads(km, e->name, st.reserving, st.admitted);
+	if (st.fair)
+		kueue_metrics_cq_weighted_share(km, e->name,
+						st.weighted_share);
 	kueue_metrics_cq_status(km, e->name,
 				cq->meta.deletion_ms ? KUEUE_CQ_TERMINATING
 				: st.active ? KUEUE_CQ_ACTIVE
@@ -597,6 +628,19 @@ static void collect_cq(void *ud, const char *name)
 	collect(&m->dirty_cq, &m->ndirty_cq, &m->cap_dirty_cq, name);
 }
 
+/* A cohort whose share may have moved: its status and gauge. */
+static void cohort_dirty(void *ud, const char *name)
+{
+	struct manager *m = ud;
+	int64_t share;
+	double f;
+
+	if (m->o.metrics && sched_cohort_share(m->s, name, &share, &f))
+		kueue_metrics_cohort_weighted_share(m->o.metrics, name, share);
+	if (hmap_get(&m->cohorts, name))
+		status_writer_mark(m->cow, name);
+}
+
 static void collect_lq(void *ud, const char *key)
 {
 	struct manager *m = ud;
@@ -681,6 +725,7 @@ static void on_mflush(void *ud, int64_t now_ms)
 static void process_dirty(struct manager *m)
 {
 	sched_take_dirty(m->s, collect_cq, collect_lq, m);
+	sched_take_dirty_cohorts(m->s, cohort_dirty, m);
 	for (size_t i = 0; i < m->ndirty_cq; i++) {
 		struct cq_entry *e = hmap_get(&m->cqs, m->dirty_cq[i]);
 		struct sched_cq_status st;
@@ -832,6 +877,10 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	so.partial_admission = !m->o.no_partial_admission;
 	so.block_admission = m->o.ready.enabled && m->o.block_admission;
 	so.requeue_ts_creation = m->o.requeue_ts_creation;
+	so.fair_sharing = m->o.fair_sharing;
+	so.nfs_strategies = m->o.nfs_strategies;
+	so.fs_strategies[0] = m->o.fs_strategies[0];
+	so.fs_strategies[1] = m->o.fs_strategies[1];
 	m->s = sched_new(&so);
 	hmap_init(&m->rfs);
 	hmap_init(&m->cohorts);
@@ -853,6 +902,9 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	wo.build = build_lq;
 	wo.result = lq_status_result;
 	m->lqw = status_writer_new(k, &wo);
+	wo.build = build_cohort;
+	wo.result = NULL;
+	m->cow = status_writer_new(k, &wo);
 	timers_setup(&m->wake, on_wake, m);
 	timers_setup(&m->backoff, on_backoff, m);
 	timers_setup(&m->defer, manager_wl_on_defer, m);
@@ -912,6 +964,7 @@ void manager_free(struct manager *m)
 	loop_timer_cancel(m->l, &m->mflush);
 	status_writer_free(m->cqw);
 	status_writer_free(m->lqw);
+	status_writer_free(m->cow);
 	sched_decisions_release(&m->decs);
 	/* sched borrows the cached structs: free it before them */
 	sched_free(m->s);

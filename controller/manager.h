@@ -46,6 +46,7 @@
 #include <stdint.h>
 
 #include "model/deadline.h"
+#include "flavors/sched.h"
 
 struct kube;
 struct kueue_metrics;
@@ -84,6 +85,11 @@ struct manager_opts {
 	struct deadline_policy ready;
 	bool block_admission;
 	bool requeue_ts_creation; /* requeuingStrategy.timestamp Creation */
+	/* fairSharing (flavors/sched.h sched_opts): on, and its
+	 * preemptionStrategies (nfs 0: the default list) */
+	bool fair_sharing;
+	enum sched_fs_strategy fs_strategies[2];
+	size_t nfs_strategies;
 };
 
 struct manager_stats {

@@ -267,6 +267,7 @@ struct manager {
 	size_t n_requeue_at;      /* cached workloads with a requeueAt */
 	struct sched_decisions decs;
 	struct status_writer *cqw, *lqw; /* owned */
+	struct status_writer *cow;       /* owned; Cohorts (fair sharing) */
 	struct timer wake;        /* run the before-sleep step again soon */
 	struct timer backoff;     /* sched_next_wakeup */
 	char **mdirty;            /* owned; ClusterQueues whose gauges the

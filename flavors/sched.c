@@ -214,6 +214,30 @@ static bool nidx_check(const struct nidx *x)
 
 /* ---- dirty sets ---- */
 
+/* Fair sharing: the cohorts above a changed ClusterQueue report new
+ * shares. A dirty cohort's ancestors are dirty too (all are taken at
+ * once), so the walk stops at the first one already marked. */
+static void dirty_cohorts_above(struct sched *s, int node)
+{
+	size_t cap = tree_node_cap(s->t);
+
+	if (s->capcoh_dirty < cap) {
+		s->coh_dirty = xrealloc(s->coh_dirty,
+					cap * sizeof(*s->coh_dirty));
+		memset(s->coh_dirty + s->capcoh_dirty, 0,
+		       cap - s->capcoh_dirty);
+		s->capcoh_dirty = cap;
+	}
+	for (int p = tree_parent(s->t, node); p >= 0 && !s->coh_dirty[p];
+	     p = tree_parent(s->t, p)) {
+		s->coh_dirty[p] = 1;
+		if (s->ndirty_coh == s->capdirty_coh)
+			XGROW(s->dirty_coh, s->capdirty_coh,
+			      s->ndirty_coh + 1);
+		s->dirty_coh[s->ndirty_coh++] = p;
+	}
+}
+
 void sched_dirty_cq(struct sched *s, int32_t id)
 {
 	if (id < 0 || s->cqs[id].dirty)
@@ -222,6 +246,8 @@ void sched_dirty_cq(struct sched *s, int32_t id)
 	if (s->ndirty_cq == s->capdirty_cq)
 		XGROW(s->dirty_cq, s->capdirty_cq, s->ndirty_cq + 1);
 	s->dirty_cq[s->ndirty_cq++] = id;
+	if (s->o.fair_sharing)
+		dirty_cohorts_above(s, s->cqs[id].node);
 }
 
 void sched_dirty_lq(struct sched *s, int32_t id)
@@ -556,6 +582,8 @@ void sched_free(struct sched *s)
 	free(s->cq_of_node);
 	fair_free(s->fair);
 	free(s->fn);
+	free(s->coh_dirty);
+	free(s->dirty_coh);
 	free(s->fp_path);
 	free(s->fp_pruned);
 	free(s->fq);

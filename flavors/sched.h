@@ -300,6 +300,12 @@ struct sched_cq_status {
 	int32_t pending_inadmissible; /* parked */
 	int32_t reserving;            /* holding quota (incl. assumed) */
 	int32_t admitted;             /* of those, Admitted=True */
+	/* Fair sharing on: status.fairSharing.weightedShare (rounded up;
+	 * INT64_MAX for a zero weight that borrows) and the exact share
+	 * (+Inf for that case) for kueue_cluster_queue_weighted_share. */
+	bool fair;
+	int64_t weighted_share;
+	double share;
 };
 
 /* Fills st for ClusterQueue name; st->exists false when unknown. */
@@ -355,6 +361,15 @@ void sched_cq_parked_by_lq(struct sched *s, const char *cq,
 typedef void sched_dirty_fn(void *ud, const char *name);
 void sched_take_dirty(struct sched *s, sched_dirty_fn *cq_fn,
 		      sched_dirty_fn *lq_fn, void *ud);
+
+/* Fair sharing on and a cohort of that name in the tree: its weighted
+ * share, as sched_cq_status gives a ClusterQueue's. False otherwise. */
+bool sched_cohort_share(const struct sched *s, const char *name,
+			int64_t *rounded, double *share);
+/* Fair sharing: every cohort above a ClusterQueue whose usage or
+ * status changed since the last call, visited once (names borrowed for
+ * the call), then forgotten. */
+void sched_take_dirty_cohorts(struct sched *s, sched_dirty_fn *fn, void *ud);
 
 /* ClusterQueues using cohort tree quota arithmetic, for the invariant
  * checker and tests: STYLE P15 over the whole state (tree, queues,

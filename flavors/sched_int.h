@@ -312,6 +312,10 @@ struct sched {
 	size_t ndirty_cq, capdirty_cq;
 	int32_t *dirty_lq;
 	size_t ndirty_lq, capdirty_lq;
+	uint8_t *coh_dirty;         /* by tree node (fair sharing) */
+	size_t capcoh_dirty;
+	int32_t *dirty_coh;         /* cohort tree nodes */
+	size_t ndirty_coh, capdirty_coh;
 
 	/* cycle scratch */
 	struct sentry *ent;

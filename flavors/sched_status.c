@@ -31,6 +31,41 @@ void sched_cq_status(const struct sched *s, const char *name,
 	st->pending_inadmissible = (int32_t)queue_len_parked(&c->q);
 	st->reserving = c->reserving;
 	st->admitted = c->admitted;
+	if (s->o.fair_sharing) {
+		struct fair_drs d;
+
+		fair_drs(s->fair, s->t, c->node, &d);
+		st->fair = true;
+		st->weighted_share = fair_share_rounded(&d);
+		st->share = fair_share(&d);
+	}
+}
+
+bool sched_cohort_share(const struct sched *s, const char *name,
+			int64_t *rounded, double *share)
+{
+	int node = tree_node_find(s->t, NODE_COHORT, name);
+	struct fair_drs d;
+
+	if (!s->o.fair_sharing || node < 0)
+		return false;
+	fair_drs(s->fair, s->t, node, &d);
+	*rounded = fair_share_rounded(&d);
+	*share = fair_share(&d);
+	return true;
+}
+
+void sched_take_dirty_cohorts(struct sched *s, sched_dirty_fn *fn, void *ud)
+{
+	for (size_t i = 0; i < s->ndirty_coh; i++) {
+		int node = s->dirty_coh[i];
+
+		s->coh_dirty[node] = 0;
+		if (fn && tree_node_exists(s->t, node) &&
+		    tree_node_kind(s->t, node) == NODE_COHORT)
+			fn(ud, tree_node_name(s->t, node));
+	}
+	s->ndirty_coh = 0;
 }
 
 /* Resource ids of a group sorted by name (insertion sort: groups are

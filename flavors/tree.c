@@ -1070,6 +1070,11 @@ void tree_set_weight(struct tree *t, int node, int64_t milli)
 	t->qgen++;
 }
 
+bool tree_node_exists(const struct tree *t, int node)
+{
+	return is_alive(t, node);
+}
+
 size_t tree_node_cap(const struct tree *t)
 {
 	return t->nslot;

@@ -187,6 +187,8 @@ int64_t tree_weight(const struct tree *t, int node);
 uint64_t tree_quota_gen(const struct tree *t);
 /* Every node id is below this (for arrays indexed by node id). */
 size_t tree_node_cap(const struct tree *t);
+/* Whether node is a live node id (any id is accepted). */
+bool tree_node_exists(const struct tree *t, int node);
 
 /* Children of a cohort: fills up to max ids, returns the total count. */
 size_t tree_children(const struct tree *t, int cohort, int *out, size_t max);

@@ -247,6 +247,40 @@ static void dec_groups(struct codec_ctx *c, const json_t *spec,
 	codec_pop(c, m);
 }
 
+/* status.fairSharing {weightedShare} of a ClusterQueue or Cohort. */
+static void dec_fs_status(struct codec_ctx *c, const json_t *st, bool *has,
+			  int64_t *share)
+{
+	size_t m;
+	const json_t *fs = codec_enter(c, st, "fairSharing", &m);
+
+	if (!fs)
+		return;
+	*has = true;
+	codec_i64(c, fs, "weightedShare", share);
+	codec_pop(c, m);
+}
+
+/* LocalQueue status.fairSharing.admissionFairSharingStatus. */
+static void dec_afs_status(struct codec_ctx *c, const json_t *st,
+			   struct local_queue *out)
+{
+	size_t m, m2;
+	const json_t *fs = codec_enter(c, st, "fairSharing", &m);
+	const json_t *a;
+
+	if (!fs)
+		return;
+	a = codec_enter(c, fs, "admissionFairSharingStatus", &m2);
+	if (a) {
+		out->has_afs_status = true;
+		codec_reslist(c, a, "consumedResources", &out->afs_consumed);
+		codec_time(c, a, "lastUpdate", &out->afs_last_ms);
+		codec_pop(c, m2);
+	}
+	codec_pop(c, m);
+}
+
 /* fairSharing {weight}: the CRD defaults weight to 1 once the object is
  * there. */
 static void dec_fair_sharing(struct codec_ctx *c, const json_t *spec,
@@ -507,6 +541,8 @@ int codec_decode_cluster_queue(const json_t *obj, struct cluster_queue *out,
 		codec_i32(&c, st, "pendingWorkloads", &out->pending);
 		codec_i32(&c, st, "reservingWorkloads", &out->reserving);
 		codec_i32(&c, st, "admittedWorkloads", &out->admitted);
+		dec_fs_status(&c, st, &out->has_fs_status,
+			      &out->fs_weighted_share);
 		codec_pop(&c, m);
 	}
 	return codec_ctx_finish(&c);
@@ -533,6 +569,12 @@ int codec_decode_cohort(const json_t *obj, struct cohort *out,
 		dec_groups(&c, spec, &out->groups, &out->ngroups);
 		dec_fair_sharing(&c, spec, &out->has_fs_weight,
 				 &out->fs_weight);
+		codec_pop(&c, m);
+	}
+	spec = codec_enter(&c, obj, "status", &m);
+	if (spec) {
+		dec_fs_status(&c, spec, &out->has_fs_status,
+			      &out->fs_weighted_share);
 		codec_pop(&c, m);
 	}
 	return codec_ctx_finish(&c);
@@ -572,6 +614,7 @@ int codec_decode_local_queue(const json_t *obj, struct local_queue *out,
 		codec_i32(&c, st, "pendingWorkloads", &out->pending);
 		codec_i32(&c, st, "reservingWorkloads", &out->reserving);
 		codec_i32(&c, st, "admittedWorkloads", &out->admitted);
+		dec_afs_status(&c, st, out);
 		codec_pop(&c, m);
 	}
 	return codec_ctx_finish(&c);

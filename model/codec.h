@@ -86,6 +86,8 @@ struct json_t *codec_encode_workload_status(const struct workload *w,
 					    enum api_version v);
 struct json_t *codec_encode_cluster_queue_status(const struct cluster_queue *cq,
 						 enum api_version v);
+/* Cohort status (fairSharing) in Kueue's shape; a new object. */
+struct json_t *codec_encode_cohort_status(const struct cohort *co);
 struct json_t *codec_encode_local_queue_status(const struct local_queue *lq,
 					       enum api_version v);
 struct json_t *codec_encode_object_meta(const struct object_meta *m);

@@ -560,6 +560,21 @@ json_t *codec_encode_cluster_queue_status(const struct cluster_queue *cq,
 	set_int(o, "pendingWorkloads", cq->pending);
 	set_int(o, "reservingWorkloads", cq->reserving);
 	set_int(o, "admittedWorkloads", cq->admitted);
+	if (cq->has_fs_status)
+		json_object_set_new(o, "fairSharing",
+				    json_pack("{s:I}", "weightedShare",
+					      (json_int_t)cq->fs_weighted_share));
+	return o;
+}
+
+json_t *codec_encode_cohort_status(const struct cohort *co)
+{
+	json_t *o = json_object();
+
+	if (co->has_fs_status)
+		json_object_set_new(o, "fairSharing",
+				    json_pack("{s:I}", "weightedShare",
+					      (json_int_t)co->fs_weighted_share));
 	return o;
 }
 
@@ -577,5 +592,16 @@ json_t *codec_encode_local_queue_status(const struct local_queue *lq,
 		   false, v1);
 	set_usages(o, v1 ? "flavorUsage" : "flavorsUsage", lq->usage,
 		   lq->nusage, false, v1);
+	if (lq->has_afs_status) {
+		json_t *a = json_object();
+
+		json_object_set_new(a, "consumedResources",
+				    enc_reslist(&lq->afs_consumed));
+		set_time(a, "lastUpdate", lq->afs_last_ms);
+		json_object_set_new(o, "fairSharing",
+				    json_pack("{s:o}",
+					      "admissionFairSharingStatus",
+					      a));
+	}
 	return o;
 }

@@ -310,6 +310,7 @@ void local_queue_release(struct local_queue *lq)
 	conditions_release(&lq->conds);
 	flavor_usages_release(lq->reservation, lq->nreservation);
 	flavor_usages_release(lq->usage, lq->nusage);
+	reslist_release(&lq->afs_consumed);
 	memset(lq, 0, sizeof(*lq));
 }
 

@@ -283,6 +283,8 @@ struct cluster_queue {
 	int32_t pending;   /* pendingWorkloads */
 	int32_t reserving; /* reservingWorkloads */
 	int32_t admitted;  /* admittedWorkloads */
+	bool has_fs_status;
+	int64_t fs_weighted_share; /* fairSharing.weightedShare */
 };
 
 void cluster_queue_release(struct cluster_queue *cq);
@@ -298,6 +300,9 @@ struct cohort {
 	size_t ngroups;
 	bool has_fs_weight;
 	int64_t fs_weight;             /* milli-units */
+	/* status */
+	bool has_fs_status;
+	int64_t fs_weighted_share;     /* fairSharing.weightedShare */
 };
 
 void cohort_release(struct cohort *c);
@@ -322,6 +327,10 @@ struct local_queue {
 	int32_t pending;
 	int32_t reserving;
 	int32_t admitted;
+	/* fairSharing.admissionFairSharingStatus */
+	bool has_afs_status;
+	struct reslist afs_consumed; /* consumedResources, milli-units */
+	int64_t afs_last_ms;         /* lastUpdate */
 };
 
 void local_queue_release(struct local_queue *lq);
