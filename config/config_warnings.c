@@ -72,11 +72,6 @@ static const struct unhonoured rows[] = {
 	  .instead = "MultiKueue is not implemented yet; no Workload is "
 		     "dispatched to a worker cluster, and a ClusterQueue "
 		     "naming an admission check stays inactive" },
-	{ .key = "fairSharing", .when = WHEN_ON, .off = M(fs_enable),
-	  .instead = "fair sharing is not implemented yet; a cohort's "
-		     "Workloads are ordered and preempted by the classic rules "
-		     "(non-borrowing first, priority, queue time), not by "
-		     "dominant resource share" },
 	{ .key = "admissionFairSharing", .when = WHEN_GIVEN,
 	  .instead = "admission fair sharing is not implemented yet; "
 		     "LocalQueue usage is not tracked, and each ClusterQueue "

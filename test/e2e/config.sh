@@ -73,7 +73,7 @@ match "the manager listed everything" 0 'msg="caches synced' latest_start
 expect_warnings "one warning per unhonoured key, in table order" "$every" \
 	pprofBindAddress leaderElection metrics.localQueueMetrics \
 	metrics.customLabels controller.groupKindConcurrency \
-	controller.cacheSyncTimeout multiKueue fairSharing \
+	controller.cacheSyncTimeout multiKueue \
 	admissionFairSharing resources.excludeResourcePrefixes \
 	resources.transformations resources.deviceClassMappings \
 	objectRetentionPolicies.workloads.afterFinished \

@@ -1391,10 +1391,6 @@ START_TEST(warnings_every_key_v1beta2)
 		"u2.yaml:23:1: multiKueue: MultiKueue is not implemented yet; "
 		"no Workload is dispatched to a worker cluster, and a "
 		"ClusterQueue naming an admission check stays inactive",
-		"u2.yaml:25:1: fairSharing: fair sharing is not implemented "
-		"yet; a cohort's Workloads are ordered and preempted by the "
-		"classic rules (non-borrowing first, priority, queue time), "
-		"not by dominant resource share",
 		"u2.yaml:27:1: admissionFairSharing: admission fair sharing is "
 		"not implemented yet; LocalQueue usage is not tracked, and "
 		"each ClusterQueue orders its Workloads by priority, then "
@@ -1470,7 +1466,6 @@ START_TEST(warnings_every_key_v1beta1)
 		{ "controller.cacheSyncTimeout", "19:3" },
 		{ "integrations.podOptions", "23:3" },
 		{ "multiKueue", "27:1" },
-		{ "fairSharing", "29:1" },
 		{ "admissionFairSharing", "31:1" },
 		{ "resources.excludeResourcePrefixes", "34:3" },
 		{ "resources.transformations", "35:3" },
@@ -1613,7 +1608,7 @@ static const struct {
 	  "waitForPodsReady:\n  timeout: 10m\n", NULL },
 	{ V2 "waitForPodsReady: {}\n", NULL },
 	{ V1 "fairSharing:\n  enable: false\n", NULL },
-	{ V2 "fairSharing: {}\n", "fairSharing" },
+	{ V2 "fairSharing: {}\n", NULL }, /* honoured */
 	{ V2 "pprofBindAddress: \"0\"\n", NULL },
 	{ V2 "pprofBindAddress: \"\"\n", NULL },
 	{ V2 "pprofBindAddress: :6060\n", "pprofBindAddress" },
