@@ -72,10 +72,6 @@ static const struct unhonoured rows[] = {
 	  .instead = "MultiKueue is not implemented yet; no Workload is "
 		     "dispatched to a worker cluster, and a ClusterQueue "
 		     "naming an admission check stays inactive" },
-	{ .key = "admissionFairSharing", .when = WHEN_GIVEN,
-	  .instead = "admission fair sharing is not implemented yet; "
-		     "LocalQueue usage is not tracked, and each ClusterQueue "
-		     "orders its Workloads by priority, then queue time" },
 	{ .key = "resources.excludeResourcePrefixes", .when = WHEN_ITEMS,
 	  .off = M(res_exclude_prefixes),
 	  .instead = "not implemented yet; no resource is left out: every "

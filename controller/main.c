@@ -181,6 +181,8 @@ int main(int argc, char **argv)
 	struct loop_opts lo = { .handle_signals = true };
 	struct kube_opts ko = { .user_agent = "cueue-manager" };
 	struct manager_opts mo = { 0 };
+	const char **afs_res = NULL;
+	double *afs_w = NULL;
 	struct loop *l = NULL;
 	struct kube *k = NULL;
 	struct manager *m = NULL;
@@ -231,6 +233,20 @@ int main(int argc, char **argv)
 	mo.requeue_ts_creation =
 		cfg.wfpr_requeue_timestamp == CONFIG_REQUEUE_CREATION;
 	mo.fair_sharing = cfg.fs_enable;
+	mo.afs = cfg.afs_enable;
+	mo.afs_half_life_ms = cfg.afs_usage_half_life_ms;
+	mo.afs_sampling_ms = cfg.afs_usage_sampling_ms;
+	mo.nafs_w = cfg.afs_resource_weights.n;
+	if (mo.nafs_w) {
+		afs_res = xcalloc(mo.nafs_w, sizeof(*afs_res));
+		afs_w = xcalloc(mo.nafs_w, sizeof(*afs_w));
+		for (size_t i = 0; i < mo.nafs_w; i++) {
+			afs_res[i] = cfg.afs_resource_weights.v[i].key;
+			afs_w[i] = cfg.afs_resource_weights.v[i].value;
+		}
+		mo.afs_res = afs_res;
+		mo.afs_w = afs_w;
+	}
 	for (size_t i = 0; i < cfg.fs_preemption_strategies.n && i < 2; i++)
 		mo.fs_strategies[mo.nfs_strategies++] =
 			!strcmp(cfg.fs_preemption_strategies.v[i],
@@ -298,6 +314,8 @@ int main(int argc, char **argv)
 out:
 	jobs_free(jobs);
 	manager_free(m);
+	free(afs_res);
+	free(afs_w);
 	wiring_free(w);
 	kube_free(k);
 	loop_free(l);

@@ -181,6 +181,11 @@ static json_t *build_lq(void *ud, const char *key, char **path)
 	tmp.admitted = st.admitted;
 	sched_lq_usage(m->s, key, false, &tmp.reservation, &tmp.nreservation);
 	sched_lq_usage(m->s, key, true, &tmp.usage, &tmp.nusage);
+	tmp.has_afs_status = sched_lq_afs_status(
+		m->s, key, &tmp.afs_consumed, &tmp.afs_last_ms);
+	if (tmp.has_afs_status && !tmp.afs_last_ms)
+		tmp.afs_last_ms = e->lq->has_afs_status ? e->lq->afs_last_ms
+					: loop_wall_ms(m->l);
 	cur = codec_encode_local_queue_status(e->lq, API_V1BETA2);
 	nw = codec_encode_local_queue_status(&tmp, API_V1BETA2);
 	if (!json_equal(cur, nw)) {
@@ -578,8 +583,10 @@ static void feed(struct manager *m)
 	for (pos = 0; (ns = hmap_next(&m->nss, &pos, NULL));)
 		sched_namespace_set(m->s, ns->name, &ns->labels);
 	for (pos = 0; (lq = hmap_next(&m->lqs, &pos, NULL));)
-		if (lq->lq)
+		if (lq->lq) {
 			sched_lq_set(m->s, lq->key, lq->lq->stop);
+			manager_lq_fs(m, lq->key, lq->lq);
+		}
 	for (pos = 0; (cq = hmap_next(&m->cqs, &pos, NULL));) {
 		struct sched_cq_status st;
 
@@ -835,6 +842,32 @@ static void on_wake(void *ud, int64_t now_ms)
 	(void)now_ms;
 }
 
+void manager_lq_fs(struct manager *m, const char *key,
+		   const struct local_queue *lq)
+{
+	if (!m->fed)
+		return;
+	sched_lq_set_fs(m->s, key, lq ? lq->cluster_queue : NULL,
+			lq && lq->has_fs_weight ? lq->fs_weight : 1000);
+	if (lq && m->o.afs && lq->has_afs_status)
+		sched_lq_afs_seed(m->s, key, &lq->afs_consumed);
+	m->changed = true;
+}
+
+/* Admission fair sharing: every usageSamplingInterval, each LocalQueue's
+ * history takes in its usage now (and its status is written). */
+static void on_afs(void *ud, int64_t now_ms)
+{
+	struct manager *m = ud;
+
+	(void)now_ms;
+	if (m->fed) {
+		sched_afs_sample(m->s, loop_wall_ms(m->l));
+		m->changed = true;
+	}
+	loop_timer_arm(m->l, &m->afs, m->o.afs_sampling_ms);
+}
+
 /* The backoff timer: a cycle is due. */
 static void on_backoff(void *ud, int64_t now_ms)
 {
@@ -881,6 +914,12 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	so.nfs_strategies = m->o.nfs_strategies;
 	so.fs_strategies[0] = m->o.fs_strategies[0];
 	so.fs_strategies[1] = m->o.fs_strategies[1];
+	so.afs = m->o.afs;
+	so.afs_half_life_ms = m->o.afs_half_life_ms;
+	so.afs_sampling_ms = m->o.afs_sampling_ms;
+	so.afs_res = m->o.afs_res;
+	so.afs_w = m->o.afs_w;
+	so.nafs_w = m->o.nafs_w;
 	m->s = sched_new(&so);
 	hmap_init(&m->rfs);
 	hmap_init(&m->cohorts);
@@ -910,6 +949,11 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	timers_setup(&m->defer, manager_wl_on_defer, m);
 	timers_setup(&m->audit, on_audit, m);
 	timers_setup(&m->mflush, on_mflush, m);
+	timers_setup(&m->afs, on_afs, m);
+	m->o.afs_res = NULL; /* sched copied them */
+	m->o.afs_w = NULL;
+	if (m->o.afs && m->o.afs_sampling_ms > 0)
+		loop_timer_arm(m->l, &m->afs, m->o.afs_sampling_ms);
 	if (log_enabled(LOG_DEBUG))
 		loop_timer_arm(m->l, &m->audit, AUDIT_MS);
 	loop_set_before_sleep(m->l, before_sleep, m);
@@ -962,6 +1006,7 @@ void manager_free(struct manager *m)
 	loop_timer_cancel(m->l, &m->defer);
 	loop_timer_cancel(m->l, &m->audit);
 	loop_timer_cancel(m->l, &m->mflush);
+	loop_timer_cancel(m->l, &m->afs);
 	status_writer_free(m->cqw);
 	status_writer_free(m->lqw);
 	status_writer_free(m->cow);

@@ -90,6 +90,15 @@ struct manager_opts {
 	bool fair_sharing;
 	enum sched_fs_strategy fs_strategies[2];
 	size_t nfs_strategies;
+	/* admissionFairSharing (sched_opts.afs...): on, usageHalfLifeTime,
+	 * usageSamplingInterval (the LocalQueue history's sampling timer),
+	 * resourceWeights (borrowed for manager_new's call) */
+	bool afs;
+	int64_t afs_half_life_ms;
+	int64_t afs_sampling_ms;
+	const char *const *afs_res;
+	const double *afs_w;
+	size_t nafs_w;
 };
 
 struct manager_stats {

@@ -274,6 +274,7 @@ struct manager {
 				     next mflush refreshes */
 	size_t nmdirty, cap_mdirty;
 	struct timer mflush;      /* METRICS_FLUSH_MS after the first mark */
+	struct timer afs;         /* admission fair sharing sampling */
 	char **dirty_cq;          /* owned; collected by sched_take_dirty */
 	size_t ndirty_cq, cap_dirty_cq;
 	char **dirty_lq;
@@ -449,6 +450,10 @@ void manager_queues_lq_gc(struct manager *m, struct lq_entry *e);
  * a finalizer patch in flight), telling neither sched nor the maps. */
 void manager_queues_rf_entry_free(struct manager *m, struct rf_entry *e);
 void manager_queues_cohort_entry_free(struct cohort_entry *e);
+/* A LocalQueue's fair sharing weight and, once, its admission fair
+ * sharing history (its status) to sched; lq NULL: it is gone. */
+void manager_lq_fs(struct manager *m, const char *key,
+		   const struct local_queue *lq);
 void manager_queues_cq_entry_free(struct manager *m, struct cq_entry *e);
 void manager_queues_ns_entry_free(struct ns_entry *e);
 void manager_queues_lq_entry_free(struct lq_entry *e);

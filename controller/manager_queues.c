@@ -797,6 +797,7 @@ static void apply_lq(struct manager *m, const json_t *obj, const char *key)
 		sched_lq_set(m->s, e->key, nw->stop);
 		m->changed = true;
 	}
+	manager_lq_fs(m, e->key, nw);
 	if (relevant)
 		lq_resolve_all(m, e);
 	if (old_cqe != e->cqe)
@@ -822,6 +823,7 @@ static void lq_drop(struct manager *m, struct lq_entry *e)
 		sched_lq_set(m->s, e->key, STOP_NONE);
 		m->changed = true;
 	}
+	manager_lq_fs(m, e->key, NULL);
 	local_queue_release(e->lq);
 	FREE_AND_NULL(e->lq);
 	m->nsview_gen++;

@@ -85,6 +85,9 @@ int queue_compare(const struct cq_queue *q, const struct qitem *a,
 	 *    the strategy and queue_set_strategy need not re-sort. */
 	if (sa != sb)
 		return sa ? -1 : 1;
+	/* 1b. Admission fair sharing: the lower LocalQueue usage first. */
+	if (q->by_usage && a->afs != b->afs)
+		return a->afs < b->afs ? -1 : 1;
 	/* 2. Higher priority first. */
 	if (a->priority != b->priority)
 		return a->priority > b->priority ? -1 : 1;
@@ -291,7 +294,8 @@ static bool is_immediate(enum queueing_strategy s, enum requeue_reason r)
  * hash, no backoff and is not the sticky preemptor. */
 static bool classable(const struct cq_queue *q, const struct qitem *it)
 {
-	return q->strategy == QS_BEST_EFFORT_FIFO && it->eq_hash != 0 &&
+	return q->strategy == QS_BEST_EFFORT_FIFO && !q->by_usage &&
+	       it->eq_hash != 0 &&
 	       it->requeue_at_ms == 0 && !it->requeued_false &&
 	       q->sticky != it;
 }
@@ -631,6 +635,24 @@ void queue_set_strategy(struct cq_queue *q, enum queueing_strategy s)
 	q->strategy = s;
 	if (s != QS_BEST_EFFORT_FIFO && q->nclass)
 		classes_flatten(q);
+}
+
+void queue_set_by_usage(struct cq_queue *q, bool on)
+{
+	if (q->by_usage == on)
+		return;
+	q->by_usage = on;
+	if (on && q->nclass)
+		classes_flatten(q);
+	queue_reheap(q);
+}
+
+void queue_reheap(struct cq_queue *q)
+{
+	struct qheap h = { q->heap, q->nheap, q->cap };
+
+	for (size_t i = q->nheap / 2; i-- > 0;)
+		sift_down(q, &h, i);
 }
 
 /* ---- operations -------------------------------------------------------- */

@@ -61,6 +61,11 @@ struct qitem {
 	 * BestEffortFIFO queue with the same non-zero hash must get the same
 	 * verdict from the scheduler at the same quota state. 0 = none. */
 	uint64_t eq_hash;
+	/* Admission fair sharing: its LocalQueue's weighted usage, ordered
+	 * before priority when the queue is by_usage (smaller first). The
+	 * caller keeps it current and calls queue_reheap after changing
+	 * it for queued items. */
+	double afs;
 	/* queue-private: */
 	uint64_t uid_pre;      /* first 8 bytes of uid, big-endian: most
 				  uid ties resolve without strcmp */
@@ -102,6 +107,7 @@ struct cq_queue {
 	struct qitem *sticky;    /* preemptor kept at the head, or NULL */
 	uint64_t cycle;          /* bumped by queue_pop's caller per cycle */
 	uint64_t requeue_cycle;  /* cycle of the last requeue event */
+	bool by_usage;           /* admission fair sharing order */
 };
 
 void queue_init(struct cq_queue *q, enum queueing_strategy strategy);
@@ -109,6 +115,15 @@ void queue_init(struct cq_queue *q, enum queueing_strategy strategy);
 void queue_release(struct cq_queue *q);
 /* Changes the strategy (a spec update); order is unchanged. */
 void queue_set_strategy(struct cq_queue *q, enum queueing_strategy s);
+/*
+ * Admission fair sharing (UsageBasedAdmissionFairSharing): items are
+ * ordered by their afs key (lower first) after the sticky preemptor and
+ * before priority. Such a queue has no equivalence classes (items of
+ * one class may belong to different LocalQueues). queue_reheap restores
+ * the heap order after the caller changed afs keys of queued items.
+ */
+void queue_set_by_usage(struct cq_queue *q, bool on);
+void queue_reheap(struct cq_queue *q);
 
 /*
  * A pending workload was added or changed (PushOrUpdate). A parked item

@@ -324,6 +324,11 @@ static int32_t res_get(struct sched *s, const char *name)
 	return id;
 }
 
+int32_t sched_res_id(struct sched *s, const char *name)
+{
+	return res_get(s, name);
+}
+
 static int32_t ns_get(struct sched *s, const char *name)
 {
 	int32_t id = nidx_find(&s->ns_idx, name);
@@ -374,14 +379,26 @@ static int32_t lq_get(struct sched *s, const char *name)
 	return id;
 }
 
+int32_t sched_lq_find_or_add(struct sched *s, const char *name, bool create)
+{
+	int32_t id = nidx_find(&s->lq_idx, name);
+
+	if (id >= 0 || !create)
+		return id;
+	return lq_get(s, name);
+}
+
 void sched_lq_reap(struct sched *s, int32_t id)
 {
 	struct slq *l = &s->lqs[id];
 
-	if (l->nref || l->stop != STOP_NONE || l->dirty)
+	if (l->nref || l->stop != STOP_NONE || l->dirty ||
+	    sched_afs_keep(l))
 		return;
 	free(l->res_usage);
 	free(l->adm_usage);
+	free(l->afs_cons);
+	free(l->afs_pen);
 	nidx_unlink(&s->lq_idx, id);
 	nidx_free_id(&s->lq_idx, id);
 	memset(l, 0, sizeof(*l));
@@ -438,6 +455,12 @@ static int32_t cq_get(struct sched *s, const char *name)
 	s->ncq++;
 	return id;
 }
+
+int32_t sched_cq_id(struct sched *s, const char *name)
+{
+	return cq_get(s, name);
+}
+
 
 int32_t sched_find_cq(const struct sched *s, const char *name)
 {
@@ -526,6 +549,17 @@ struct sched *sched_new(const struct sched_opts *o)
 		sched_opts_default(&s->o);
 	s->t = tree_new();
 	s->fair = fair_new();
+	if (s->o.nafs_w) {
+		s->nafs_w = s->o.nafs_w;
+		s->afs_wname = xcalloc(s->nafs_w, sizeof(*s->afs_wname));
+		s->afs_w = xcalloc(s->nafs_w, sizeof(*s->afs_w));
+		for (size_t i = 0; i < s->nafs_w; i++) {
+			s->afs_wname[i] = xstrdup(s->o.afs_res[i]);
+			s->afs_w[i] = s->o.afs_w[i];
+		}
+	}
+	s->o.afs_res = NULL;
+	s->o.afs_w = NULL;
 	s->pods_res = -1;
 	s->ready_wait = -1;
 	return s;
@@ -539,6 +573,7 @@ static void wl_free_record(struct swl *r)
 		assign_podset_release(&r->ps[i]);
 	free(r->ps);
 	free(r->usage);
+	free(r->afs_pen);
 	free(r);
 }
 
@@ -565,7 +600,13 @@ void sched_free(struct sched *s)
 	for (size_t i = 0; i < s->nlq; i++) {
 		free(s->lqs[i].res_usage);
 		free(s->lqs[i].adm_usage);
+		free(s->lqs[i].afs_cons);
+		free(s->lqs[i].afs_pen);
 	}
+	for (size_t i = 0; i < s->nafs_w; i++)
+		free(s->afs_wname[i]);
+	free(s->afs_wname);
+	free(s->afs_w);
 	free(s->lqs);
 	for (size_t i = 0; i < s->nns; i++)
 		smap_release(&s->ns[i].labels);
@@ -1019,6 +1060,10 @@ void sched_cq_set(struct sched *s, const struct cluster_queue *cq,
 			tree_set_parent(s->t, c->node, -1);
 		}
 		queue_set_strategy(&c->q, cq->strategy);
+		c->afs = s->o.afs &&
+			 cq->admission_mode == AM_USAGE_BASED_FAIR_SHARING;
+		c->afs_stale = true;
+		queue_set_by_usage(&c->q, c->afs);
 	} else {
 		tree_clear_quotas(s->t, c->node);
 		tree_set_parent(s->t, c->node, -1);
@@ -1273,6 +1318,7 @@ static void requeue_due(struct sched *s, int64_t now)
 /* Drops r's quota (tree only) and fires the requeue event. */
 static void release_hold(struct sched *s, struct swl *r)
 {
+	sched_afs_drop(s, r);
 	r->preempting = false;
 	sched_tree_apply(s, r, false);
 	requeue_released(s, r->hold_cq);
@@ -1753,6 +1799,7 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 	bool gone = workload_is_finished(w) || !w->active;
 	/* r->ps was compiled from r->w only while it stayed pending. */
 	const struct workload *old = r->state == WS_PENDING ? r->w : NULL;
+	bool was_admitted = r->state == WS_HOLDING && r->admitted;
 
 	if (key != buf)
 		free(key);
@@ -1837,11 +1884,19 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 			r->qi.requeued_false = rq && rq->status == COND_FALSE;
 		}
 		r->cq = c;
+		sched_afs_key(s, r);
 		queue_push(&s->cqs[c].q, &r->qi, changed, s->now);
 		r->state = WS_PENDING;
 		sched_dirty_cq(s, c);
 	}
 	sched_account(s, r, 1);
+	if (r->lq >= 0 && (r->state == WS_PENDING || r->state == WS_HOLDING))
+		s->lqs[r->lq].cq = r->state == WS_PENDING ? r->cq : r->hold_cq;
+	/* Admission fair sharing: its entry penalty becomes history once
+	 * it is seen admitted (Kueue settles on that transition). */
+	if (r->state == WS_HOLDING && r->admitted && !was_admitted &&
+	    r->afs_pen)
+		sched_afs_settle(s, r);
 }
 
 void sched_wl_remove(struct sched *s, const char *ns, const char *name)
@@ -1911,6 +1966,7 @@ void sched_wl_forget(struct sched *s, const char *ns, const char *name)
 	release_hold(s, r);
 	r->state = WS_NONE;
 	if (r->w && r->cq >= 0 && r->nps) {
+		sched_afs_key(s, r);
 		queue_push(&s->cqs[r->cq].q, &r->qi, true, s->now);
 		r->state = WS_PENDING;
 		sched_dirty_cq(s, r->cq);

@@ -122,6 +122,20 @@ struct sched_opts {
 	bool fair_sharing;
 	enum sched_fs_strategy fs_strategies[2]; /* in order */
 	size_t nfs_strategies; /* 0: the default, both, LTE first */
+	/*
+	 * Admission fair sharing (Configuration admissionFairSharing;
+	 * ClusterQueues with admissionScope.admissionMode
+	 * UsageBasedAdmissionFairSharing): pending workloads are ordered by
+	 * their LocalQueue's decayed usage over its weight before priority.
+	 * afs_res/afs_w (resourceWeights, nafs_w entries) are copied by
+	 * sched_new.
+	 */
+	bool afs;
+	int64_t afs_half_life_ms;  /* usageHalfLifeTime (0: no history) */
+	int64_t afs_sampling_ms;   /* usageSamplingInterval */
+	const char *const *afs_res;
+	const double *afs_w;
+	size_t nafs_w;
 };
 
 /* Defaults: partial_admission true, the rest zero. */
@@ -190,6 +204,29 @@ void sched_wl_recheck(struct sched *s, const char *ns, const char *name);
  * that hold quota (Evicted reason LocalQueueStopped).
  */
 void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop);
+
+/*
+ * Admission fair sharing. A LocalQueue object's ClusterQueue
+ * (spec.clusterQueue; NULL: the object is gone) and
+ * spec.fairSharing.weight (milli-units; 1000 when unset). Its history read back from its
+ * status.fairSharing.admissionFairSharingStatus.consumedResources (the
+ * first call per LocalQueue record counts; later ones are ignored, as
+ * the status then only echoes what sched wrote). sched_afs_sample, every
+ * usageSamplingInterval: each LocalQueue of a fair sharing ClusterQueue
+ * decays its history with its admitted usage now and is marked dirty.
+ * sched_lq_afs_status: the consumedResources (milli-units, rounded) and
+ * lastUpdate to write, false when the LocalQueue's ClusterQueue does not
+ * use admission fair sharing; out is released first.
+ * sched_lq_afs_usage: the weighted usage the queue orders by.
+ */
+void sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
+		     int64_t milli);
+void sched_lq_afs_seed(struct sched *s, const char *lq,
+		       const struct reslist *consumed);
+void sched_afs_sample(struct sched *s, int64_t now_ms);
+bool sched_lq_afs_status(const struct sched *s, const char *lq,
+			 struct reslist *out, int64_t *last_ms);
+double sched_lq_afs_usage(const struct sched *s, const char *lq);
 
 /* ------------------------------------------------------------------ */
 /* The cycle */

@@ -216,6 +216,7 @@ static void admit(struct sched *s, struct sched_decisions *out,
 	memcpy(r->usage, e->asg->usage, r->nusage * sizeof(*r->usage));
 	sched_tree_apply(s, r, true);
 	sched_account(s, r, 1);
+	sched_afs_push(s, r);
 	r->last_hash = 0;
 	r->last_reason = NULL;
 	d = decision_slot(out, r, s->calls);
@@ -597,6 +598,7 @@ static size_t round_run(struct sched *s, struct sched_decisions *out,
 	s->cycle++;
 	s->nent = 0;
 	s->nrvict = 0;
+	sched_afs_refresh(s);
 	/* 1. Heads: one per active ClusterQueue. */
 	for (size_t i = 0; i < s->ncq; i++) {
 		struct scq *c = &s->cqs[i];

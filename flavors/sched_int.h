@@ -68,6 +68,12 @@ struct nidx {
 	size_t nfree, capfree;
 };
 
+/* One resource of a workload's admission fair sharing entry penalty. */
+struct afs_pen {
+	int32_t res; /* resource id */
+	double v;    /* milli-units */
+};
+
 enum wl_state {
 	WS_NONE = 0, /* known, neither queued nor holding quota */
 	WS_PENDING,  /* in a ClusterQueue's queue */
@@ -126,6 +132,10 @@ struct swl {
 	uint64_t last_hash;         /* its message's hash; 0 = none */
 	uint64_t last_state;        /* sched.state when last reported */
 	bool in_entries;            /* popped this round */
+	/* admission fair sharing (sched_afs.c): the entry penalty pushed
+	 * at admission, until settled or dropped */
+	struct afs_pen *afs_pen;    /* owned */
+	size_t nafs_pen;
 };
 
 struct scq {
@@ -153,6 +163,10 @@ struct scq {
 					     this node (h_prev/h_next) */
 	int32_t nholders;
 	enum stop_policy stop;            /* of the last good cq */
+	bool afs;                         /* UsageBasedAdmissionFairSharing
+					     (and sched_opts.afs) */
+	bool afs_stale;                   /* a LocalQueue usage moved: re-key
+					     the queue before the next round */
 };
 
 struct slq {
@@ -169,6 +183,15 @@ struct slq {
 	 * park_stamp is that call's stamp */
 	uint64_t park_stamp;
 	int32_t parked;
+	/* admission fair sharing (sched_afs.c) */
+	bool fs_bound;       /* the LocalQueue object exists (afs on) */
+	bool fs_weight_set;  /* spec.fairSharing.weight given, != 1 */
+	int64_t fs_weight;   /* milli-units */
+	double *afs_cons;    /* owned; by resource id: decayed consumed */
+	double *afs_pen;     /* owned; by resource id: pending penalties */
+	size_t nafs;
+	int64_t afs_last;    /* the history's lastUpdate; 0 = never */
+	bool afs_seeded;     /* read back from the status once */
 };
 
 struct sns {
@@ -383,6 +406,10 @@ struct sched {
 	size_t capfheap;
 	int32_t *ftop;              /* heap of root nodes */
 	size_t nftop, capftop;
+	/* admissionFairSharing.resourceWeights (copied) */
+	char **afs_wname;
+	double *afs_w;
+	size_t nafs_w;
 	/* batched requeue events (opts.requeue_batch_ms): CQ ids */
 	int32_t *rq_pending;
 	size_t nrq, caprq;
@@ -451,6 +478,27 @@ int32_t sched_fair_next(struct sched *s);
 void sched_fair_done(struct sched *s, int32_t ent);
 /* The classical order of two entries (sched_cycle.c's sort). */
 int sched_entry_cmp(const struct sentry *a, const struct sentry *b);
+
+/* sched.c: a resource's id (interned); a LocalQueue's id, created
+ * when create (else -1 when unknown). */
+int32_t sched_res_id(struct sched *s, const char *name);
+int32_t sched_lq_find_or_add(struct sched *s, const char *name, bool create);
+int32_t sched_cq_id(struct sched *s, const char *name); /* interned */
+
+/*
+ * sched_afs.c, admission fair sharing: the weighted usage of a
+ * LocalQueue; the entry penalty of r's admission pushed (admit), settled
+ * into the history (seen Admitted) or dropped (left without); r's queue
+ * key; the stale ClusterQueues re-keyed (round start); whether a
+ * LocalQueue record carries history that must outlive its workloads.
+ */
+double sched_afs_usage(const struct sched *s, const struct slq *l);
+void sched_afs_push(struct sched *s, struct swl *r);
+void sched_afs_settle(struct sched *s, struct swl *r);
+void sched_afs_drop(struct sched *s, struct swl *r);
+void sched_afs_key(struct sched *s, struct swl *r);
+void sched_afs_refresh(struct sched *s);
+bool sched_afs_keep(const struct slq *l);
 
 /* The name indexes and the records they name agree (sched_check). */
 bool sched_index_check(const struct sched *s);

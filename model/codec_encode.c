@@ -598,8 +598,10 @@ json_t *codec_encode_local_queue_status(const struct local_queue *lq,
 		json_object_set_new(a, "consumedResources",
 				    enc_reslist(&lq->afs_consumed));
 		set_time(a, "lastUpdate", lq->afs_last_ms);
+		/* weightedShare is required; Kueue leaves it 0 on
+		 * LocalQueues */
 		json_object_set_new(o, "fairSharing",
-				    json_pack("{s:o}",
+				    json_pack("{s:i, s:o}", "weightedShare", 0,
 					      "admissionFairSharingStatus",
 					      a));
 	}

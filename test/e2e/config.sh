@@ -74,7 +74,7 @@ expect_warnings "one warning per unhonoured key, in table order" "$every" \
 	pprofBindAddress leaderElection metrics.localQueueMetrics \
 	metrics.customLabels controller.groupKindConcurrency \
 	controller.cacheSyncTimeout multiKueue \
-	admissionFairSharing resources.excludeResourcePrefixes \
+	resources.excludeResourcePrefixes \
 	resources.transformations resources.deviceClassMappings \
 	objectRetentionPolicies.workloads.afterFinished \
 	objectRetentionPolicies.workloads.afterDeactivatedByKueue \

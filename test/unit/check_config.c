@@ -1391,10 +1391,6 @@ START_TEST(warnings_every_key_v1beta2)
 		"u2.yaml:23:1: multiKueue: MultiKueue is not implemented yet; "
 		"no Workload is dispatched to a worker cluster, and a "
 		"ClusterQueue naming an admission check stays inactive",
-		"u2.yaml:27:1: admissionFairSharing: admission fair sharing is "
-		"not implemented yet; LocalQueue usage is not tracked, and "
-		"each ClusterQueue orders its Workloads by priority, then "
-		"queue time",
 		"u2.yaml:30:3: resources.excludeResourcePrefixes: not "
 		"implemented yet; no resource is left out: every resource a "
 		"pod requests is checked against quota",
@@ -1466,7 +1462,6 @@ START_TEST(warnings_every_key_v1beta1)
 		{ "controller.cacheSyncTimeout", "19:3" },
 		{ "integrations.podOptions", "23:3" },
 		{ "multiKueue", "27:1" },
-		{ "admissionFairSharing", "31:1" },
 		{ "resources.excludeResourcePrefixes", "34:3" },
 		{ "resources.transformations", "35:3" },
 		{ "resources.deviceClassMappings", "39:3" },
@@ -1626,7 +1621,7 @@ static const struct {
 	{ V2 "leaderElection: ~\nwaitForPodsReady:\nmultiKueue: null\n"
 	  "visibilityServer:\nadmissionFairSharing: ~\n", NULL },
 	{ V2 "multiKueue: {}\n", "multiKueue" },
-	{ V2 "admissionFairSharing: {}\n", "admissionFairSharing" },
+	{ V2 "admissionFairSharing: {}\n", NULL }, /* honoured */
 	{ V2 "visibilityServer: {}\n", "visibilityServer" },
 	{ V2 "controller:\n  cacheSyncTimeout: 0\n",
 	  "controller.cacheSyncTimeout" },
