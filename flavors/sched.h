@@ -211,7 +211,8 @@ void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop);
  * spec.fairSharing.weight (milli-units; 1000 when unset). Its history read back from its
  * status.fairSharing.admissionFairSharingStatus.consumedResources (the
  * first call per LocalQueue record counts; later ones are ignored, as
- * the status then only echoes what sched wrote). sched_afs_sample, every
+ * the status then only echoes what sched wrote; the history's clock starts
+ * at now_ms). sched_afs_sample, every
  * usageSamplingInterval: each LocalQueue of a fair sharing ClusterQueue
  * decays its history with its admitted usage now and is marked dirty.
  * sched_lq_afs_status: the consumedResources (milli-units, rounded) and
@@ -222,7 +223,7 @@ void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop);
 void sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
 		     int64_t milli);
 void sched_lq_afs_seed(struct sched *s, const char *lq,
-		       const struct reslist *consumed);
+		       const struct reslist *consumed, int64_t now_ms);
 void sched_afs_sample(struct sched *s, int64_t now_ms);
 bool sched_lq_afs_status(const struct sched *s, const char *lq,
 			 struct reslist *out, int64_t *last_ms);

@@ -271,7 +271,7 @@ void sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
 }
 
 void sched_lq_afs_seed(struct sched *s, const char *lq,
-		       const struct reslist *consumed)
+		       const struct reslist *consumed, int64_t now_ms)
 {
 	int32_t id = sched_lq_find_or_add(s, lq, true);
 	struct slq *l = &s->lqs[id];
@@ -279,6 +279,7 @@ void sched_lq_afs_seed(struct sched *s, const char *lq,
 	if (l->afs_seeded)
 		return;
 	l->afs_seeded = true;
+	l->afs_last = now_ms; /* Kueue: the history counts from now */
 	for (size_t i = 0; i < consumed->n; i++) {
 		int32_t res = sched_res_id(s, consumed->v[i].name);
 

@@ -18,6 +18,7 @@
  * milli-units of whole values (N(3) = 3000, GI(1) = 1Gi x 1000).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -4033,6 +4034,206 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 /* Generous timeouts: sanitizers on a busy shared machine. */
+/* ------------------------------------------------------------------ */
+/* Admission fair sharing (kueue-api.md §3.1 admissionScope, §13
+ * admissionFairSharing; Kueue's KEP 4136): inside a
+ * UsageBasedAdmissionFairSharing ClusterQueue the LocalQueue with the
+ * lower decayed usage over its weight goes first, before priority and
+ * queue time. Half life 10 min, sampling 1 min: a = 1 - 0.5^(1/10). */
+
+#define AFS_HALF (10 * 60 * SEC)
+#define AFS_SAMPLE (60 * SEC)
+
+static void afs_begin(bool afs_mode, int64_t half_life)
+{
+	struct sched_opts o;
+	struct cluster_queue *cq;
+
+	sched_opts_default(&o);
+	o.afs = true;
+	o.afs_half_life_ms = half_life;
+	o.afs_sampling_ms = AFS_SAMPLE;
+	fx_begin_opts(&o);
+	add_flavor("default");
+	cq = mk_cq("a", NULL, "default:cpu=1");
+	if (afs_mode)
+		cq->admission_mode = AM_USAGE_BASED_FAIR_SHARING;
+	put_cq(cq);
+	sched_lq_set_fs(F.s, "ns/heavy", "a", 1000);
+	sched_lq_set_fs(F.s, "ns/light", "a", 1000);
+	CHECK();
+}
+
+/* consumedResources cpu of a LocalQueue's status, milli-units. */
+static int64_t afs_cpu(const char *lq, int64_t *last)
+{
+	struct reslist r;
+	int64_t v = -1;
+
+	reslist_init(&r);
+	ck_assert(sched_lq_afs_status(F.s, lq, &r, last));
+	for (size_t i = 0; i < r.n; i++)
+		if (!strcmp(r.v[i].name, "cpu"))
+			v = r.v[i].milli;
+	reslist_release(&r);
+	return v < 0 ? 0 : v;
+}
+
+static void afs_seed(const char *lq, const char *consumed)
+{
+	struct reslist r;
+
+	reslist_init(&r);
+	spec_res(consumed, &r);
+	sched_lq_afs_seed(F.s, lq, &r, F.now);
+	reslist_release(&r);
+	CHECK();
+}
+
+/* heavy's older workload waits for light's newer one: heavy has used
+ * more; without the admission mode the queue order is the usual one. */
+START_TEST(afs_lower_usage_first)
+{
+	bool mode = _i == 0;
+
+	afs_begin(mode, AFS_HALF);
+	afs_seed("ns/heavy", "cpu=4");
+	put_wl_lq(mk_wl("h1", 0, T0 - 100 * SEC, 1, "cpu=1"), "a",
+		  "ns/heavy");
+	put_wl_lq(mk_wl("l1", 0, T0 - 10 * SEC, 1, "cpu=1"), "a",
+		  "ns/light");
+	cycle();
+	if (mode) {
+		expect_admitted("l1", "a");
+		expect_not_admitted("h1");
+		ck_assert(sched_lq_afs_usage(F.s, "ns/heavy") > 3.9);
+	} else {
+		expect_admitted("h1", "a");
+		expect_not_admitted("l1");
+	}
+	fx_end();
+}
+END_TEST
+
+/* The LocalQueue weight divides the usage: heavy (4 cpu of history,
+ * weight 8) goes before light (1 cpu, weight 1); and priority does not
+ * beat usage. */
+START_TEST(afs_weight_scales_usage)
+{
+	afs_begin(true, AFS_HALF);
+	afs_seed("ns/heavy", "cpu=4");
+	afs_seed("ns/light", "cpu=1");
+	sched_lq_set_fs(F.s, "ns/heavy", "a", 8000);
+	put_wl_lq(mk_wl("l1", 100, T0 - 100 * SEC, 1, "cpu=1"), "a",
+		  "ns/light");
+	put_wl_lq(mk_wl("h1", 0, T0 - 10 * SEC, 1, "cpu=1"), "a",
+		  "ns/heavy");
+	cycle();
+	expect_admitted("h1", "a");
+	expect_not_admitted("l1");
+	fx_end();
+}
+END_TEST
+
+/* No history yet: the first admission's entry penalty puts its
+ * LocalQueue behind the other at once, within the same call. */
+START_TEST(afs_entry_penalty)
+{
+	struct cluster_queue *cq;
+
+	afs_begin(true, AFS_HALF);
+	cq = mk_cq("a", NULL, "default:cpu=2");
+	cq->admission_mode = AM_USAGE_BASED_FAIR_SHARING;
+	put_cq(cq);
+	put_wl_lq(mk_wl("h1", 0, T0 - 300 * SEC, 1, "cpu=1"), "a",
+		  "ns/heavy");
+	put_wl_lq(mk_wl("h2", 0, T0 - 200 * SEC, 1, "cpu=1"), "a",
+		  "ns/heavy");
+	put_wl_lq(mk_wl("l1", 0, T0 - 100 * SEC, 1, "cpu=1"), "a",
+		  "ns/light");
+	settle();
+	expect_admitted("h1", "a");
+	expect_admitted("l1", "a");
+	expect_not_admitted("h2");
+	/* the penalty: 1 cpu x a(1 min), before anything is sampled */
+	ck_assert(fabs(sched_lq_afs_usage(F.s, "ns/heavy") -
+		       (1 - pow(0.5, 0.1))) < 1e-6);
+	fx_end();
+}
+END_TEST
+
+/* Settlement and sampling: admitted usage decays into the history,
+ * which the status reports with its lastUpdate. */
+START_TEST(afs_sample_decays)
+{
+	double a = 1 - pow(0.5, 0.1);
+	int64_t last = 0, v;
+
+	afs_begin(true, AFS_HALF);
+	put_wl_lq(mk_wl("h1", 0, T0 - 100 * SEC, 1, "cpu=1"), "a",
+		  "ns/heavy");
+	cycle();
+	expect_admitted("h1", "a");
+	/* seen admitted: the penalty (1000 a milli-cpu) becomes history */
+	confirm("h1", true);
+	v = afs_cpu("ns/heavy", &last);
+	ck_assert_int_eq(v, llround(1000 * a));
+	/* a minute later the admitted cpu is sampled in */
+	sched_afs_sample(F.s, T0 + AFS_SAMPLE);
+	v = afs_cpu("ns/heavy", &last);
+	ck_assert_int_eq(v, llround(1000 * a * (1 - a) + 1000 * a));
+	ck_assert_int_eq(last, T0 + AFS_SAMPLE);
+	/* finished: the history only decays from now on */
+	F.now = T0 + AFS_SAMPLE;
+	wl_finish("h1");
+	sched_afs_sample(F.s, T0 + 2 * AFS_SAMPLE);
+	ck_assert_int_eq(afs_cpu("ns/heavy", &last),
+			 llround((1000 * a * (1 - a) + 1000 * a) * (1 - a)));
+	/* light has no history: its status says 0 */
+	ck_assert_int_eq(afs_cpu("ns/light", &last), 0);
+	fx_end();
+}
+END_TEST
+
+/* usageHalfLifeTime 0: no history and no penalty; usual order. */
+START_TEST(afs_no_half_life)
+{
+	int64_t last;
+
+	afs_begin(true, 0);
+	afs_seed("ns/heavy", "cpu=4");
+	sched_afs_sample(F.s, T0);
+	ck_assert_int_eq(afs_cpu("ns/heavy", &last), 0);
+	put_wl_lq(mk_wl("h1", 0, T0 - 100 * SEC, 1, "cpu=1"), "a",
+		  "ns/heavy");
+	put_wl_lq(mk_wl("l1", 0, T0 - 10 * SEC, 1, "cpu=1"), "a",
+		  "ns/light");
+	cycle();
+	expect_admitted("h1", "a");
+	fx_end();
+}
+END_TEST
+
+/* A restarted manager reads the history back once; later status echoes
+ * do not add it again; a LocalQueue without workloads keeps it. */
+START_TEST(afs_seed_once)
+{
+	int64_t last;
+
+	afs_begin(true, AFS_HALF);
+	afs_seed("ns/heavy", "cpu=3");
+	afs_seed("ns/heavy", "cpu=3");
+	ck_assert_int_eq(afs_cpu("ns/heavy", &last), 3000);
+	sched_afs_sample(F.s, T0 + AFS_SAMPLE);
+	ck_assert_int_eq(afs_cpu("ns/heavy", &last),
+			 llround(3000 * pow(0.5, 0.1)));
+	/* the LocalQueue object goes: its record with it */
+	sched_lq_set_fs(F.s, "ns/heavy", NULL, 1000);
+	CHECK();
+	fx_end();
+}
+END_TEST
+
 static TCase *new_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -4069,6 +4270,15 @@ Suite *sched_suite(void)
 	tcase_add_test(tc, cohort_borrowing_limit);
 	tcase_add_test(tc, cohort_own_quota_and_removal);
 	tcase_add_test(tc, no_candidates_reserves_in_cycle);
+	suite_add_tcase(s, tc);
+
+	tc = new_tcase("admission_fair_sharing");
+	tcase_add_loop_test(tc, afs_lower_usage_first, 0, 2);
+	tcase_add_test(tc, afs_weight_scales_usage);
+	tcase_add_test(tc, afs_entry_penalty);
+	tcase_add_test(tc, afs_sample_decays);
+	tcase_add_test(tc, afs_no_half_life);
+	tcase_add_test(tc, afs_seed_once);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("lifecycle");
