@@ -193,7 +193,7 @@ double fair_share(const struct fair_drs *d)
 		return 0;
 	if (d->weight == 0)
 		return INFINITY;
-	return d->ratio * 1000.0 / (double)d->weight;
+	return d->ratio / ((double)d->weight / 1000.0); /* as Kueue */
 }
 
 static int cmp_double(double a, double b)
