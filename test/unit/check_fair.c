@@ -32,6 +32,7 @@
  * with the state, on failure.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "flavors/fair.h"
 #include "flavors/sched.h"
 #include "model/objects.h"
 #include "model/resources.h"
@@ -506,6 +508,75 @@ START_TEST(random_fixpoints)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* flavors/fair.h on a tree, from kueue-scheduler.md §4.6 */
+
+/* The spec's example: cohort capacity 8 cpu, a CQ of nominal 3 using 8
+ * borrows 5: 5 * 1000 / 8 = 625. Weights divide it; a zero weight that
+ * borrows is infinite and compares above everything; a root, and a node
+ * within its quota, have share 0. */
+START_TEST(drs_values)
+{
+	struct tree *t = tree_new();
+	struct fair *f = fair_new();
+	int co = tree_node(t, NODE_COHORT, "co");
+	int a = tree_node(t, NODE_CQ, "a"), b = tree_node(t, NODE_CQ, "b");
+	int cpu = tree_fr(t, "default", "cpu");
+	int gpu = tree_fr(t, "default", "gpu");
+	struct fair_drs da, db, dc, neg;
+
+	tree_set_parent(t, a, co);
+	tree_set_parent(t, b, co);
+	tree_set_quota(t, a, cpu, 3000, TREE_UNLIMITED, TREE_UNLIMITED);
+	tree_set_quota(t, b, cpu, 5000, TREE_UNLIMITED, TREE_UNLIMITED);
+	tree_set_quota(t, a, gpu, 2000, TREE_UNLIMITED, TREE_UNLIMITED);
+	tree_set_quota(t, b, gpu, 2000, TREE_UNLIMITED, TREE_UNLIMITED);
+	tree_add_usage(t, a, cpu, 8000);
+	fair_drs(f, t, a, &da);
+	ck_assert(da.borrowing);
+	ck_assert(fabs(da.ratio - 625) < 1e-9);
+	ck_assert_str_eq(tree_fr_resource(t, da.dominant), "cpu");
+	ck_assert_int_eq(fair_share_rounded(&da), 625);
+	fair_drs(f, t, b, &db);
+	ck_assert(!db.borrowing);
+	ck_assert(fair_share(&db) == 0);
+	fair_drs(f, t, co, &dc);
+	ck_assert(!dc.borrowing && fair_share(&dc) == 0);
+	ck_assert_int_lt(fair_cmp(&db, &da), 0);
+	/* gpu: 1 borrowed of 4 lendable = 250 < 625: cpu stays dominant */
+	tree_add_usage(t, a, gpu, 3000);
+	fair_drs(f, t, a, &da);
+	ck_assert(fabs(da.ratio - 625) < 1e-9);
+	/* a tie between resources (gpu 2.5 of 4 = cpu 5 of 8): the
+	 * alphabetically first one */
+	tree_add_usage(t, a, gpu, 4500 - 3000);
+	fair_drs(f, t, a, &da);
+	ck_assert(fabs(da.ratio - 625) < 1e-9);
+	ck_assert_str_eq(tree_fr_resource(t, da.dominant), "cpu");
+	/* weight 2 halves the share, weight 0 makes it infinite */
+	tree_set_weight(t, a, 2000);
+	fair_drs(f, t, a, &da);
+	ck_assert(fabs(fair_share(&da) - da.ratio / 2) < 1e-9);
+	tree_set_weight(t, a, 0);
+	fair_drs(f, t, a, &da);
+	ck_assert(isinf(fair_share(&da)));
+	ck_assert_int_eq(fair_share_rounded(&da), INT64_MAX);
+	ck_assert_int_gt(fair_cmp(&da, &db), 0);
+	fair_drs_negative(&neg);
+	ck_assert_int_lt(fair_cmp(&neg, &db), 0);
+	/* borrowing on: only the flavor-resources asked for count */
+	{
+		struct fr_val gpu1 = { gpu, 1000 }, none = { gpu, 0 };
+
+		ck_assert(fair_borrowing_on(t, a, &gpu1, 1));
+		ck_assert(!fair_borrowing_on(t, a, &none, 1));
+		ck_assert(!fair_borrowing_on(t, b, &gpu1, 1));
+	}
+	fair_free(f);
+	tree_free(t);
+}
+END_TEST
+
 Suite *fair_suite(void)
 {
 	Suite *s = suite_create("fair");
@@ -513,6 +584,9 @@ Suite *fair_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, random_fixpoints, 0, 2);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("drs");
+	tcase_add_test(tc, drs_values);
 	suite_add_tcase(s, tc);
 	return s;
 }
