@@ -225,6 +225,8 @@ struct sched_pcand {
 	bool evicted;    /* eviction under way: ordered first */
 	int64_t qr;      /* admitted at (now when unknown) */
 	int32_t prio;    /* r's priority (no pointer chase in the order) */
+	bool afs_on;     /* its queue uses admission fair sharing */
+	double afs;      /* then its LocalQueue's usage (ordered first) */
 	const char *uid; /* r's uid, "" when none */
 };
 

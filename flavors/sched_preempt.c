@@ -156,6 +156,8 @@ static void push_cands(const struct pctx *x, int32_t cq, int lca,
 			      (r->chk_sent && r->state == WS_HOLDING);
 		pc->qr = r->qr_ms ? r->qr_ms : s->now;
 		pc->prio = r->qi.priority;
+		pc->afs_on = s->cqs[r->hold_cq].afs && r->lq >= 0;
+		pc->afs = pc->afs_on ? sched_afs_usage(s, &s->lqs[r->lq]) : 0;
 		pc->uid = r->w && r->w->meta.uid ? r->w->meta.uid : "";
 	}
 }
@@ -223,6 +225,11 @@ static bool pc_before(const struct sched_pcand *a, const struct sched_pcand *b)
 		return a->evicted;
 	if (a->list != b->list)
 		return a->list < b->list;
+	/* admission fair sharing: in one queue, the LocalQueue that used
+	 * more first */
+	if (a->afs_on && b->afs_on && a->r->hold_cq == b->r->hold_cq &&
+	    a->r->lq != b->r->lq && a->afs != b->afs)
+		return a->afs > b->afs;
 	if (a->prio != b->prio)
 		return a->prio < b->prio;
 	if (a->qr != b->qr)

@@ -4234,6 +4234,38 @@ START_TEST(afs_seed_once)
 }
 END_TEST
 
+
+/* Preemption inside such a queue takes from the LocalQueue that used
+ * more first, before priority and admission time (§4.2 rule 3): h1 is
+ * older than l1, which the classical order would take. */
+START_TEST(afs_preempt_heavier_lq_first)
+{
+	struct cluster_queue *cq;
+
+	afs_begin(true, AFS_HALF);
+	cq = mk_cq("a", NULL, "default:cpu=2");
+	cq->admission_mode = AM_USAGE_BASED_FAIR_SHARING;
+	cq->within_cq = WCQ_LOWER_PRIORITY;
+	put_cq(cq);
+	afs_seed("ns/heavy", "cpu=4");
+	put_wl_lq(mk_wl("h1", 0, T0 - 100 * SEC, 1, "cpu=1"), "a",
+		  "ns/heavy");
+	cycle();
+	confirm("h1", true);
+	F.now += 10 * SEC;
+	put_wl_lq(mk_wl("l1", 0, T0 - 50 * SEC, 1, "cpu=1"), "a",
+		  "ns/light");
+	cycle();
+	confirm("l1", true);
+	F.now += 10 * SEC;
+	put_wl_lq(mk_wl("p", 10, T0, 1, "cpu=1"), "a", "ns/light");
+	cycle();
+	ck_assert_uint_eq(count_kind("h1", DEC_PREEMPT), 1);
+	ck_assert_uint_eq(count_kind("l1", DEC_PREEMPT), 0);
+	fx_end();
+}
+END_TEST
+
 static TCase *new_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -4279,6 +4311,7 @@ Suite *sched_suite(void)
 	tcase_add_test(tc, afs_sample_decays);
 	tcase_add_test(tc, afs_no_half_life);
 	tcase_add_test(tc, afs_seed_once);
+	tcase_add_test(tc, afs_preempt_heavier_lq_first);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("lifecycle");
