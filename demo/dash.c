@@ -1012,6 +1012,9 @@ static int display_order(const struct dash *d, int *ord)
 struct counts {
 	size_t created, running, finished, failed, create_failed;
 	size_t deactivated; /* seen deactivated (and not finished) */
+	size_t up;          /* running now (a preempted Job, suspended
+			       again, is not; "running" counts it while it
+			       waits to be admitted again) */
 };
 
 static struct counts count_jobs(const struct dash *d)
@@ -1028,6 +1031,7 @@ static struct counts count_jobs(const struct dash *d)
 		c.deactivated += j->deact_ms && !j->finished_ms;
 		c.running += j->admitted_ms && !j->finished_ms &&
 			     !j->deact_ms;
+		c.up += j->up;
 	}
 	return c;
 }
@@ -1116,20 +1120,23 @@ static void add_line(struct dash *d, char lines[][256], int *n,
 }
 
 /* "N (InClusterQueue a, InCohortReclamation b, ...)": the reasons
- * Kueue's classical preemption gives always, any other when seen. */
+ * Kueue's classical preemption gives always, any other when seen; in the
+ * fair scenario only those seen. */
 static void preempt_counts(const struct dash *d, char *buf, size_t len)
 {
 	size_t by[NREASON] = { 0 };
+	size_t shown = 0;
 	int w;
 
 	for (size_t i = 0; i < d->npre; i++)
 		by[d->pre[i].reason]++;
 	w = snprintf(buf, len, "%zu (", d->npre);
 	for (size_t r = 0; r < NREASON && w > 0 && (size_t)w < len; r++) {
-		if (r >= 3 && !by[r])
+		if ((r >= 3 || d->scenario == FEED_FAIR) && !by[r])
 			continue;
 		w += snprintf(buf + w, len - (size_t)w, "%s%s %zu",
-			      r ? ", " : "", preempt_reasons[r].reason, by[r]);
+			      shown++ ? ", " : "", preempt_reasons[r].reason,
+			      by[r]);
 	}
 	if (w > 0 && (size_t)w < len)
 		snprintf(buf + w, len - (size_t)w, ")");
@@ -1674,7 +1681,7 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 			 "cueue demo: fair sharing   t+%5.1fs   jobs %zu/%zu "
 			 "created, %zu running, %zu finished",
 			 d->start_ms ? secs(now_ms - d->start_ms) : 0.0,
-			 c.created, d->s->n, c.running, c.finished);
+			 c.created, d->s->n, c.up, c.finished);
 	else
 		add_line(d, lines, &n,
 			 "cueue demo   t+%5.1fs   jobs %zu/%zu created, %zu "
@@ -1828,7 +1835,8 @@ static void render_plain(struct dash *d, int64_t now_ms, FILE *out)
 	fprintf(out, "[t+%5.1fs] jobs %zu/%zu created, %zu running, "
 		"%zu finished",
 		d->start_ms ? secs(now_ms - d->start_ms) : 0.0, c.created,
-		d->s->n, c.running, c.finished);
+		d->s->n, d->scenario == FEED_FAIR ? c.up : c.running,
+		c.finished);
 	if (d->scenario == FEED_FAIR)
 		plain_fair(d, out);
 	for (int i = 0; i < d->nq && d->scenario != FEED_FAIR; i++) {

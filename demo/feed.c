@@ -1,5 +1,6 @@
 /*
- * feed: the demo's Job mix (see feed.h). It opens with scripted scenes,
+ * feed: the demo's Job mix (see feed.h); the fair scenario's is
+ * plan_fair's, below. The classic one opens with scripted scenes,
  * the same every run, that put the platform where preemption is what
  * a GPU platform team wants from it (the times are offsets into the
  * stream; every team's nominal quota is in demo/platform.yaml):
@@ -274,7 +275,7 @@ static void plan_classic(struct feed *s, const struct feed_opts *o)
  * ClusterQueues). They arrive one after the other, each with a burst of
  * Jobs larger than its share:
  *
- *   0 s        research alone: its burst of 20 Jobs (40 GPUs) fills
+ *   0 s        research alone: its burst of 16 Jobs (32 GPUs) fills
  *              the whole pool;
  *   2 s, 4 s   nlp, then recsys: below their share, they preempt
  *              research's Jobs (InCohortFairSharing) until the weighted
@@ -296,14 +297,14 @@ static const struct {
 	int64_t arrive_ms; /* -1: 30% of the span (at least 6 s) */
 	size_t burst;     /* Jobs of its burst (fewer when fewer planned) */
 } fair_teams[FEED_MAX_TEAMS] = {
-	{ RESEARCH, 1, 0, 20 },
+	{ RESEARCH, 1, 0, 16 },
 	{ NLP, 2, 2000, 12 },
 	{ RECSYS, 1, 4000, 8 },
 	{ VISION, 2, -1, 12 },
 };
 
 /* Jobs of all the bursts. */
-#define FAIR_BURSTS 52
+#define FAIR_BURSTS 48
 
 /* The fair trickle starts once recsys is in. */
 #define FAIR_TRICKLE_MS 4000
