@@ -90,9 +90,10 @@ void dash_tick(struct dash *d, int64_t now_ms);
 
 /* Every ClusterQueue the plan's teams use (team-<name>) is known and
  * reports Active=True, in the fair scenario a Cohort is known, and the
- * ResourceFlavor of every flavor a known queue names is known: the flavor of an admitted Job is read from its
- * nodeSelector against the flavors' nodeLabels, which a second informer
- * brings in no order with the Jobs. */
+ * ResourceFlavor of every flavor a known queue names is known: the
+ * flavor of an admitted Job is read from its nodeSelector against the
+ * flavors' nodeLabels, which a second informer brings in no order with
+ * the Jobs. */
 bool dash_ready(const struct dash *d);
 /* Every planned Job was created and finished (or failed to be created),
  * or was deactivated and seen stopped (suspended) since. */

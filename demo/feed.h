@@ -3,14 +3,14 @@
  * for a seed. The classic scenario (make demo): scripted scenes that end
  * in preemptions (feed.c), then a seeded stream. The fair scenario (make
  * demo SCENARIO=fair): four teams that share one pool by fair sharing
- * arrive one after the other, each with more work than its share (feed.c,
- * feed_plan_fair). In both, which team submits what, of which priority class, how many
- * pods of how many GPUs, when (an offset into the stream) and for how
- * long it runs in the devserver's job runner, whose pods are ready at
- * once but for one gang of the scenes, never ready (waitForPodsReady's
- * case). feed_job_json turns one planned Job into the batch/v1 object
- * the demo creates through the API (the mutating webhook then suspends
- * it, as Kueue's does).
+ * arrive one after the other, each with more work than its share
+ * (feed.c, plan_fair). In both: which team submits what, of which
+ * priority class, how many pods of how many GPUs, when (an offset into
+ * the stream) and for how long it runs in the devserver's job runner,
+ * whose pods are ready at once but for one gang of the scenes, never
+ * ready (waitForPodsReady's case). feed_job_json turns one planned Job
+ * into the batch/v1 object the demo creates through the API (the
+ * mutating webhook then suspends it, as Kueue's does).
  *
  * Pure: no I/O, no clock. Owns nothing but the plan's array.
  */
