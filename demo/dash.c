@@ -54,6 +54,10 @@
 #define LAST_READY 4  /* waitForPodsReady events shown */
 #define MAX_BACKOFFS 8 /* backoffs kept per Job for the summary */
 #define MAX_LINES 40  /* dashboard lines */
+#define HIST_N 64     /* fair: share history columns kept */
+#define HIST_STEP_MS 1000 /* fair: one history column per second */
+#define FAIR_SETTLE_MS 2000 /* fair: contention measured from this long
+			       into each stretch of it */
 
 /* Kueue's Preempted reasons, in the summary's order, with the words of
  * its message for each; the last slot counts any other reason. */
@@ -157,6 +161,39 @@ struct dqueue {
 	int64_t used[MAX_FLAVORS];   /* GPUs, status.flavorsUsage total */
 	int64_t borrowed[MAX_FLAVORS]; /* GPUs, ... borrowed */
 	int pending, admitted;       /* status counts */
+	int64_t weight_milli;        /* spec.fairSharing.weight; 1000 when
+					unset */
+	bool has_share;              /* status.fairSharing seen */
+	int64_t share;               /* its weightedShare (INT64_MAX: +Inf) */
+	int64_t hist[HIST_N];        /* share per history column (ring at
+					d->nhist); -1: none yet */
+};
+
+/* The cohort of the fair scenario (one: the first Cohort seen). */
+struct dcohort {
+	char *name;                  /* owned; NULL: none seen */
+	int64_t nominal[MAX_FLAVORS]; /* GPUs of its own quota, per d->f */
+	bool has_share;
+	int64_t share;               /* status.fairSharing.weightedShare */
+	int64_t hist[HIST_N];        /* as dqueue.hist */
+};
+
+/* The fair scenario's contention measure (dash_tick): over the time
+ * every team had Jobs pending, less FAIR_SETTLE_MS at the start of each
+ * stretch of it, the integrals of each team's GPUs held (from the Jobs)
+ * and its queue's weightedShare (from its status). */
+struct dfair {
+	int64_t last_ms;             /* previous tick; 0: none */
+	int64_t stretch_from_ms;     /* every team pending since; 0: not */
+	int64_t window_ms;           /* time measured */
+	double gpu_ms[FEED_MAX_TEAMS];   /* GPUs x ms held */
+	double share_ms[FEED_MAX_TEAMS]; /* weightedShare x ms */
+	double all_ms;               /* GPUs x ms held, all teams */
+	int64_t end_share[FEED_MAX_TEAMS]; /* at the last measured tick;
+					      -1: none */
+	int64_t end_gpus[FEED_MAX_TEAMS];
+	int64_t end_ms;              /* that tick */
+	int64_t next_hist_ms;        /* next history column is due */
 };
 
 struct dflavor {
@@ -175,6 +212,7 @@ struct dflavor {
 
 struct dash {
 	const struct feed *s;  /* borrowed plan */
+	enum feed_scenario scenario; /* what s plays (dash_set_scenario) */
 	struct djob *jobs;       /* owned; s->n entries */
 	struct dqueue q[MAX_QUEUES]; /* first nq used */
 	int nq;                  /* sorted by name */
@@ -190,6 +228,9 @@ struct dash {
 	size_t nlast;            /* admissions so far (ring position) */
 	int64_t start_ms;        /* stream start; 0: not started */
 	int64_t peak_used;       /* most GPUs in use at once, all flavors */
+	struct dcohort coh;      /* fair: the cohort */
+	struct dfair fair;       /* fair: the contention measure */
+	size_t nhist;            /* fair: history columns so far */
 	bool tty;                /* redrawn block, else plain lines */
 	int width;               /* clip lines to this many columns */
 	int drawn;               /* lines of the last frame; 0: none yet */
@@ -227,6 +268,7 @@ void dash_free(struct dash *d)
 	}
 	for (size_t i = 0; i < d->npre; i++)
 		free(d->pre[i].by_uid);
+	free(d->coh.name);
 	free(d->pre);
 	free(d->rdy);
 	free(d->jobs);
@@ -243,7 +285,44 @@ void dash_start(struct dash *d, int64_t now_ms)
 	d->start_ms = now_ms;
 }
 
+/* Teams of the scenario. */
+static int nteams(const struct dash *d)
+{
+	return d->scenario == FEED_FAIR ? FEED_MAX_TEAMS : FEED_NTEAM;
+}
+
+void dash_set_scenario(struct dash *d, enum feed_scenario sc)
+{
+	d->scenario = sc;
+}
+
 /* ---- small JSON readers ---- */
+
+/* A quantity (string or number) in milli-units; dflt when absent or
+ * bad. */
+static int64_t milli(const json_t *v, int64_t dflt)
+{
+	struct quantity q;
+	struct err e;
+
+	if (json_is_integer(v))
+		return (int64_t)json_integer_value(v) * 1000;
+	if (!json_is_string(v) ||
+	    quantity_parse(json_string_value(v), &q, &e) < 0)
+		return dflt;
+	return q.milli;
+}
+
+/* status.fairSharing.weightedShare of a ClusterQueue or Cohort into
+ * *share; false (and 0) when absent. */
+static bool weighted_share(const json_t *obj, int64_t *share)
+{
+	const json_t *v = JX_DIG(obj, "status", "fairSharing",
+				 "weightedShare");
+
+	*share = json_is_integer(v) ? (int64_t)json_integer_value(v) : 0;
+	return json_is_integer(v);
+}
 
 /* A quantity (string or number) in whole units; 0 when absent or bad. */
 static int64_t units(const json_t *v)
@@ -492,6 +571,8 @@ static struct dqueue *queue_get(struct dash *d, const char *name, bool add)
 		d->q[i] = d->q[i - 1];
 	memset(&d->q[i], 0, sizeof(d->q[i]));
 	d->q[i].name = xstrdup(name);
+	for (int k = 0; k < HIST_N; k++)
+		d->q[i].hist[k] = -1;
 	d->nq++;
 	return &d->q[i];
 }
@@ -565,6 +646,44 @@ void dash_cluster_queue(struct dash *d, const json_t *cq, bool deleted,
 	q->admitted = (int)json_integer_value(
 		json_object_get(st, "admittedWorkloads"));
 	q->active = has_condition(cq, "Active");
+	q->weight_milli = milli(JX_DIG(spec, "fairSharing", "weight"), 1000);
+	q->has_share = weighted_share(cq, &q->share);
+}
+
+void dash_cohort(struct dash *d, const json_t *co, bool deleted)
+{
+	const char *name = jx_text(json_object_get(co, "metadata"), "name");
+	struct dcohort *c = &d->coh;
+	const json_t *rg, *fq, *rq;
+	size_t a, b, k;
+
+	if (c->name && strcmp(c->name, name))
+		return; /* the demo follows one cohort */
+	if (deleted) {
+		free(c->name);
+		memset(c, 0, sizeof(*c));
+		return;
+	}
+	if (!c->name) {
+		c->name = xstrdup(name);
+		for (int i = 0; i < HIST_N; i++)
+			c->hist[i] = -1;
+	}
+	for (int f = 0; f < MAX_FLAVORS; f++)
+		c->nominal[f] = 0;
+	json_array_foreach(JX_DIG(co, "spec", "resourceGroups"), a, rg)
+		json_array_foreach(json_object_get(rg, "flavors"), b, fq) {
+			int f = flavor_index(d, jx_text(fq, "name"), true);
+
+			if (f < 0)
+				continue;
+			json_array_foreach(json_object_get(fq, "resources"),
+					   k, rq)
+				if (!strcmp(jx_text(rq, "name"), GPU))
+					c->nominal[f] = units(json_object_get(
+						rq, "nominalQuota"));
+		}
+	c->has_share = weighted_share(co, &c->share);
 }
 
 void dash_flavor(struct dash *d, const json_t *rf, bool deleted)
@@ -825,7 +944,9 @@ bool dash_ready(const struct dash *d)
 	for (int f = 0; f < d->nf; f++)
 		if (d->f[f].rank != INT_MAX && !d->f[f].seen)
 			return false;
-	for (int t = 0; t < FEED_NTEAM; t++) {
+	if (d->scenario == FEED_FAIR && !d->coh.name)
+		return false;
+	for (int t = 0; t < nteams(d); t++) {
 		char name[64];
 		bool ok = false;
 
@@ -891,6 +1012,9 @@ static int display_order(const struct dash *d, int *ord)
 struct counts {
 	size_t created, running, finished, failed, create_failed;
 	size_t deactivated; /* seen deactivated (and not finished) */
+	size_t up;          /* running now (a preempted Job, suspended
+			       again, is not; "running" counts it while it
+			       waits to be admitted again) */
 };
 
 static struct counts count_jobs(const struct dash *d)
@@ -907,6 +1031,7 @@ static struct counts count_jobs(const struct dash *d)
 		c.deactivated += j->deact_ms && !j->finished_ms;
 		c.running += j->admitted_ms && !j->finished_ms &&
 			     !j->deact_ms;
+		c.up += j->up;
 	}
 	return c;
 }
@@ -995,20 +1120,23 @@ static void add_line(struct dash *d, char lines[][256], int *n,
 }
 
 /* "N (InClusterQueue a, InCohortReclamation b, ...)": the reasons
- * Kueue's classical preemption gives always, any other when seen. */
+ * Kueue's classical preemption gives always, any other when seen; in the
+ * fair scenario only those seen. */
 static void preempt_counts(const struct dash *d, char *buf, size_t len)
 {
 	size_t by[NREASON] = { 0 };
+	size_t shown = 0;
 	int w;
 
 	for (size_t i = 0; i < d->npre; i++)
 		by[d->pre[i].reason]++;
 	w = snprintf(buf, len, "%zu (", d->npre);
 	for (size_t r = 0; r < NREASON && w > 0 && (size_t)w < len; r++) {
-		if (r >= 3 && !by[r])
+		if ((r >= 3 || d->scenario == FEED_FAIR) && !by[r])
 			continue;
 		w += snprintf(buf + w, len - (size_t)w, "%s%s %zu",
-			      r ? ", " : "", preempt_reasons[r].reason, by[r]);
+			      shown++ ? ", " : "", preempt_reasons[r].reason,
+			      by[r]);
 	}
 	if (w > 0 && (size_t)w < len)
 		snprintf(buf + w, len - (size_t)w, ")");
@@ -1150,31 +1278,428 @@ static void ready_text(const struct dash *d, const struct dready *e,
 	}
 }
 
+/* ---- fair sharing (FEED_FAIR) ---- */
+
+/* GPUs of flavor f: the queues' nominal quota plus the cohort's own (the
+ * fair platform's pool; 0 in the classic one, which follows no
+ * Cohort). */
+static int64_t capacity(const struct dash *d, int f)
+{
+	return total_nominal(d, f) + d->coh.nominal[f];
+}
+
+static int64_t capacity_all(const struct dash *d)
+{
+	int64_t cap = 0;
+
+	for (int f = 0; f < d->nf; f++)
+		cap += capacity(d, f);
+	return cap;
+}
+
+/* The ClusterQueue team-<name> of team t, or NULL while unseen. */
+static const struct dqueue *team_queue(const struct dash *d, int t)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "team-%s", feed_team_name(t));
+	for (int i = 0; i < d->nq; i++)
+		if (!strcmp(d->q[i].name, name))
+			return &d->q[i];
+	return NULL;
+}
+
+/* Per team, from the Jobs (one watch stream, so consistent): GPUs held
+ * by its running Jobs and its Jobs pending (created, not running, not
+ * ended: queued, or preempted and queued again). */
+static void team_load(const struct dash *d, int64_t *held, int *pending)
+{
+	for (int t = 0; t < FEED_MAX_TEAMS; t++) {
+		held[t] = 0;
+		pending[t] = 0;
+	}
+	for (size_t i = 0; i < d->s->n; i++) {
+		const struct djob *j = &d->jobs[i];
+		int t = d->s->v[i].team;
+
+		if (t < 0 || t >= FEED_MAX_TEAMS)
+			continue;
+		if (j->up)
+			held[t] += feed_job_gpus(&d->s->v[i]);
+		else if (j->created_ms && !j->finished_ms &&
+			 !j->create_failed && !j->deact_ms)
+			pending[t]++;
+	}
+}
+
+/* The GPUs queue q would hold were the pool split by weight between the
+ * queues that have work (pending or admitted): its fair part; -1 when q
+ * has none. */
+static double fair_part(const struct dash *d, const struct dqueue *q)
+{
+	int64_t wsum = 0;
+
+	if (!q || q->pending + q->admitted == 0)
+		return -1;
+	for (int i = 0; i < d->nq; i++)
+		if (d->q[i].pending + d->q[i].admitted > 0)
+			wsum += d->q[i].weight_milli;
+	return wsum > 0 ? (double)capacity_all(d) *
+				  (double)q->weight_milli / (double)wsum
+			: -1;
+}
+
+void dash_tick(struct dash *d, int64_t now_ms)
+{
+	struct dfair *fs = &d->fair;
+	int64_t held[FEED_MAX_TEAMS], from;
+	int pending[FEED_MAX_TEAMS];
+	bool all = true;
+
+	if (d->scenario != FEED_FAIR || !d->start_ms)
+		return;
+	/* 1. a history column every HIST_STEP_MS */
+	if (now_ms >= fs->next_hist_ms) {
+		size_t c = d->nhist % HIST_N;
+
+		for (int i = 0; i < d->nq; i++)
+			d->q[i].hist[c] = d->q[i].has_share ? d->q[i].share
+							    : -1;
+		d->coh.hist[c] = d->coh.has_share ? d->coh.share : -1;
+		d->nhist++;
+		fs->next_hist_ms = now_ms + HIST_STEP_MS;
+	}
+	/* 2. contention: every team has Jobs pending; measured from
+	 * FAIR_SETTLE_MS into each stretch of it, so that the preemptions
+	 * of a team's arrival have landed */
+	team_load(d, held, pending);
+	for (int t = 0; t < nteams(d); t++)
+		if (!pending[t])
+			all = false;
+	if (!all)
+		fs->stretch_from_ms = 0;
+	else if (!fs->stretch_from_ms)
+		fs->stretch_from_ms = now_ms;
+	from = fs->stretch_from_ms + FAIR_SETTLE_MS;
+	if (all && fs->last_ms && now_ms > from) {
+		int64_t dt = now_ms - (fs->last_ms > from ? fs->last_ms : from);
+
+		fs->window_ms += dt;
+		for (int t = 0; t < nteams(d); t++) {
+			const struct dqueue *q = team_queue(d, t);
+			int64_t sh = q && q->has_share ? q->share : 0;
+
+			fs->gpu_ms[t] += (double)held[t] * (double)dt;
+			fs->share_ms[t] += (double)sh * (double)dt;
+			fs->all_ms += (double)held[t] * (double)dt;
+			fs->end_share[t] = q && q->has_share ? q->share : -1;
+			fs->end_gpus[t] = held[t];
+		}
+		fs->end_ms = now_ms;
+	}
+	fs->last_ms = now_ms;
+}
+
+/* A weightedShare as text: "inf" for Kueue's MaxInt64 (weight 0), "-"
+ * while unknown. */
+static const char *share_text(bool has, int64_t v, char *buf, size_t len)
+{
+	if (!has)
+		snprintf(buf, len, "-");
+	else if (v == INT64_MAX)
+		snprintf(buf, len, "inf");
+	else
+		snprintf(buf, len, "%lld", (long long)v);
+	return buf;
+}
+
+/* The largest share in the history columns shown (the last cols). */
+static int64_t hist_max(const struct dash *d, size_t cols)
+{
+	size_t n = d->nhist < HIST_N ? d->nhist : HIST_N;
+	int64_t max = 0;
+
+	if (cols < n)
+		n = cols;
+	for (size_t k = 0; k < n; k++) {
+		size_t c = (d->nhist - n + k) % HIST_N;
+
+		for (int i = 0; i < d->nq; i++)
+			if (d->q[i].hist[c] != INT64_MAX &&
+			    d->q[i].hist[c] > max)
+				max = d->q[i].hist[c];
+		if (d->coh.hist[c] != INT64_MAX && d->coh.hist[c] > max)
+			max = d->coh.hist[c];
+	}
+	return max;
+}
+
+/* The last cols columns of hist as a sparkline scaled to max, oldest
+ * first, in ASCII (so a line clips by columns): '_' a share of 0, then
+ * ".:-=+*#" up to '@' for max; ' ' unknown, '!' +Inf. */
+static void sparkline(const struct dash *d, const int64_t *hist,
+		      int64_t max, size_t cols, char *buf, size_t len)
+{
+	static const char levels[] = "_.:-=+*#@";
+	size_t n = d->nhist < HIST_N ? d->nhist : HIST_N, w = 0;
+
+	if (cols < n)
+		n = cols;
+	for (size_t k = 0; k < n && w + 1 < len; k++) {
+		int64_t v = hist[(d->nhist - n + k) % HIST_N];
+		char ch;
+
+		if (v < 0)
+			ch = ' ';
+		else if (v == INT64_MAX)
+			ch = '!';
+		else if (v == 0 || max <= 0)
+			ch = '_';
+		else
+			ch = levels[1 + (v - 1) * 8 / max > 8
+					    ? 8
+					    : 1 + (v - 1) * 8 / max];
+		buf[w++] = ch;
+	}
+	buf[w] = '\0';
+}
+
+/* A weight in milli-units as the YAML would say it ("2", "0.5"). */
+static void weight_text(int64_t milli_w, char *buf, size_t len)
+{
+	if (milli_w % 1000 == 0)
+		snprintf(buf, len, "%lld", (long long)(milli_w / 1000));
+	else
+		snprintf(buf, len, "%.3g", (double)milli_w / 1000.0);
+}
+
+/* The fair dashboard's queue table: per ClusterQueue its weight, GPUs
+ * (status.flavorsUsage), fair part, pending, weightedShare and its
+ * history; then the cohort's. */
+static void render_fair_table(struct dash *d, char lines[][256], int *n)
+{
+	char row[256], cell[48], wt[24], sh[24], fp[24], spark[HIST_N + 1];
+	int64_t used_all = 0, cap = capacity_all(d), max;
+	int pend_all = 0;
+	size_t cols;
+
+	/* "%-15s %6s %7s %6s %7s %6s  " is 51 columns */
+	cols = d->width > 51 + 10 ? (size_t)(d->width - 1 - 51) : 10;
+	if (cols > HIST_N)
+		cols = HIST_N;
+	max = hist_max(d, cols);
+	add_line(d, lines, n, "%-15s %6s %7s %6s %7s %6s  SHARE HISTORY, "
+		 "1 column/s ('@' = %lld)", "CLUSTERQUEUE", "WEIGHT", "GPUS",
+		 "FAIR", "PENDING", "SHARE", (long long)max);
+	for (int i = 0; i < d->nq; i++) {
+		const struct dqueue *q = &d->q[i];
+		double part = fair_part(d, q);
+		int64_t used = sum4(q->used, d->nf);
+
+		used_all += used;
+		pend_all += q->pending;
+		weight_text(q->weight_milli, wt, sizeof(wt));
+		snprintf(cell, sizeof(cell), "%lld/%lld", (long long)used,
+			 (long long)cap);
+		if (part >= 0)
+			snprintf(fp, sizeof(fp), "%.1f", part);
+		else
+			snprintf(fp, sizeof(fp), "-");
+		sparkline(d, q->hist, max, cols, spark, sizeof(spark));
+		snprintf(row, sizeof(row), "%-15s %6s %7s %6s %7d %6s  %s",
+			 q->name, wt, cell, fp, q->pending,
+			 share_text(q->has_share, q->share, sh, sizeof(sh)),
+			 spark);
+		add_line(d, lines, n, "%s", row);
+	}
+	if (d->coh.name) {
+		snprintf(row, sizeof(row), "cohort %s", d->coh.name);
+		snprintf(cell, sizeof(cell), "%lld/%lld", (long long)used_all,
+			 (long long)cap);
+		sparkline(d, d->coh.hist, max, cols, spark, sizeof(spark));
+		add_line(d, lines, n, "%-15.15s %6s %7s %6s %7d %6s  %s", row,
+			 "", cell, "", pend_all,
+			 share_text(d->coh.has_share, d->coh.share, sh,
+				    sizeof(sh)),
+			 spark);
+	}
+}
+
+/* The fair plain line's queues: " | team-nlp w2 gpus 10/32 share 157
+ * pending 5" each, then the cohort's share. */
+static void plain_fair(const struct dash *d, FILE *out)
+{
+	char wt[24], sh[24];
+	int64_t cap = capacity_all(d);
+
+	for (int i = 0; i < d->nq; i++) {
+		const struct dqueue *q = &d->q[i];
+
+		weight_text(q->weight_milli, wt, sizeof(wt));
+		fprintf(out, " | %s w%s gpus %lld/%lld share %s pending %d",
+			q->name, wt, (long long)sum4(q->used, d->nf),
+			(long long)cap,
+			share_text(q->has_share, q->share, sh, sizeof(sh)),
+			q->pending);
+	}
+	if (d->coh.name)
+		fprintf(out, " | cohort %s share %s", d->coh.name,
+			share_text(d->coh.has_share, d->coh.share, sh,
+				   sizeof(sh)));
+}
+
+/*
+ * The fair summary: over the contention window (dash_tick), each team's
+ * mean GPUs held beside its fair part of the pool, its part of the GPUs
+ * held beside its part of the weights, its mean weightedShare and the one
+ * at the window's end; the largest gap between parts; the fair-sharing
+ * preemptions by preemptor's and victim's team.
+ */
+static void summary_fair(const struct dash *d, FILE *out)
+{
+	const struct dfair *fs = &d->fair;
+	int64_t wsum = 0, cap = capacity_all(d);
+	double gap = 0;
+	size_t by_pre[FEED_MAX_TEAMS] = { 0 }, by_vic[FEED_MAX_TEAMS] = { 0 };
+	size_t nfs = 0;
+	char wt[24], sh[24];
+
+	for (int t = 0; t < nteams(d); t++) {
+		const struct dqueue *q = team_queue(d, t);
+
+		wsum += q ? q->weight_milli : 1000;
+	}
+	fprintf(out, "fair sharing: cohort %s, %lld GPUs; contention (every "
+		"team with Jobs pending) measured over %.1fs\n",
+		d->coh.name ? d->coh.name : "?", (long long)cap,
+		secs(fs->window_ms));
+	for (int t = 0; t < nteams(d) && fs->window_ms > 0; t++) {
+		const struct dqueue *q = team_queue(d, t);
+		int64_t w = q ? q->weight_milli : 1000;
+		double mean = fs->gpu_ms[t] / (double)fs->window_ms;
+		double part = fs->all_ms > 0 ? 100.0 * fs->gpu_ms[t] /
+						       fs->all_ms
+					     : 0;
+		double wpart = wsum ? 100.0 * (double)w / (double)wsum : 0;
+		char name[40];
+
+		if (part - wpart > gap || wpart - part > gap)
+			gap = part > wpart ? part - wpart : wpart - part;
+		weight_text(w, wt, sizeof(wt));
+		snprintf(name, sizeof(name), "team-%s", feed_team_name(t));
+		fprintf(out, "  %-14s weight %-3s GPUs held %5.1f mean (fair "
+			"part %4.1f), %3.0f%% of those held (weight %3.0f%%); "
+			"weightedShare mean %.0f, at the end %s\n", name, wt,
+			mean, (double)cap * (double)w / (double)wsum, part,
+			wpart, fs->share_ms[t] / (double)fs->window_ms,
+			share_text(fs->end_share[t] >= 0, fs->end_share[t],
+				   sh, sizeof(sh)));
+	}
+	if (fs->window_ms > 0)
+		fprintf(out, "  cohort %s weightedShare %s (a root cohort's "
+			"share is 0: it borrows from no one)\n",
+			d->coh.name ? d->coh.name : "?",
+			share_text(d->coh.has_share, d->coh.share, sh,
+				   sizeof(sh)));
+	if (fs->window_ms > 0)
+		fprintf(out, "shares vs weights: largest gap %.1f points "
+			"(one Job of 2 GPUs is %.1f points of the pool)\n",
+			gap, cap ? 200.0 / (double)cap : 0.0);
+	else
+		fprintf(out, "shares vs weights: no contention measured\n");
+	for (size_t k = 0; k < d->npre; k++) {
+		const struct dpreempt *p = &d->pre[k];
+		long by = job_of_wl_uid(d, p->by_uid);
+
+		if (strcmp(preempt_reasons[p->reason].reason,
+			   "InCohortFairSharing"))
+			continue;
+		nfs++;
+		by_vic[d->s->v[p->victim].team]++;
+		if (by >= 0)
+			by_pre[d->s->v[by].team]++;
+	}
+	fprintf(out, "preemptions with reason InCohortFairSharing: %zu; by "
+		"the preemptor's team:", nfs);
+	for (int t = 0, first = 1; t < nteams(d); t++)
+		if (by_pre[t]) {
+			fprintf(out, "%s team-%s %zu", first ? "" : ",",
+				feed_team_name(t), by_pre[t]);
+			first = 0;
+		}
+	fprintf(out, "; victims' team:");
+	for (int t = 0, first = 1; t < nteams(d); t++)
+		if (by_vic[t]) {
+			fprintf(out, "%s team-%s %zu", first ? "" : ",",
+				feed_team_name(t), by_vic[t]);
+			first = 0;
+		}
+	fputc('\n', out);
+}
+
+/* The dashboard's PODS READY block (the classic scenario's). */
+static void render_ready(struct dash *d, char lines[][256], int *n,
+			 char *row, size_t len)
+{
+	struct ready_stats r = ready_stats(d);
+
+	add_line(d, lines, n, "%s", "");
+	timed_out_list(d, row, len);
+	add_line(d, lines, n, "PODS READY: %zu jobs, mean %.2fs after "
+		 "admission; timed out: %s", r.n,
+		 r.n ? secs(r.sum) / (double)r.n : 0.0, row);
+	add_line(d, lines, n, "%7s %-18s %s", "at", "job",
+		 "waitForPodsReady");
+	for (size_t k = 0; k < LAST_READY; k++) {
+		const struct dready *e;
+
+		if (k >= d->nrdy) {
+			add_line(d, lines, n, "%s", "");
+			continue;
+		}
+		e = &d->rdy[d->nrdy - 1 - k];
+		ready_text(d, e, true, row, len);
+		add_line(d, lines, n, "%6.1fs %-18s %s",
+			 secs(e->at_ms - d->start_ms), d->s->v[e->job].name,
+			 row);
+	}
+}
+
 static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 {
 	char lines[MAX_LINES][256];
 	char cell[64], row[256];
 	int n = 0, len, ord[MAX_FLAVORS];
 	struct counts c = count_jobs(d);
-	int64_t cap = 0, used = in_use_total(d);
+	int64_t cap = capacity_all(d), used = in_use_total(d);
+	bool fair = d->scenario == FEED_FAIR;
 
 	display_order(d, ord);
 
-	for (int f = 0; f < d->nf; f++)
-		cap += total_nominal(d, f);
-	add_line(d, lines, &n,
-		 "cueue demo   t+%5.1fs   jobs %zu/%zu created, %zu running, "
-		 "%zu finished, %zu deactivated",
-		 d->start_ms ? secs(now_ms - d->start_ms) : 0.0, c.created,
-		 d->s->n, c.running, c.finished, c.deactivated);
+	if (fair)
+		add_line(d, lines, &n,
+			 "cueue demo: fair sharing   t+%5.1fs   jobs %zu/%zu "
+			 "created, %zu running, %zu finished",
+			 d->start_ms ? secs(now_ms - d->start_ms) : 0.0,
+			 c.created, d->s->n, c.up, c.finished);
+	else
+		add_line(d, lines, &n,
+			 "cueue demo   t+%5.1fs   jobs %zu/%zu created, %zu "
+			 "running, %zu finished, %zu deactivated",
+			 d->start_ms ? secs(now_ms - d->start_ms) : 0.0,
+			 c.created, d->s->n, c.running, c.finished,
+			 c.deactivated);
 	add_line(d, lines, &n, "%s", "");
+	if (fair)
+		render_fair_table(d, lines, &n);
 	len = snprintf(row, sizeof(row), "%-15s", "CLUSTERQUEUE");
 	for (int f = 0; f < d->nf && len < 200; f++)
 		len += snprintf(row + len, sizeof(row) - (size_t)len, " %7s",
 				d->f[ord[f]].name);
-	add_line(d, lines, &n, "%s   GPUS  BORROWED  LENT  PENDING  ADMITTED",
-		 row);
-	for (int i = 0; i < d->nq; i++) {
+	if (!fair)
+		add_line(d, lines, &n,
+			 "%s   GPUS  BORROWED  LENT  PENDING  ADMITTED", row);
+	for (int i = 0; i < d->nq && !fair; i++) {
 		const struct dqueue *q = &d->q[i];
 		int64_t l = 0;
 
@@ -1262,30 +1787,8 @@ static void render_tty(struct dash *d, int64_t now_ms, FILE *out)
 			 by, preempt_reasons[p->reason].reason,
 			 (long long)p->gpus);
 	}
-	add_line(d, lines, &n, "%s", "");
-	{
-		struct ready_stats r = ready_stats(d);
-
-		timed_out_list(d, row, sizeof(row));
-		add_line(d, lines, &n, "PODS READY: %zu jobs, mean %.2fs "
-			 "after admission; timed out: %s", r.n,
-			 r.n ? secs(r.sum) / (double)r.n : 0.0, row);
-	}
-	add_line(d, lines, &n, "%7s %-18s %s", "at", "job",
-		 "waitForPodsReady");
-	for (size_t k = 0; k < LAST_READY; k++) {
-		const struct dready *e;
-
-		if (k >= d->nrdy) {
-			add_line(d, lines, &n, "%s", "");
-			continue;
-		}
-		e = &d->rdy[d->nrdy - 1 - k];
-		ready_text(d, e, true, row, sizeof(row));
-		add_line(d, lines, &n, "%6.1fs %-18s %s",
-			 secs(e->at_ms - d->start_ms), d->s->v[e->job].name,
-			 row);
-	}
+	if (!fair)
+		render_ready(d, lines, &n, row, sizeof(row));
 	if (!d->cursor_hidden) {
 		fputs("\033[?25l", out);
 		d->cursor_hidden = true;
@@ -1332,8 +1835,11 @@ static void render_plain(struct dash *d, int64_t now_ms, FILE *out)
 	fprintf(out, "[t+%5.1fs] jobs %zu/%zu created, %zu running, "
 		"%zu finished",
 		d->start_ms ? secs(now_ms - d->start_ms) : 0.0, c.created,
-		d->s->n, c.running, c.finished);
-	for (int i = 0; i < d->nq; i++) {
+		d->s->n, d->scenario == FEED_FAIR ? c.up : c.running,
+		c.finished);
+	if (d->scenario == FEED_FAIR)
+		plain_fair(d, out);
+	for (int i = 0; i < d->nq && d->scenario != FEED_FAIR; i++) {
 		const struct dqueue *q = &d->q[i];
 		int64_t l = 0;
 
@@ -1509,6 +2015,8 @@ static void summary_preemptions(const struct dash *d, int64_t *waits,
 	if (gone)
 		fprintf(out, ", %zu deactivated", gone);
 	fputc('\n', out);
+	if (d->scenario == FEED_FAIR)
+		return; /* no production inference in its stream */
 	for (size_t i = 0; i < d->s->n; i++) {
 		const struct djob *j = &d->jobs[i];
 		int64_t w;
@@ -1589,17 +2097,19 @@ void dash_summary(const struct dash *d, int64_t now_ms, FILE *out)
 			secs(sum) / (double)n,
 			secs(waits[(n * 95 + 99) / 100 - 1]));
 	}
+	if (d->scenario == FEED_FAIR)
+		summary_fair(d, out);
 	summary_preemptions(d, waits, out);
-	summary_ready(d, now_ms, out);
-	for (int f = 0; f < d->nf; f++)
-		cap += total_nominal(d, f);
+	if (d->scenario != FEED_FAIR)
+		summary_ready(d, now_ms, out);
+	cap = capacity_all(d);
 	fprintf(out, "peak GPU utilisation: %lld/%lld GPUs (%.0f%%);",
 		(long long)d->peak_used, (long long)cap,
 		cap ? 100.0 * (double)d->peak_used / (double)cap : 0.0);
 	for (int f = 0; f < d->nf; f++)
 		fprintf(out, "%s %s %lld/%lld", f ? "," : "",
 			d->f[ord[f]].name, (long long)d->f[ord[f]].peak,
-			(long long)total_nominal(d, ord[f]));
+			(long long)capacity(d, ord[f]));
 	if (c.finished == c.created && in_use_total(d))
 		fprintf(out, "\ndash: %lld GPUs still counted in use after "
 			"every Job ended (a demo bug)",

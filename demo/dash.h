@@ -13,6 +13,11 @@
  *    call;
  *  - the summary once the stream has drained.
  *
+ * In the fair scenario (make demo SCENARIO=fair) it follows the Cohort
+ * too, and shows per ClusterQueue its weight, fair part of the pool and
+ * weightedShare with a history of it, and sums up how the GPUs held
+ * compared with the weights while every team had work pending.
+ *
  * Times are the caller's monotonic milliseconds, taken when the demo
  * observes an event (a POST answer, a watch event), so a wait is what a
  * user of the cluster experiences, not a difference of second-precision
@@ -26,14 +31,17 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "demo/feed.h"
+
 struct json_t;
-struct feed;
 struct dash;
 
 /* s is borrowed and must outlive the dash; tty selects the redrawn
  * dashboard; width is the terminal's (0: 100 columns). New. */
 struct dash *dash_new(const struct feed *s, bool tty, int width);
 void dash_free(struct dash *d);
+/* The plan plays sc (FEED_CLASSIC until said). */
+void dash_set_scenario(struct dash *d, enum feed_scenario sc);
 /* The terminal was resized: lines are clipped to width (0: 100). */
 void dash_set_width(struct dash *d, int width);
 
@@ -61,6 +69,11 @@ void dash_job(struct dash *d, const struct json_t *job, bool deleted,
 void dash_cluster_queue(struct dash *d, const struct json_t *cq,
 			bool deleted, int64_t now_ms);
 void dash_flavor(struct dash *d, const struct json_t *rf, bool deleted);
+/* A Cohort (the fair scenario): its own GPU quota (the pool) and its
+ * status.fairSharing.weightedShare. The dash follows the first one seen
+ * and ignores others. ClusterQueues give their spec.fairSharing.weight
+ * and status.fairSharing.weightedShare too, in either scenario. */
+void dash_cohort(struct dash *d, const struct json_t *co, bool deleted);
 void dash_workload(struct dash *d, const struct json_t *wl, bool deleted,
 		   int64_t now_ms);
 
@@ -69,11 +82,18 @@ void dash_workload(struct dash *d, const struct json_t *wl, bool deleted,
  * one: list order is not write order. */
 void dash_sample(struct dash *d);
 
+/* The fair scenario's clock, every tick of the caller (100 ms): a
+ * column of share history each second, and the contention measure of
+ * the summary (the time every team had Jobs pending, and what each
+ * held and its share meanwhile). Nothing in the classic scenario. */
+void dash_tick(struct dash *d, int64_t now_ms);
+
 /* Every ClusterQueue the plan's teams use (team-<name>) is known and
- * reports Active=True, and the ResourceFlavor of every flavor a known
- * queue names is known: the flavor of an admitted Job is read from its
- * nodeSelector against the flavors' nodeLabels, which a second informer
- * brings in no order with the Jobs. */
+ * reports Active=True, in the fair scenario a Cohort is known, and the
+ * ResourceFlavor of every flavor a known queue names is known: the
+ * flavor of an admitted Job is read from its nodeSelector against the
+ * flavors' nodeLabels, which a second informer brings in no order with
+ * the Jobs. */
 bool dash_ready(const struct dash *d);
 /* Every planned Job was created and finished (or failed to be created),
  * or was deactivated and seen stopped (suspended) since. */

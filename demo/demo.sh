@@ -16,10 +16,18 @@
 # Whatever happens (Ctrl-C included), the cluster is stopped on exit and
 # nothing started here is left running.
 #
+# SCENARIO=fair (make demo SCENARIO=fair) plays the fair-sharing demo
+# instead: demo/manager-config-fair.yaml (fair sharing on),
+# demo/platform-fair.yaml (four teams with weights sharing a cohort's
+# pool) and cueue-demo --scenario fair (teams that arrive one after the
+# other and preempt by fair sharing; the dashboard shows each queue's
+# weightedShare over time).
+#
 # Environment:
+#   SCENARIO            classic (default) or fair
 #   DEMO_STATE          state dir (default: ./.demo of the source tree)
 #   DEMO_JOBS           Jobs in the stream (default 61; the first 18 are
-#                       the scenes of demo/feed.c)
+#                       the scenes of demo/feed.c; fair: default 96)
 #   DEMO_SPAN           the seeded Jobs are created from 12 s to this
 #                       many seconds into the stream (default 40)
 #   DEMO_RUNTIME_SCALE  multiplies every Job's runtime (default 1)
@@ -35,6 +43,7 @@ devcluster=$top/test/e2e/devcluster
 demo_bin=${DEMO_BIN:-$top/bin/cueue-demo}
 state=${DEMO_STATE:-$top/.demo}
 waiter=
+scenario=${SCENARIO:-classic}
 
 die() {
 	echo "demo: $*" >&2
@@ -42,6 +51,19 @@ die() {
 }
 
 [ -x "$demo_bin" ] || die "$demo_bin missing (run make all)"
+case $scenario in
+classic)
+	config=$top/demo/manager-config.yaml
+	platform=$top/demo/platform.yaml
+	jobs=${DEMO_JOBS:-61}
+	;;
+fair)
+	config=$top/demo/manager-config-fair.yaml
+	platform=$top/demo/platform-fair.yaml
+	jobs=${DEMO_JOBS:-96}
+	;;
+*) die "SCENARIO=$scenario: classic or fair" ;;
+esac
 command -v kubectl >/dev/null 2>&1 || die "kubectl missing (run make deps)"
 mkdir -p "$state" || die "cannot create $state"
 state=$(cd "$state" && pwd)
@@ -63,7 +85,7 @@ rm -f "$state"/devserver.{out,log} "$state"/manager.log \
 # 2. the cluster
 echo "demo: starting a devcluster in $state (devserver + cueue-manager with its webhook)"
 t0=${EPOCHREALTIME/./}
-if ! DEVCLUSTER_CONFIG=$top/demo/manager-config.yaml \
+if ! DEVCLUSTER_CONFIG=$config \
 	"$devcluster" start "$state" >"$state/devcluster.out" 2>&1; then
 	cat "$state/devcluster.out" >&2
 	die "the devcluster did not start"
@@ -72,28 +94,49 @@ export KUBECONFIG=$state/kubeconfig
 export KUBECACHEDIR=$state/kcache
 
 # 3. the platform
-if ! kubectl apply -f "$top/demo/platform.yaml" >"$state/platform.out" 2>&1; then
+if ! kubectl apply -f "$platform" >"$state/platform.out" 2>&1; then
 	cat "$state/platform.out" >&2
-	die "kubectl apply -f demo/platform.yaml failed"
+	die "kubectl apply -f demo/${platform##*/} failed"
 fi
 t1=${EPOCHREALTIME/./}
+if [ "$scenario" = fair ]; then
+	printf 'demo: cluster up and platform applied in %d.%ds: fair sharing on (demo/manager-config-fair.yaml);\n' \
+		$(((t1 - t0) / 1000000)) $(((t1 - t0) / 100000 % 10))
+	echo "      Cohort ai-org holds 32 a100 GPUs; ClusterQueues team-nlp (weight 2), team-recsys (1),"
+	echo "      team-research (1), team-vision (2) have no quota of their own: fair sharing splits"
+	echo "      the pool by weight; research comes first, nlp and recsys 2 s and 4 s later, vision late"
+else
 printf 'demo: cluster up and platform applied in %d.%ds: ResourceFlavors h100 (tainted) and a100,\n' \
 	$(((t1 - t0) / 1000000)) $(((t1 - t0) / 100000 % 10))
 echo "      cohort ai-org with ClusterQueues team-nlp, team-recsys, team-research, their"
 echo "      LocalQueues \"gpus\", WorkloadPriorityClasses prod-inference > training > experiment;"
 echo "      preemption: LowerPriority within a queue, reclaim of lent quota from any borrower;"
 echo "      waitForPodsReady (demo/manager-config.yaml): timeout 5s, backoff 2s doubling, backoffLimitCount 2"
+fi
 
 # 4. the stream
-args=(--kubeconfig "$KUBECONFIG" --jobs "${DEMO_JOBS:-61}"
+args=(--kubeconfig "$KUBECONFIG" --jobs "$jobs"
 	--span "${DEMO_SPAN:-40}" --runtime-scale "${DEMO_RUNTIME_SCALE:-1}"
 	--seed "${DEMO_SEED:-1}" --timeout "${DEMO_TIMEOUT:-300}")
 [ -n "${DEMO_INTERVAL:-}" ] && args+=(--interval "$DEMO_INTERVAL")
+[ "$scenario" = fair ] && args+=(--scenario fair)
 "$demo_bin" "${args[@]}"
 rc=$?
 [ "$rc" -eq 130 ] && exit 130
 
 # 5. kubectl, and the end
+if [ "$scenario" = fair ]; then
+	cat <<EOF2
+
+The demo cluster is a real API endpoint; point kubectl at it:
+  export KUBECONFIG=$KUBECONFIG
+  kubectl get clusterqueues -o custom-columns=NAME:.metadata.name,WEIGHT:.spec.fairSharing.weight,SHARE:.status.fairSharing.weightedShare
+  kubectl get cohorts -o yaml                      # ai-org: the pool, status.fairSharing
+  kubectl get events -A --field-selector reason=Preempted
+  kubectl get workloads -A
+Logs: $state/manager.log, $state/devserver.log
+EOF2
+else
 cat <<EOF2
 
 The demo cluster is a real API endpoint; point kubectl at it:
@@ -106,6 +149,7 @@ The demo cluster is a real API endpoint; point kubectl at it:
   kubectl get workloads -n team-research -o yaml  # the gang: requeueState, Evicted, spec.active
 Logs: $state/manager.log, $state/devserver.log
 EOF2
+fi
 if [ "$rc" -ne 0 ]; then
 	echo "demo: cueue-demo failed (exit $rc); stopping the cluster" >&2
 	exit "$rc"

@@ -1,5 +1,6 @@
 /*
- * feed: the demo's Job mix (see feed.h). It opens with scripted scenes,
+ * feed: the demo's Job mix (see feed.h); the fair scenario's is
+ * plan_fair's, below. The classic one opens with scripted scenes,
  * the same every run, that put the platform where preemption is what
  * a GPU platform team wants from it (the times are offsets into the
  * stream; every team's nominal quota is in demo/platform.yaml):
@@ -49,8 +50,8 @@
 
 #include "base/alloc.h"
 
-static const char *const team_names[FEED_NTEAM] = {
-	"nlp", "recsys", "research"
+static const char *const team_names[FEED_MAX_TEAMS] = {
+	"nlp", "recsys", "research", "vision"
 };
 
 static const char *const class_names[FEED_NCLASS] = {
@@ -107,7 +108,7 @@ static const struct class_mix mix[FEED_NCLASS] = {
 	},
 };
 
-enum { NLP, RECSYS, RESEARCH };
+enum { NLP, RECSYS, RESEARCH, VISION };
 
 /* One scripted Job of the opening scenes (the file comment). */
 struct scene_job {
@@ -203,7 +204,7 @@ static int64_t scaled(int64_t ms, double scale)
 	return v < 100 ? 100 : v;
 }
 
-void feed_plan(struct feed *s, const struct feed_opts *o)
+static void plan_classic(struct feed *s, const struct feed_opts *o)
 {
 	uint64_t rng = o->seed * 0x9E3779B97F4A7C15ULL + 1;
 	int cls_pct[FEED_NCLASS];
@@ -214,7 +215,6 @@ void feed_plan(struct feed *s, const struct feed_opts *o)
 				  ? o->span_ms - SCENES_END_MS - 1000
 				  : 0;
 
-	feed_release(s);
 	for (int c = 0; c < FEED_NCLASS; c++)
 		cls_pct[c] = mix[c].percent;
 	s->v = xcalloc(o->jobs ? o->jobs : 1, sizeof(*s->v));
@@ -267,9 +267,150 @@ void feed_plan(struct feed *s, const struct feed_opts *o)
 	}
 }
 
+/*
+ * The fair scenario (make demo SCENARIO=fair). The four teams of
+ * demo/platform-fair.yaml share the cohort's 32 GPUs, none with a quota
+ * of its own, weighted nlp 2, recsys 1, research 1, vision 2 (the table
+ * below mirrors the YAML; the dashboard reads the real weights from the
+ * ClusterQueues). They arrive one after the other, each with a burst of
+ * Jobs larger than its share:
+ *
+ *   0 s        research alone: its burst of 16 Jobs (32 GPUs) fills
+ *              the whole pool;
+ *   2 s, 4 s   nlp, then recsys: below their share, they preempt
+ *              research's Jobs (InCohortFairSharing) until the weighted
+ *              shares are level;
+ *   30% of the span  vision, the late team, reclaims its part from the
+ *              three others the same way.
+ *
+ * (nlp and vision 12 Jobs, recsys 8.) Then until the span's end every
+ * arrived team keeps submitting, in
+ * proportion to its weight (its fair part of the pool's throughput), so
+ * every team keeps more work queued than it can run and the shares stay
+ * level; the queues drain after the span. Every Job is 2 GPUs (one pod
+ * of 2, or a gang of 2 x 1), training or experiment, 8-14 s: shares move
+ * by one Job's step, 2 of 32 GPUs.
+ */
+static const struct {
+	int team;
+	int weight;       /* spec.fairSharing.weight in the YAML */
+	int64_t arrive_ms; /* -1: 30% of the span (at least 6 s) */
+	size_t burst;     /* Jobs of its burst (fewer when fewer planned) */
+} fair_teams[FEED_MAX_TEAMS] = {
+	{ RESEARCH, 1, 0, 16 },
+	{ NLP, 2, 2000, 12 },
+	{ RECSYS, 1, 4000, 8 },
+	{ VISION, 2, -1, 12 },
+};
+
+/* Jobs of all the bursts. */
+#define FAIR_BURSTS 48
+
+/* The fair trickle starts once recsys is in. */
+#define FAIR_TRICKLE_MS 4000
+
+static int cmp_at(const void *a, const void *b)
+{
+	const struct feed_job *x = a, *y = b;
+
+	if (x->at_ms != y->at_ms)
+		return (x->at_ms > y->at_ms) - (x->at_ms < y->at_ms);
+	/* the draw order (kept in name until named) breaks ties */
+	return strcmp(x->name, y->name);
+}
+
+static void fair_job(struct feed_job *j, int team, int64_t at_ms,
+		     uint64_t *rng, double scale)
+{
+	j->team = team;
+	j->klass = pick(rng, 10) < 7 ? FEED_TRAINING : FEED_EXPERIMENT;
+	if (pick(rng, 4) == 0) {
+		j->pods = 2; /* a gang of 2 x 1 GPU */
+		j->gpus_per_pod = 1;
+	} else {
+		j->pods = 1;
+		j->gpus_per_pod = 2;
+	}
+	j->at_ms = at_ms;
+	j->runtime_ms = scaled(8000 + (int64_t)pick(rng, 6001), scale);
+}
+
+static void plan_fair(struct feed *s, const struct feed_opts *o)
+{
+	uint64_t rng = o->seed * 0x9E3779B97F4A7C15ULL + 7;
+	double scale = o->runtime_scale > 0 ? o->runtime_scale : 1;
+	int64_t arrive[FEED_MAX_TEAMS], late = o->span_ms * 3 / 10;
+	size_t k = 0, nburst = 0, ntrickle;
+	int64_t end = o->span_ms > FAIR_TRICKLE_MS ? o->span_ms
+						    : FAIR_TRICKLE_MS;
+
+	if (late < 6000)
+		late = 6000;
+	s->v = xcalloc(o->jobs ? o->jobs : 1, sizeof(*s->v));
+	s->n = o->jobs;
+	/* 1. the bursts, cut in proportion when fewer Jobs are planned, at
+	 * least one Job each while there are Jobs */
+	for (int t = 0; t < FEED_MAX_TEAMS; t++) {
+		size_t b = o->jobs >= FAIR_BURSTS
+				   ? fair_teams[t].burst
+				   : o->jobs * fair_teams[t].burst /
+					     FAIR_BURSTS;
+		int team = fair_teams[t].team;
+
+		arrive[t] = fair_teams[t].arrive_ms >= 0
+				    ? fair_teams[t].arrive_ms
+				    : late;
+		if (!b)
+			b = 1;
+		for (size_t i = 0; i < b && k < s->n; i++, k++)
+			fair_job(&s->v[k], team, arrive[t], &rng, scale);
+	}
+	nburst = k;
+	ntrickle = s->n - nburst;
+	/* 2. the trickle: evenly spread from FAIR_TRICKLE_MS to the span's
+	 * end, each Job to an arrived team drawn by weight */
+	for (size_t i = 0; i < ntrickle; i++, k++) {
+		int64_t at = FAIR_TRICKLE_MS +
+			     (ntrickle > 1 ? (end - FAIR_TRICKLE_MS) *
+						     (int64_t)i /
+						     (int64_t)(ntrickle - 1)
+					   : 0);
+		int wsum = 0, r, t;
+
+		for (t = 0; t < FEED_MAX_TEAMS; t++)
+			if (arrive[t] <= at)
+				wsum += fair_teams[t].weight;
+		r = (int)pick(&rng, (uint64_t)wsum);
+		for (t = 0; t < FEED_MAX_TEAMS; t++) {
+			if (arrive[t] > at)
+				continue;
+			if (r < fair_teams[t].weight)
+				break;
+			r -= fair_teams[t].weight;
+		}
+		fair_job(&s->v[k], fair_teams[t].team, at, &rng, scale);
+	}
+	/* 3. in time order, then named by position (job_index in dash.c
+	 * reads a Job's index from its name) */
+	for (size_t i = 0; i < s->n; i++)
+		snprintf(s->v[i].name, sizeof(s->v[i].name), "%08zu", i);
+	qsort(s->v, s->n, sizeof(*s->v), cmp_at);
+	for (size_t i = 0; i < s->n; i++)
+		name_job(&s->v[i], i);
+}
+
+void feed_plan(struct feed *s, const struct feed_opts *o)
+{
+	feed_release(s);
+	if (o->scenario == FEED_FAIR)
+		plan_fair(s, o);
+	else
+		plan_classic(s, o);
+}
+
 const char *feed_team_name(int team)
 {
-	return team >= 0 && team < FEED_NTEAM ? team_names[team] : "?";
+	return team >= 0 && team < FEED_MAX_TEAMS ? team_names[team] : "?";
 }
 
 const char *feed_class_name(enum feed_class c)

@@ -1,13 +1,16 @@
 /*
  * feed: the demo's stream of Jobs, planned up front and deterministic
- * for a seed: scripted scenes that end in preemptions (feed.c), then a
- * seeded stream; which team submits what, of which priority class, how many
- * pods of how many GPUs, when (an offset into the stream) and for how
- * long it runs in the devserver's job runner, whose pods are ready at
- * once but for one gang of the scenes, never ready (waitForPodsReady's
- * case). feed_job_json turns one planned Job into the batch/v1 object
- * the demo creates through the API (the mutating webhook then suspends
- * it, as Kueue's does).
+ * for a seed. The classic scenario (make demo): scripted scenes that end
+ * in preemptions (feed.c), then a seeded stream. The fair scenario (make
+ * demo SCENARIO=fair): four teams that share one pool by fair sharing
+ * arrive one after the other, each with more work than its share
+ * (feed.c, plan_fair). In both: which team submits what, of which
+ * priority class, how many pods of how many GPUs, when (an offset into
+ * the stream) and for how long it runs in the devserver's job runner,
+ * whose pods are ready at once but for one gang of the scenes, never
+ * ready (waitForPodsReady's case). feed_job_json turns one planned Job
+ * into the batch/v1 object the demo creates through the API (the
+ * mutating webhook then suspends it, as Kueue's does).
  *
  * Pure: no I/O, no clock. Owns nothing but the plan's array.
  */
@@ -28,8 +31,15 @@ enum feed_class {
 	FEED_NCLASS
 };
 
-/* The teams: namespace team-<name>, LocalQueue "gpus". */
+/* The teams: namespace team-<name>, LocalQueue "gpus". The classic
+ * scenario has the first FEED_NTEAM, the fair one all FEED_MAX_TEAMS. */
 #define FEED_NTEAM 3
+#define FEED_MAX_TEAMS 4
+
+enum feed_scenario {
+	FEED_CLASSIC, /* make demo: demo/platform.yaml */
+	FEED_FAIR,    /* make demo SCENARIO=fair: demo/platform-fair.yaml */
+};
 
 struct feed_job {
 	char name[40];            /* "<team>-<class>-NNN" ("<team>-gang-NNN"
@@ -57,13 +67,14 @@ struct feed_opts {
 	double runtime_scale; /* multiplies every runtime; > 0 */
 	uint64_t seed;        /* same seed, same stream */
 	const char *run_id;   /* label cueue.dev/demo-run; borrowed */
+	enum feed_scenario scenario;
 };
 
-/* Plans o->jobs Jobs into s (released first). */
+/* Plans o->jobs Jobs of o->scenario into s (released first). */
 void feed_plan(struct feed *s, const struct feed_opts *o);
 void feed_release(struct feed *s);
 
-/* "nlp", "recsys", "research"; static. */
+/* "nlp", "recsys", "research", "vision" (FEED_FAIR only); static. */
 const char *feed_team_name(int team);
 /* "prod-inference", "training", "experiment"; static. */
 const char *feed_class_name(enum feed_class c);

@@ -7,6 +7,7 @@
  *
  *   cueue-demo --kubeconfig FILE [--jobs N] [--span S] [--runtime-scale F]
  *              [--seed N] [--interval MS] [--timeout S] [--plain]
+ *              [--scenario classic|fair]
  *
  * Shape: the controller's own event loop and REST client (controller/
  * loop.h, kube.h, kube_watch.h) on one thread: informers on
@@ -16,7 +17,8 @@
  * mutating webhook suspends them as it would in a cluster), redraws the
  * dashboard and notices when the stream has drained. Ctrl-C (SIGINT) or
  * SIGTERM stops the loop; the program then restores the terminal and
- * exits 130.
+ * exits 130. --scenario fair plays the fair-sharing stream against
+ * demo/platform-fair.yaml, and follows the Cohorts too.
  *
  * Exit status: 0 when every Job was created and finished (or, as the
  * never-ready gang, deactivated and stopped); 1 on a timeout, a failed
@@ -69,6 +71,7 @@ struct app {
 	int64_t ready_timeout_ms;
 	int rc;                  /* exit status once stopped */
 	bool tty;
+	bool fair;               /* --scenario fair */
 	char first_error[512];   /* first failure worth reporting */
 };
 
@@ -95,6 +98,11 @@ static void apply_job(struct app *a, const json_t *o, bool del)
 static void apply_wl(struct app *a, const json_t *o, bool del)
 {
 	dash_workload(a->d, o, del, loop_now_ms(a->l));
+}
+
+static void apply_cohort(struct app *a, const json_t *o, bool del)
+{
+	dash_cohort(a->d, o, del);
 }
 
 struct informer {
@@ -236,6 +244,16 @@ static void on_tick(void *ud, int64_t now_ms)
 		if (dash_ready(a->d) && a->jobs->listed && a->wls->listed) {
 			a->start_ms = now_ms;
 			dash_start(a->d, now_ms);
+		} else if (now_ms - a->begin_ms > a->ready_timeout_ms &&
+			   a->fair) {
+			note_error(a, "the ClusterQueues team-nlp, "
+				   "team-recsys, team-research and "
+				   "team-vision are not all Active with their "
+				   "ResourceFlavors known, no Cohort is known, "
+				   "or the Jobs or Workloads not listed (is "
+				   "demo/platform-fair.yaml applied?)");
+			finish(a, 1);
+			return;
 		} else if (now_ms - a->begin_ms > a->ready_timeout_ms) {
 			note_error(a, "the ClusterQueues team-nlp, "
 				   "team-recsys and team-research are not "
@@ -249,6 +267,7 @@ static void on_tick(void *ud, int64_t now_ms)
 	}
 	if (a->start_ms) {
 		create_due(a, now_ms);
+		dash_tick(a->d, now_ms);
 		if (a->next == a->s.n && dash_drained(a->d)) {
 			finish(a, a->first_error[0] ? 1 : 0);
 			return;
@@ -276,7 +295,8 @@ static void usage(FILE *f)
 	fputs("usage: cueue-demo --kubeconfig FILE [--jobs N] [--span S] "
 	      "[--runtime-scale F]\n"
 	      "                  [--seed N] [--interval MS] [--timeout S] "
-	      "[--plain]\n", f);
+	      "[--plain]\n"
+	      "                  [--scenario classic|fair]\n", f);
 }
 
 struct flags {
@@ -288,6 +308,7 @@ struct flags {
 	long interval_ms;        /* --interval; -1: by output kind */
 	double timeout_s;        /* --timeout for the whole stream */
 	bool plain;              /* --plain: no ANSI even on a terminal */
+	enum feed_scenario scenario; /* --scenario */
 };
 
 static int parse_num(const char *name, const char *s, double min,
@@ -316,6 +337,7 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "plain", no_argument, NULL, 'p' },
+		{ "scenario", required_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -361,6 +383,18 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 		case 'p':
 			fl->plain = true;
 			break;
+		case 'c':
+			if (!strcmp(optarg, "fair")) {
+				fl->scenario = FEED_FAIR;
+			} else if (!strcmp(optarg, "classic")) {
+				fl->scenario = FEED_CLASSIC;
+			} else {
+				fprintf(stderr, "cueue-demo: --scenario: "
+					"classic or fair, not \"%s\"\n",
+					optarg);
+				return 2;
+			}
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -385,7 +419,7 @@ int main(int argc, char **argv)
 	struct kube_opts ko = { .qps = -1, .user_agent = "cueue-demo" };
 	struct app a;
 	struct feed_opts so;
-	struct informer inf[4];
+	struct informer inf[5];
 	char *selector = NULL;
 	int rc;
 
@@ -396,6 +430,7 @@ int main(int argc, char **argv)
 	memset(inf, 0, sizeof(inf));
 	a.rc = 1;
 	a.tty = !fl.plain && isatty(STDOUT_FILENO);
+	a.fair = fl.scenario == FEED_FAIR;
 	a.interval_ms = fl.interval_ms > 0 ? fl.interval_ms
 			: a.tty ? 250 : 5000;
 	a.timeout_ms = (int64_t)(fl.timeout_s * 1000);
@@ -405,10 +440,12 @@ int main(int argc, char **argv)
 	so = (struct feed_opts){ .jobs = (size_t)fl.jobs,
 				   .span_ms = (int64_t)(fl.span_s * 1000),
 				   .runtime_scale = fl.scale,
-				   .seed = fl.seed, .run_id = a.run_id };
+				   .seed = fl.seed, .run_id = a.run_id,
+				   .scenario = fl.scenario };
 	feed_plan(&a.s, &so);
 	a.posts = xcalloc(a.s.n, sizeof(*a.posts));
 	a.d = dash_new(&a.s, a.tty, term_width());
+	dash_set_scenario(a.d, fl.scenario);
 	rc = 1;
 	if (kubeconfig_load(fl.kubeconfig, NULL, &kc, &err) < 0) {
 		fprintf(stderr, "cueue-demo: %s\n", err.msg);
@@ -432,12 +469,16 @@ int main(int argc, char **argv)
 	informer_start(&inf[3], &a, apply_wl,
 		       "/apis/kueue.x-k8s.io/v1beta2/workloads", NULL);
 	a.wls = &inf[3];
+	if (fl.scenario == FEED_FAIR)
+		informer_start(&inf[4], &a, apply_cohort,
+			       "/apis/kueue.x-k8s.io/v1beta2/cohorts", NULL);
 	a.begin_ms = loop_now_ms(a.l);
 	timers_setup(&a.tick, on_tick, &a);
 	loop_timer_arm(a.l, &a.tick, 0);
 	if (!a.tty)
-		printf("cueue-demo: %zu Jobs over %.0fs (run %s)\n", a.s.n,
-		       fl.span_s, a.run_id);
+		printf("cueue-demo: %zu Jobs over %.0fs (run %s%s)\n", a.s.n,
+		       fl.span_s, a.run_id,
+		       fl.scenario == FEED_FAIR ? ", fair sharing" : "");
 	fflush(stdout);
 	if (loop_run(a.l, &err) < 0) {
 		fprintf(stderr, "cueue-demo: event loop: %s\n", err.msg);
@@ -461,7 +502,7 @@ int main(int argc, char **argv)
 out:
 	if (a.d)
 		dash_end(a.d, stdout);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 5; i++)
 		kube_watch_free(inf[i].w);
 	kube_free(a.k);
 	loop_free(a.l);

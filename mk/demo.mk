@@ -5,7 +5,8 @@
 # kubeconfig reader (libcontroller.a, with libconfig.a for the YAML of a
 # kubeconfig and libjx.a for the JSON accessors). demo/demo.sh is the
 # driver: devcluster, platform, program.
-# `demo` installs what is missing first, then builds, as `check` does.
+# `demo` installs what is missing first, then builds, as `check` does;
+# SCENARIO=fair (make demo SCENARIO=fair) plays the fair-sharing demo.
 
 DEMO_SRC := $(wildcard demo/*.c)
 DEMO_OBJ := $(DEMO_SRC:%.c=$(BUILD)/%.o)
@@ -27,4 +28,4 @@ demo: deps
 	@$(MAKE) --no-print-directory all
 	@DEMO_BIN=$(CURDIR)/$(DEMO_BIN) \
 	  DEVSERVER_BIN=$(CURDIR)/$(DEVSERVER_BIN) \
-	  MANAGER_BIN=$(CURDIR)/$(MANAGER_BIN) demo/demo.sh
+	  MANAGER_BIN=$(CURDIR)/$(MANAGER_BIN) SCENARIO=$(SCENARIO) demo/demo.sh
