@@ -399,6 +399,25 @@ static void put_back(struct sched *s, const struct swl *r)
 			    r->nusage, &s->undo);
 }
 
+/* fillBackWorkloads: with ptg[0..nt) taken out and the demand fitting,
+ * gives back every victim but the last, newest removal first, that is
+ * not needed. Returns the new count; the tree keeps the removals. */
+static size_t fill_back(const struct pctx *x, size_t nt, bool borrow)
+{
+	struct sched *s = x->s;
+
+	for (size_t k = nt - 1; k-- > 0;) {
+		put_back(s, s->pc[s->ptg[k]].r);
+		if (demand_fits(x, borrow)) {
+			s->ptg[k] = s->ptg[nt - 1];
+			nt--;
+		} else {
+			take_out(s, s->pc[s->ptg[k]].r);
+		}
+	}
+	return nt;
+}
+
 /*
  * classicalPreemptions: fills s->ptg[0..n) with indexes into s->pc of
  * the minimal victim set and returns n (0: no preemption helps). The
@@ -452,16 +471,7 @@ static size_t minimal_set(const struct pctx *x)
 			s->ptg[nt++] = ci;
 			if (!demand_fits(x, borrow))
 				continue;
-			/* Fill back, newest removal first but the last. */
-			for (size_t k = nt - 1; k-- > 0;) {
-				put_back(s, s->pc[s->ptg[k]].r);
-				if (demand_fits(x, borrow)) {
-					s->ptg[k] = s->ptg[nt - 1];
-					nt--;
-				} else {
-					take_out(s, s->pc[s->ptg[k]].r);
-				}
-			}
+			nt = fill_back(x, nt, borrow);
 			tree_undo_to(s->t, &s->undo, sp);
 			return nt;
 		}
@@ -886,15 +896,7 @@ static size_t fair_set(const struct pctx *x)
 	/* fill back (allowBorrowing), without the incoming usage */
 	for (size_t i = 0; i < nt; i++)
 		take_out(s, s->pc[s->ptg[i]].r);
-	for (size_t k = nt - 1; k-- > 0;) {
-		put_back(s, s->pc[s->ptg[k]].r);
-		if (demand_fits(x, true)) {
-			s->ptg[k] = s->ptg[nt - 1];
-			nt--;
-		} else {
-			take_out(s, s->pc[s->ptg[k]].r);
-		}
-	}
+	nt = fill_back(x, nt, true);
 	tree_undo_to(s->t, &s->undo, sp);
 	return nt;
 }
