@@ -847,12 +847,13 @@ void manager_lq_fs(struct manager *m, const char *key,
 {
 	if (!m->fed)
 		return;
-	sched_lq_set_fs(m->s, key, lq ? lq->cluster_queue : NULL,
-			lq && lq->has_fs_weight ? lq->fs_weight : 1000);
-	if (lq && m->o.afs && lq->has_afs_status)
-		sched_lq_afs_seed(m->s, key, &lq->afs_consumed,
-				  loop_wall_ms(m->l));
-	m->changed = true;
+	if (sched_lq_set_fs(m->s, key, lq ? lq->cluster_queue : NULL,
+			    lq && lq->has_fs_weight ? lq->fs_weight : 1000))
+		m->changed = true;
+	if (lq && m->o.afs && lq->has_afs_status &&
+	    sched_lq_afs_seed(m->s, key, &lq->afs_consumed,
+			      loop_wall_ms(m->l)))
+		m->changed = true;
 }
 
 /* Admission fair sharing: every usageSamplingInterval, each LocalQueue's

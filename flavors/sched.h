@@ -220,9 +220,9 @@ void sched_lq_set(struct sched *s, const char *lq, enum stop_policy stop);
  * use admission fair sharing; out is released first.
  * sched_lq_afs_usage: the weighted usage the queue orders by.
  */
-void sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
-		     int64_t milli);
-void sched_lq_afs_seed(struct sched *s, const char *lq,
+bool sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
+		     int64_t milli); /* true when it changed anything */
+bool sched_lq_afs_seed(struct sched *s, const char *lq,
 		       const struct reslist *consumed, int64_t now_ms);
 void sched_afs_sample(struct sched *s, int64_t now_ms);
 bool sched_lq_afs_status(const struct sched *s, const char *lq,

@@ -245,7 +245,7 @@ bool sched_afs_keep(const struct slq *l)
 
 /* ---- the public part (sched.h) ---- */
 
-void sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
+bool sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
 		     int64_t milli)
 {
 	bool keep = (cq && s->o.afs) || milli != 1000;
@@ -254,11 +254,13 @@ void sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
 	struct slq *l;
 
 	if (id < 0)
-		return;
+		return false;
 	l = &s->lqs[id];
-	if (l->fs_bound == (cq && s->o.afs) && l->fs_weight == milli &&
-	    l->fs_weight_set == (milli != 1000) && (c < 0 || l->cq == c))
-		return;
+	if (l->fs_bound == (cq && s->o.afs) &&
+	    l->fs_weight_set == (milli != 1000) &&
+	    (!l->fs_weight_set || l->fs_weight == milli) &&
+	    (c < 0 || l->cq == c))
+		return false;
 	l->fs_bound = cq && s->o.afs;
 	l->fs_weight_set = milli != 1000;
 	l->fs_weight = milli;
@@ -268,16 +270,17 @@ void sched_lq_set_fs(struct sched *s, const char *lq, const char *cq,
 		s->cqs[l->cq].afs_stale = true;
 	s->state++;
 	sched_dirty_lq(s, id);
+	return true;
 }
 
-void sched_lq_afs_seed(struct sched *s, const char *lq,
+bool sched_lq_afs_seed(struct sched *s, const char *lq,
 		       const struct reslist *consumed, int64_t now_ms)
 {
 	int32_t id = sched_lq_find_or_add(s, lq, true);
 	struct slq *l = &s->lqs[id];
 
 	if (l->afs_seeded)
-		return;
+		return false;
 	l->afs_seeded = true;
 	l->afs_last = now_ms; /* Kueue: the history counts from now */
 	for (size_t i = 0; i < consumed->n; i++) {
@@ -290,6 +293,7 @@ void sched_lq_afs_seed(struct sched *s, const char *lq,
 		s->cqs[l->cq].afs_stale = true;
 	s->state++;
 	sched_lq_reap(s, id);
+	return true;
 }
 
 bool sched_lq_afs_status(const struct sched *s, const char *lq,

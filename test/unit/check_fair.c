@@ -254,7 +254,7 @@ static void fx_begin(unsigned seed)
 	sched_flavor_set(F.s, &F.rf);
 	F.ncq = 3 + rnd(3);
 	for (size_t q = 0; q < F.ncq; q++) {
-		char name[8];
+		char name[24];
 
 		snprintf(name, sizeof(name), "q%zu", q);
 		cq_init(&F.cq[q], name, (int64_t)rnd(5) * 1000,
