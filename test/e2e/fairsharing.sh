@@ -58,7 +58,7 @@
 # As preemption.sh: cueue-invariants at the observation points, and a
 # Workload watch and a Job watch recorded for the whole run, merged by
 # history.py into every state the cluster went through, each checked by
-# cueue-invariants (in the background while scenario 6 runs); from the
+# cueue-invariants (in the background, while the suite goes on); from the
 # same record, each victim held its quota until its Job stopped, at each
 # of its evictions.
 #
