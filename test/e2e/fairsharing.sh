@@ -50,6 +50,14 @@
 #     LessThanOrEqualToFinalShare alone, nothing is preempted in s6, the
 #     restart itself preempted nothing elsewhere, the gauges are back,
 #     and the manager said nothing about fairSharing with either file.
+#  7. admission fair sharing (both Configurations also carry
+#     admissionFairSharing: half life 1m, sampled every second): cq-7 (1
+#     cpu, UsageBasedAdmissionFairSharing) with LocalQueues heavy and
+#     light; heavy runs h1 then h2, and its
+#     status.fairSharing.admissionFairSharingStatus.consumedResources
+#     grows; the restart of scenario 6 keeps that history (read back from
+#     the status, not reset); then h3 (heavy) and, later, l1 (light) wait
+#     behind h2: once h2 ends l1 goes first, although h3 is older.
 # Also: kueue_preempted_workloads_total by preempting queue and reason
 # and kueue_evicted_workloads_total agree with the victims'
 # schedulingStats; the queues of scenarios 1-4 stay as they converged
@@ -89,12 +97,16 @@ shipped=$e2e_top/manifests/config/controller_manager_config.yaml
 {
 	cat "$shipped"
 	printf '%s\n' 'fairSharing:' \
-		'  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]'
+		'  preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]' \
+		'admissionFairSharing:' '  usageHalfLifeTime: 1m' \
+		'  usageSamplingInterval: 1s'
 } >"$work/config-v1beta2.yaml"
 {
 	sed 's#^apiVersion: config.kueue.x-k8s.io/v1beta2$#apiVersion: config.kueue.x-k8s.io/v1beta1#' "$shipped"
 	printf '%s\n' 'fairSharing:' '  enable: true' \
-		'  preemptionStrategies: [LessThanOrEqualToFinalShare]'
+		'  preemptionStrategies: [LessThanOrEqualToFinalShare]' \
+		'admissionFairSharing:' '  usageHalfLifeTime: 1m' \
+		'  usageSamplingInterval: 1s'
 } >"$work/config-v1beta1.yaml"
 export DEVCLUSTER_CONFIG=$work/config-v1beta2.yaml
 
@@ -492,6 +504,35 @@ gauges_eventually cq-1a=1000 cq-1b=0 cq-2a=834 cq-3z=$MAXINT64 cq-3n=0 \
 	cq-4i=1000 cq-4r=0 cq-5a=800 cohort:important-org=1334 \
 	cohort:regular-org=0 cohort:co-1=0 cohort:co-3=0
 
+# 7. heavy's history: h1 runs and ends, h2 runs (and keeps cq-7 full).
+add_jobs s7 heavy 1 h1 h2
+create_jobs "s7 h1, h2 (heavy)"
+expect_eventually "s7: h1 runs, h2 waits" "$T" "h1" running s7
+release -n s7 h1
+expect_eventually "s7: h2 runs" "$T" "h2" running s7
+# s7_cpu LQ: its consumedResources cpu in milli-units (0 when none).
+s7_cpu() {
+	local q
+	q=$(jp "localqueue/$1" '{.status.fairSharing.admissionFairSharingStatus.consumedResources.cpu}' s7)
+	case $q in
+	'') echo 0 ;;
+	*m) echo "${q%m}" ;;
+	*) echo $((q * 1000)) ;;
+	esac
+}
+s7_grown() {
+	[ "$(s7_cpu heavy)" -ge "$1" ]
+}
+if wait_until "$T" s7_grown 50; then
+	pass "s7: heavy's consumedResources grow while it runs ($(s7_cpu heavy)m cpu)"
+else
+	fail "s7: heavy's consumedResources grow while it runs" \
+		"$(kubectl get localqueue -n s7 heavy -o jsonpath='{.status}' 2>&1)"
+fi
+match_eventually "s7: light's status: no history, weightedShare 0, a lastUpdate" "$T" \
+	'^\{"admissionFairSharingStatus":\{"consumedResources":\{\},"lastUpdate":"<ts>"\},"weightedShare":0\}$' \
+	jp localqueue/light '{.status.fairSharing}' s7
+
 # ---------------------------------------------------------------------
 # The second arrivals (all but scenario 2's), at once.
 
@@ -674,6 +715,7 @@ s15() {
 	echo "s1 evictions: $(evictions s1)"
 }
 s_before=$(s15)
+s7_before=$(s7_cpu heavy)
 history_start
 logsize=$(stat -c %s "$cluster/manager.log")
 run_cmd env DEVCLUSTER_CONFIG="$work/config-v1beta1.yaml" "$devcluster" restart-manager "$cluster"
@@ -700,6 +742,27 @@ gauges_eventually cq-1a=250 cq-1c=250 cq-2a=334 cq-3z=$MAXINT64 \
 	cohort:regular-org=1000 cohort:co-1=0
 expect "metrics: the new manager preempted nothing" 0 \
 	metric kueue_preempted_workloads_total '' <<<'0'
+
+# 7. After the restart: heavy's history was read back (it only grew:
+# h2 still runs), and light, without one, goes before heavy's older h3.
+s7_kept() {
+	[ "$(s7_cpu heavy)" -gt "$s7_before" ]
+}
+if wait_until "$T" s7_kept; then
+	pass "s7: heavy's history survived the restart ($s7_before -> $(s7_cpu heavy) milli-cpu)"
+else
+	fail "s7: heavy's history survived the restart" "before $s7_before, now $(s7_cpu heavy)"
+fi
+add_jobs s7 heavy 1 h3
+create_jobs "s7 h3 (heavy)"
+match_eventually "s7: h3 waits behind h2" "$T" '^False Pending: ' wlc s7 h3 QuotaReserved
+add_jobs s7 light 1 l1
+create_jobs "s7 l1 (light), newer than h3"
+match_eventually "s7: l1 waits behind h2" "$T" '^False Pending: ' wlc s7 l1 QuotaReserved
+release -n s7 h2
+expect_eventually "s7: h2 ends: light's l1 is admitted before heavy's older h3" "$T" \
+	"l1" running s7
+match_eventually "s7: h3 still waits" 1 '^False Pending: ' wlc s7 h3 QuotaReserved
 
 # ---------------------------------------------------------------------
 # The end: scenarios 1-5 as they were before the restart (nothing was
