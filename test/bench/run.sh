@@ -124,6 +124,12 @@ benches=(
 	# 1,000-ClusterQueue / 50,000-workload shape; QUICK=1: 100 / 5,000;
 	# one preemption decision at 10 / 100 / 1,000 candidates).
 	"core|300|20|$build/core-bench"
+	# fair-bench: fair sharing in flavors/sched (8 weighted queues
+	# borrowing from one Cohort: share deviation, Jain's index,
+	# utilisation, against the classical order; cost per admission at
+	# 10 / 100 / 1,000 / 10,000 ClusterQueues; QUICK=1: 2,000
+	# workloads, up to 1,000 ClusterQueues, about 10 s of CPU).
+	"fair|600|60|$build/fair-bench"
 	# scenario-bench: Kueue's test/performance/scheduler scenarios against
 	# a devcluster (baseline 5x6 CQs / 15,000 workloads, large scale 10x100
 	# CQs / 50,000); QUICK=1: one reduced scenario (1x3 CQs, 60 workloads).
