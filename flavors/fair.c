@@ -32,6 +32,15 @@ struct fair {
 	/* scratch: borrowed per resource */
 	int64_t *borrowed;
 	size_t capb;
+	/* shares by node, valid while (qgen, ustamp) are the tree's */
+	struct fair_memo *memo;
+	size_t nmemo;
+};
+
+struct fair_memo {
+	uint64_t qgen;   /* tree_quota_gen + 1 (0: empty) */
+	uint64_t ustamp; /* tree_usage_stamp of the node */
+	struct fair_drs d;
 };
 
 struct fair *fair_new(void)
@@ -48,6 +57,7 @@ void fair_free(struct fair *f)
 	free(f->lend);
 	free(f->lgen);
 	free(f->borrowed);
+	free(f->memo);
 	free(f);
 }
 
@@ -114,8 +124,36 @@ static const int64_t *lendable(struct fair *f, const struct tree *t, int p)
 	return l;
 }
 
+static void compute(struct fair *f, const struct tree *t, int node,
+		    struct fair_drs *out);
+
 void fair_drs(struct fair *f, const struct tree *t, int node,
 	      struct fair_drs *out)
+{
+	uint64_t q = tree_quota_gen(t) + 1, u = tree_usage_stamp(t, node);
+	struct fair_memo *m;
+
+	if ((size_t)node >= f->nmemo) {
+		size_t n = tree_node_cap(t) > (size_t)node ? tree_node_cap(t)
+							   : (size_t)node + 1;
+
+		f->memo = xrealloc(f->memo, n * sizeof(*f->memo));
+		memset(f->memo + f->nmemo, 0,
+		       (n - f->nmemo) * sizeof(*f->memo));
+		f->nmemo = n;
+	}
+	m = &f->memo[node];
+	if (m->qgen != q || m->ustamp != u) {
+		compute(f, t, node, &m->d);
+		m->qgen = q;
+		m->ustamp = u;
+	}
+	*out = m->d;
+}
+
+/* The share of node now (fair_drs without the memo). */
+static void compute(struct fair *f, const struct tree *t, int node,
+		    struct fair_drs *out)
 {
 	int parent = tree_parent(t, node);
 	const int64_t *lend;

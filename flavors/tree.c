@@ -84,6 +84,7 @@ struct tnode {
 	uint8_t kind;        /* enum node_kind */
 	uint8_t flags;       /* N_* */
 	int64_t weight;      /* fairSharing.weight, milli-units (1000) */
+	uint64_t ustamp;     /* tree.ugen when its usage last changed */
 };
 
 struct cell {
@@ -126,6 +127,7 @@ struct tree {
 	size_t names_cap;
 	size_t names_garbage; /* bytes of removed nodes' names */
 	uint64_t qgen;        /* bumped by every quota or shape change */
+	uint64_t ugen;        /* bumped by every usage change */
 };
 
 struct tree_undo_op {
@@ -647,6 +649,7 @@ int tree_node(struct tree *t, enum node_kind kind, const char *name)
 	n->hash = node_hash(kind, name);
 	n->flags = N_ALIVE;
 	n->weight = TREE_WEIGHT_DEFAULT;
+	n->ustamp = ++t->ugen;
 	t->qgen++;
 	cells_reset(t, id);
 	t->nlive++;
@@ -756,6 +759,7 @@ static void propagate(struct tree *t, int32_t x, int fr, int64_t osc,
 		contrib(pc, &psc, &puc);
 		pc->subtree = wadd(pc->subtree, wsub(sc, osc));
 		pc->usage = wadd(pc->usage, wsub(uc, ouc));
+		t->node[p].ustamp = ++t->ugen;
 		x = p;
 		osc = psc;
 		ouc = puc;
@@ -772,6 +776,7 @@ static void apply_delta(struct tree *t, int32_t p, int fr, int64_t ds,
 	contrib(pc, &osc, &ouc);
 	pc->subtree = wadd(pc->subtree, ds);
 	pc->usage = wadd(pc->usage, du);
+	t->node[p].ustamp = ++t->ugen;
 	propagate(t, p, fr, osc, ouc);
 }
 
@@ -1075,6 +1080,12 @@ bool tree_node_exists(const struct tree *t, int node)
 	return is_alive(t, node);
 }
 
+uint64_t tree_usage_stamp(const struct tree *t, int node)
+{
+	need_node(t, node);
+	return t->node[node].ustamp;
+}
+
 size_t tree_node_cap(const struct tree *t)
 {
 	return t->nslot;
@@ -1111,6 +1122,7 @@ void tree_add_usage(struct tree *t, int cq, int fr, int64_t v)
 	c = cell_at(t, cq, fr);
 	contrib(c, &osc, &ouc);
 	c->usage = sat_add(c->usage, v);
+	t->node[cq].ustamp = ++t->ugen;
 	propagate(t, cq, fr, osc, ouc);
 }
 
@@ -1123,6 +1135,7 @@ static int64_t remove_usage(struct tree *t, int cq, int fr, int64_t v)
 	v = min64(v, c->usage);
 	contrib(c, &osc, &ouc);
 	c->usage -= v;
+	t->node[cq].ustamp = ++t->ugen;
 	propagate(t, cq, fr, osc, ouc);
 	return v;
 }

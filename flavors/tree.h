@@ -185,6 +185,11 @@ int64_t tree_weight(const struct tree *t, int node);
 /* Changes whenever a quota, weight, parent link or node set changes
  * (never for usage): caches of quota-only answers key on it. */
 uint64_t tree_quota_gen(const struct tree *t);
+/* Changes whenever node's usage changes (on any fr): with
+ * tree_quota_gen, the key of caches of a node's usage-derived answers.
+ * Stamps are unique across the tree, so a slot reused by another node
+ * never repeats an old stamp. */
+uint64_t tree_usage_stamp(const struct tree *t, int node);
 /* Every node id is below this (for arrays indexed by node id). */
 size_t tree_node_cap(const struct tree *t);
 /* Whether node is a live node id (any id is accepted). */
