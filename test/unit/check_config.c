@@ -1445,7 +1445,7 @@ START_TEST(warnings_every_key_v1beta2)
 END_TEST
 
 /* The v1beta1 shape: podOptions instead of visibilityServer,
- * waitForPodsReady and fairSharing through enable, leaderElection through
+ * waitForPodsReady through enable, leaderElection through
  * its default leaderElect. Texts after the key are those of the v1beta2
  * file, so only keys and positions are listed (and podOptions' text). */
 START_TEST(warnings_every_key_v1beta1)
@@ -1498,7 +1498,7 @@ START_TEST(warnings_every_key_v1beta1)
 		ck_assert_str_eq(w1.v[i].text, text);
 		free(text);
 	}
-	ck_assert(c1.fs_enable && c1.le_leader_elect);
+	ck_assert(!c1.fs_enable && c1.le_leader_elect);
 	ck_assert(config_is_given(&c1, "leaderElection"));
 	ck_assert(!config_is_given(&c1, "leaderElection.leaderElect"));
 	free(all);
