@@ -102,6 +102,7 @@ static json_t *build_cq(void *ud, const char *name, char **path)
 	if (!json_equal(cur, nw)) {
 		null_if_absent(nw, "flavorsReservation");
 		null_if_absent(nw, "flavorsUsage");
+		null_if_absent(nw, "fairSharing"); /* fair sharing now off */
 		body = json_pack("{s:O}", "status", nw);
 		*path = path_of("clusterqueues", NULL, name, "status");
 	}
@@ -194,6 +195,7 @@ static json_t *build_lq(void *ud, const char *key, char **path)
 
 		null_if_absent(nw, "flavorsReservation");
 		null_if_absent(nw, "flavorsUsage");
+		null_if_absent(nw, "fairSharing");
 		body = json_pack("{s:O}", "status", nw);
 		*path = path_of("localqueues", ns, name, "status");
 		free(ns);
