@@ -4044,8 +4044,10 @@ END_TEST
 #define AFS_HALF (10 * 60 * SEC)
 #define AFS_SAMPLE (60 * SEC)
 
-static void afs_begin(bool afs_mode, int64_t half_life)
+static void afs_begin_w(bool afs_mode, int64_t half_life, double cpu_weight)
 {
+	static const char *const res[] = { "cpu" };
+	double w[] = { cpu_weight };
 	struct sched_opts o;
 	struct cluster_queue *cq;
 
@@ -4053,6 +4055,11 @@ static void afs_begin(bool afs_mode, int64_t half_life)
 	o.afs = true;
 	o.afs_half_life_ms = half_life;
 	o.afs_sampling_ms = AFS_SAMPLE;
+	if (cpu_weight != 1) {
+		o.afs_res = res;
+		o.afs_w = w;
+		o.nafs_w = 1;
+	}
 	fx_begin_opts(&o);
 	add_flavor("default");
 	cq = mk_cq("a", NULL, "default:cpu=1");
@@ -4062,6 +4069,11 @@ static void afs_begin(bool afs_mode, int64_t half_life)
 	sched_lq_set_fs(F.s, "ns/heavy", "a", 1000);
 	sched_lq_set_fs(F.s, "ns/light", "a", 1000);
 	CHECK();
+}
+
+static void afs_begin(bool afs_mode, int64_t half_life)
+{
+	afs_begin_w(afs_mode, half_life, 1);
 }
 
 /* consumedResources cpu of a LocalQueue's status, milli-units. */
@@ -4266,6 +4278,26 @@ START_TEST(afs_preempt_heavier_lq_first)
 }
 END_TEST
 
+
+/* resourceWeights: usage is the weighted sum over resources; with cpu
+ * weighted 0, heavy's cpu history no longer counts (the usual order),
+ * with cpu weighted 0.1 it still does. */
+START_TEST(afs_resource_weights)
+{
+	afs_begin_w(true, AFS_HALF, _i ? 0.1 : 0);
+	afs_seed("ns/heavy", "cpu=4");
+	ck_assert(fabs(sched_lq_afs_usage(F.s, "ns/heavy") -
+		       (_i ? 0.4 : 0)) < 1e-9);
+	put_wl_lq(mk_wl("h1", 0, T0 - 100 * SEC, 1, "cpu=1"), "a",
+		  "ns/heavy");
+	put_wl_lq(mk_wl("l1", 0, T0 - 10 * SEC, 1, "cpu=1"), "a",
+		  "ns/light");
+	cycle();
+	expect_admitted(_i ? "l1" : "h1", "a");
+	fx_end();
+}
+END_TEST
+
 static TCase *new_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -4312,6 +4344,7 @@ Suite *sched_suite(void)
 	tcase_add_test(tc, afs_no_half_life);
 	tcase_add_test(tc, afs_seed_once);
 	tcase_add_test(tc, afs_preempt_heavier_lq_first);
+	tcase_add_loop_test(tc, afs_resource_weights, 0, 2);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("lifecycle");
