@@ -53,6 +53,10 @@ for p in python3 /usr/bin/python3; do
 done
 [ -n "$py_ok" ] ||
 	need "python3 with the kubernetes module (make deps installs python3-kubernetes)"
+# The python3 on PATH as the interpreter itself, found once for every suite
+# (lib.bash says why).
+E2E_PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) &&
+	export E2E_PYTHON
 # Every suite tests the same binary: a copy taken now (the tree may be
 # rebuilt while the suites run). DEVSERVER_BIN=... tests another one.
 bin=${DEVSERVER_BIN:-$top/bin/cueue-devserver}
