@@ -85,7 +85,7 @@ start() {
 	local name
 	name=$(basename "$1" .sh)
 	date +%s >"$logs/$name.t0"
-	setsid bash -c 'bash "$1"; rc=$?; date +%s >"$2"; exit "$rc"' \
+	setsid bash -c 'bash "$1"; rc=$?; { date +%s; times; } >"$2"; exit "$rc"' \
 		_ "$1" "$logs/$name.t1" >"$logs/$name.out" 2>&1 &
 	echo "$!" >"$logs/$name.pid"
 	sids+=("$!")
@@ -107,7 +107,7 @@ live_in_session() {
 # finish SUITE: waits for it, prints its output (unless streamed), its
 # summary line, and adds its counts.
 finish() {
-	local name pid rc last p f left t0
+	local name pid rc last p f left t0 cpu
 	name=$(basename "$1" .sh)
 	pid=$(cat "$logs/$name.pid")
 	wait "$pid"
@@ -135,8 +135,15 @@ finish() {
 		pkill -KILL -s "$pid" 2>/dev/null
 		f=$((f + 1))
 	fi
-	printf '== %s: %d passed, %d failed (%ss)\n' "$name" "$p" "$f" \
-		"$(($(cat "$logs/$name.t1" 2>/dev/null || date +%s) - t0))"
+	# times' second line: the CPU of the suite's processes (user, system)
+	# once they were waited for; a devcluster's servers are not among
+	# them (devcluster leaves them running when it exits)
+	cpu=$(sed -n 3p "$logs/$name.t1" 2>/dev/null | awk '{
+		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
+		printf "%.0f", t }')
+	printf '== %s: %d passed, %d failed (%ss, CPU %ss)\n' "$name" "$p" "$f" \
+		"$(($(head -1 "$logs/$name.t1" 2>/dev/null || date +%s) - t0))" \
+		"${cpu:-?}"
 	total_p=$((total_p + p))
 	total_f=$((total_f + f))
 }
