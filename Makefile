@@ -8,9 +8,10 @@
 #   make demo            deps + all + demo/demo.sh (demo/README.md)
 #   make check           deps + `make test`: all, both Check runners
 #                        (unit, devserver-tests), check-headers, check-deps,
-#                        e2e and the quick bench
-#   make unit            the unit runner (CK_RUN_SUITE / CK_RUN_CASE filter)
-#   make devserver-tests the devserver runner
+#                        e2e and the quick bench (in three steps: see test)
+#   make unit            the unit runner (CK_RUN_SUITE / CK_RUN_CASE filter;
+#                        UNIT_JOBS suites at a time)
+#   make devserver-tests the devserver runner (DSTEST_JOBS at a time)
 #   make asan            both Check runners under AddressSanitizer + UBSan
 #   make e2e             test/e2e/run.sh: every end-to-end suite
 #   make e2e-devserver   the devserver's smoke suite alone
