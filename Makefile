@@ -267,9 +267,9 @@ $(BUILD)/test/devserver/main.o: test/unit/main.c $(DSSUITES_H)
 # The runners run their suites UNIT_JOBS / DSTEST_JOBS at a time
 # (TEST_JOBS, test/unit/main.c). The unit suites compute, so two (the
 # cores); the devserver suites mostly wait on servers, sockets and timers
-# (a quarter of a core each), so four.
+# (a sixth of a core each), so six.
 UNIT_JOBS ?= 2
-DSTEST_JOBS ?= 4
+DSTEST_JOBS ?= 6
 
 unit: $(UNIT)
 	TEST_JOBS=$(UNIT_JOBS) ./$(UNIT)
