@@ -8,9 +8,10 @@
 #   make demo            deps + all + demo/demo.sh (demo/README.md)
 #   make check           deps + `make test`: all, both Check runners
 #                        (unit, devserver-tests), check-headers, check-deps,
-#                        e2e and the quick bench
-#   make unit            the unit runner (CK_RUN_SUITE / CK_RUN_CASE filter)
-#   make devserver-tests the devserver runner
+#                        e2e and the quick bench (in three steps: see test)
+#   make unit            the unit runner (CK_RUN_SUITE / CK_RUN_CASE filter;
+#                        UNIT_JOBS suites at a time)
+#   make devserver-tests the devserver runner (DSTEST_JOBS at a time)
 #   make asan            both Check runners under AddressSanitizer + UBSan
 #   make e2e             test/e2e/run.sh: every end-to-end suite
 #   make e2e-devserver   the devserver's smoke suite alone
@@ -263,13 +264,20 @@ $(BUILD)/test/devserver/main.o: test/unit/main.c $(DSSUITES_H)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(CHECK_CFLAGS) -I$(BUILD)/gen/devserver -c $< -o $@
 
+# The runners run their suites UNIT_JOBS / DSTEST_JOBS at a time
+# (TEST_JOBS, test/unit/main.c). The unit suites compute, so two (the
+# cores); the devserver suites mostly wait on servers, sockets and timers
+# (a sixth of a core each), so six.
+UNIT_JOBS ?= 2
+DSTEST_JOBS ?= 6
+
 unit: $(UNIT)
-	./$(UNIT)
+	TEST_JOBS=$(UNIT_JOBS) ./$(UNIT)
 
 # Suite "crash" runs this config's devserver program (kill -9), so the
 # runner needs it built too.
 devserver-tests: $(DSTEST) $(DEVSERVER_BIN)
-	./$(DSTEST)
+	TEST_JOBS=$(DSTEST_JOBS) ./$(DSTEST)
 
 # e2e and the quick bench join `test` once their runners exist.
 ifneq ($(wildcard test/e2e/run.sh),)
@@ -282,7 +290,20 @@ endif
 bench-quick: all
 	QUICK=1 BENCH_NO_WRITE=1 test/bench/run.sh
 
-test: all unit $(DEVSERVER_TESTS) check-headers check-deps $(E2E) $(QUICK_BENCH)
+# `make test` in three steps, so that the 2-core machine CI runs it on
+# (`make check`, under 10 minutes) is busy throughout: the build with
+# CHECK_JOBS jobs; then the Check runners, check-headers, check-deps and
+# the quick bench side by side (together about one core: mostly they
+# wait; -Otarget prints each one's output whole when it ends); then the
+# e2e suites, which keep both cores busy by themselves. A failed step
+# stops the next, as a failed prerequisite stopped `test` before.
+CHECK_JOBS ?= 2
+TEST_SIDE := unit $(DEVSERVER_TESTS) check-headers check-deps $(QUICK_BENCH)
+test:
+	@$(MAKE) --no-print-directory -j$(CHECK_JOBS) all
+	@$(MAKE) --no-print-directory -j$(words $(TEST_SIDE)) -Otarget \
+	  $(TEST_SIDE)
+	@$(if $(E2E),$(MAKE) --no-print-directory $(E2E),:)
 
 check: deps
 	@$(MAKE) --no-print-directory test

@@ -404,9 +404,12 @@ fi
 invariants "load quiet" --status
 # Finish whatever load workload holds quota, poll, repeat, until all 200
 # are finished (w1, w2 and wa2 of the earlier sections are finished too)
-# or nothing has changed for 8 s.
+# or no poll has shown a change for 8 s. The 8 s count from the end of the
+# last poll that showed one: a poll takes seconds when the machine is
+# loaded, so counting from the finishing instead ended the loop while the
+# poll that would show the next batch admitted was still running.
 rounds=0
-prev=
+prev=$counts
 last_change=$SECONDS
 while [ "${finished:-0}" -lt 203 ] && [ $((SECONDS - last_change)) -lt 8 ]; do
 	load_holding=$(tr ' ' '\n' <<<"$holding" | grep '^load-' | paste -sd' ' -)
@@ -414,13 +417,11 @@ while [ "${finished:-0}" -lt 203 ] && [ $((SECONDS - last_change)) -lt 8 ]; do
 		rounds=$((rounds + 1))
 		# shellcheck disable=SC2086 # names
 		finish_many $load_holding
-		last_change=$SECONDS
-	elif [ "$counts" != "$prev" ]; then
-		last_change=$SECONDS
 	fi
-	prev=$counts
 	sleep 0.3
 	poll "round $rounds"
+	[ "$counts" = "$prev" ] || last_change=$SECONDS
+	prev=$counts
 done
 if [ "${finished:-0}" -eq 203 ]; then
 	pass "load: all 200 admitted and finished in $rounds rounds"

@@ -24,6 +24,23 @@ if command -v kubectl >/dev/null 2>&1; then
 	kubectl_dir=$(dirname "$(readlink -f "$(command -v kubectl)")")
 fi
 
+# python3 runs the interpreter itself, found once (run.sh finds it for all
+# the suites and exports E2E_PYTHON). The python3 on PATH may be a version
+# manager's shim, such as pyenv's bash script, which costs about half a
+# second of CPU a call where the interpreter costs a tenth of that, and
+# the suites run python3 hundreds of times (snapshot, history.py,
+# devcluster's free port) on a machine whose CPU the suites share. The
+# function is exported, so that the scripts a suite runs (devcluster)
+# use it too.
+if [ -z "${E2E_PYTHON:-}" ]; then
+	E2E_PYTHON=$(command python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
+fi
+if [ -n "$E2E_PYTHON" ] && [ -x "$E2E_PYTHON" ]; then
+	export E2E_PYTHON
+	python3() { "$E2E_PYTHON" "$@"; }
+	export -f python3
+fi
+
 passed=0
 failed=0
 e2e_pids=()

@@ -53,6 +53,10 @@ for p in python3 /usr/bin/python3; do
 done
 [ -n "$py_ok" ] ||
 	need "python3 with the kubernetes module (make deps installs python3-kubernetes)"
+# The python3 on PATH as the interpreter itself, found once for every suite
+# (lib.bash says why).
+E2E_PYTHON=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) &&
+	export E2E_PYTHON
 # Every suite tests the same binary: a copy taken now (the tree may be
 # rebuilt while the suites run). DEVSERVER_BIN=... tests another one.
 bin=${DEVSERVER_BIN:-$top/bin/cueue-devserver}
@@ -81,7 +85,7 @@ start() {
 	local name
 	name=$(basename "$1" .sh)
 	date +%s >"$logs/$name.t0"
-	setsid bash -c 'bash "$1"; rc=$?; date +%s >"$2"; exit "$rc"' \
+	setsid bash -c 'bash "$1"; rc=$?; { date +%s; times; } >"$2"; exit "$rc"' \
 		_ "$1" "$logs/$name.t1" >"$logs/$name.out" 2>&1 &
 	echo "$!" >"$logs/$name.pid"
 	sids+=("$!")
@@ -103,7 +107,7 @@ live_in_session() {
 # finish SUITE: waits for it, prints its output (unless streamed), its
 # summary line, and adds its counts.
 finish() {
-	local name pid rc last p f left t0
+	local name pid rc last p f left t0 cpu
 	name=$(basename "$1" .sh)
 	pid=$(cat "$logs/$name.pid")
 	wait "$pid"
@@ -131,8 +135,15 @@ finish() {
 		pkill -KILL -s "$pid" 2>/dev/null
 		f=$((f + 1))
 	fi
-	printf '== %s: %d passed, %d failed (%ss)\n' "$name" "$p" "$f" \
-		"$(($(cat "$logs/$name.t1" 2>/dev/null || date +%s) - t0))"
+	# times' second line: the CPU of the suite's processes (user, system)
+	# once they were waited for; a devcluster's servers are not among
+	# them (devcluster leaves them running when it exits)
+	cpu=$(sed -n 3p "$logs/$name.t1" 2>/dev/null | awk '{
+		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
+		printf "%.0f", t }')
+	printf '== %s: %d passed, %d failed (%ss, CPU %ss)\n' "$name" "$p" "$f" \
+		"$(($(head -1 "$logs/$name.t1" 2>/dev/null || date +%s) - t0))" \
+		"${cpu:-?}"
 	total_p=$((total_p + p))
 	total_f=$((total_f + f))
 }

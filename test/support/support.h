@@ -61,6 +61,50 @@ void t_sleep_ms(int64_t ms);
 	} \
 } while (0)
 
+/* ---- asserts for hot loops ---- */
+
+/*
+ * T_ASSERT(expr), T_ASSERT_MSG(expr, fmt, ...), T_ASSERT_INT(X, OP, Y),
+ * T_ASSERT_UINT(X, OP, Y), T_ASSERT_PTR(X, OP, Y): ck_assert,
+ * ck_assert_msg and ck_assert_{int,uint,ptr}_<op> (OP is ==, !=, <, <=,
+ * > or >=; ptr only == and !=), failing with Check's own message, for
+ * the checks a randomized or model-comparing loop makes hundreds of
+ * thousands of times. Each ck_assert* that holds records its place
+ * (ck's _mark_point: in fork mode one write(2) to the runner, so that a
+ * crash later in the test is reported "after" it); in such loops that
+ * cost more than the test, about half of the unit runner's time. These
+ * record nothing when they hold. Operands are evaluated once; fmt must
+ * be a string literal.
+ */
+#define T_ASSERT(expr) do { \
+	if (!(expr)) \
+		ck_abort_msg("Assertion '%s' failed", #expr); \
+} while (0)
+#define T_ASSERT_MSG(expr, ...) do { \
+	if (!(expr)) \
+		ck_abort_msg(__VA_ARGS__); \
+} while (0)
+#define T_ASSERT_INT(X, OP, Y) do { \
+	intmax_t t_x_ = (X), t_y_ = (Y); \
+	if (!(t_x_ OP t_y_)) \
+		ck_abort_msg("Assertion '%s' failed: %s == %jd, %s == %jd", \
+			     #X " " #OP " " #Y, #X, t_x_, #Y, t_y_); \
+} while (0)
+#define T_ASSERT_UINT(X, OP, Y) do { \
+	uintmax_t t_x_ = (X), t_y_ = (Y); \
+	if (!(t_x_ OP t_y_)) \
+		ck_abort_msg("Assertion '%s' failed: %s == %ju, %s == %ju", \
+			     #X " " #OP " " #Y, #X, t_x_, #Y, t_y_); \
+} while (0)
+#define T_ASSERT_PTR(X, OP, Y) do { \
+	const void *t_x_ = (X), *t_y_ = (Y); \
+	if (!(t_x_ OP t_y_)) \
+		ck_abort_msg("Assertion '%s' failed: %s == %#lx, %s == %#lx", \
+			     #X " " #OP " " #Y, #X, \
+			     (unsigned long)(uintptr_t)t_x_, #Y, \
+			     (unsigned long)(uintptr_t)t_y_); \
+} while (0)
+
 /* ---- Kueue objects ---- */
 
 /*

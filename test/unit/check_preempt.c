@@ -46,9 +46,10 @@
 
 #define PENDING_SUFFIX ". Pending the preemption of "
 
+/* T_ASSERT_MSG (support.h): the generated scenarios check ~50,000 times */
 #define CHECK() \
-	ck_assert_msg(sched_check(P.s), "sched_check failed at line %d", \
-		      __LINE__)
+	T_ASSERT_MSG(sched_check(P.s), "sched_check failed at line %d", \
+		     __LINE__)
 
 static size_t words(const char *text, char out[8][64]);
 
@@ -1801,7 +1802,7 @@ static int gen_node(struct ref_preempt_scn *s, const char *prefix, int parent,
 {
 	struct ref_preempt_node *n = &s->node[s->nnodes];
 
-	ck_assert_uint_lt(s->nnodes, REF_PREEMPT_MAX_NODES);
+	T_ASSERT_UINT(s->nnodes, <, REF_PREEMPT_MAX_NODES);
 	memset(n, 0, sizeof(*n));
 	snprintf(n->name, sizeof(n->name), "%s%zu", prefix, s->nnodes);
 	n->parent = parent;

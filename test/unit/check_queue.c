@@ -26,7 +26,8 @@ struct rec {
 
 #define REC_OF(it) ((struct rec *)(void *)((char *)(it) - \
 					   offsetof(struct rec, q)))
-#define CHECK(qq) ck_assert_msg(queue_check(qq), "queue_check failed")
+/* T_ASSERT_MSG (support.h): the randomized case checks a million times */
+#define CHECK(qq) T_ASSERT_MSG(queue_check(qq), "queue_check failed")
 
 static void rec_init(struct rec *r, int id, int32_t prio, int64_t ts)
 {
@@ -764,11 +765,11 @@ static void compare_with_model(const struct cq_queue *q,
 	size_t nh = 0, np = 0, ni = 0;
 	int64_t nb = 0;
 
-	ck_assert_msg(queue_check(q), "queue_check failed");
+	CHECK(q);
 	for (int i = 0; i < RN; i++) {
-		ck_assert_msg(recs[i].q.place == m->place[i],
-			      "rec %d: place %d, model %d", i,
-			      (int)recs[i].q.place, (int)m->place[i]);
+		T_ASSERT_MSG(recs[i].q.place == m->place[i],
+			     "rec %d: place %d, model %d", i,
+			     (int)recs[i].q.place, (int)m->place[i]);
 		nh += m->place[i] == QPLACE_HEAP;
 		ni += m->place[i] == QPLACE_INFLIGHT;
 		if (m->place[i] == QPLACE_PARKED) {
@@ -778,16 +779,16 @@ static void compare_with_model(const struct cq_queue *q,
 				nb = recs[i].q.requeue_at_ms;
 		}
 	}
-	ck_assert_ptr_eq(q->sticky, m->sticky < 0 ? NULL :
-			 &recs[m->sticky].q);
-	ck_assert_uint_eq(queue_len_active(q), nh);
-	ck_assert_uint_eq(queue_len_parked(q), np);
-	ck_assert_uint_eq(queue_len_pending(q), nh + np + ni);
-	ck_assert_int_eq(queue_next_backoff(q), nb);
+	T_ASSERT_PTR(q->sticky, ==, m->sticky < 0 ? NULL :
+		     &recs[m->sticky].q);
+	T_ASSERT_UINT(queue_len_active(q), ==, nh);
+	T_ASSERT_UINT(queue_len_parked(q), ==, np);
+	T_ASSERT_UINT(queue_len_pending(q), ==, nh + np + ni);
+	T_ASSERT_INT(queue_next_backoff(q), ==, nb);
 	{
 		int h = ref_head(m, recs);
 
-		ck_assert_ptr_eq(queue_peek(q), h < 0 ? NULL : &recs[h].q);
+		T_ASSERT_PTR(queue_peek(q), ==, h < 0 ? NULL : &recs[h].q);
 	}
 }
 

@@ -15,8 +15,9 @@
 #define UNL TREE_UNLIMITED
 #define NOPE (-1)
 
+/* T_ASSERT_MSG (support.h): the randomized case checks a million times */
 #define CHECK(t) \
-	ck_assert_msg(tree_check(t), "tree_check failed at line %d", __LINE__)
+	T_ASSERT_MSG(tree_check(t), "tree_check failed at line %d", __LINE__)
 
 static int mk_cohort(struct tree *t, const char *name, int parent)
 {
@@ -1185,22 +1186,22 @@ static void w_verify(const struct world *w, const struct tree *t)
 		if (id < 0)
 			continue;
 		if (o_in_cycle(t, id)) {
-			ck_assert(tree_in_cycle(t, id));
-			ck_assert_int_eq(tree_root(t, id), -1);
+			T_ASSERT(tree_in_cycle(t, id));
+			T_ASSERT_INT(tree_root(t, id), ==, -1);
 			if (w->kinds[i] == NODE_CQ) {
-				ck_assert_int_eq(tree_available(t, id, 0), 0);
-				ck_assert_int_eq(
-					tree_potential_available(t, id, 0), 0);
+				T_ASSERT_INT(tree_available(t, id, 0), ==, 0);
+				T_ASSERT_INT(tree_potential_available(t, id, 0),
+					     ==, 0);
 			}
 			continue;
 		}
-		ck_assert(!tree_in_cycle(t, id));
-		ck_assert_int_eq(tree_height(t, id), o_height(t, id));
+		T_ASSERT(!tree_in_cycle(t, id));
+		T_ASSERT_INT(tree_height(t, id), ==, o_height(t, id));
 		for (int fr = 0; fr < w->nfr; fr++) {
-			ck_assert_int_eq(tree_subtree_quota(t, id, fr),
-					 o_sub(t, id, fr));
-			ck_assert_int_eq(tree_usage(t, id, fr),
-					 o_use(t, id, fr));
+			T_ASSERT_INT(tree_subtree_quota(t, id, fr), ==,
+				     o_sub(t, id, fr));
+			T_ASSERT_INT(tree_usage(t, id, fr), ==,
+				     o_use(t, id, fr));
 			if (w->kinds[i] == NODE_CQ) {
 				int64_t oa = o_avail(t, id, fr);
 				int64_t a = tree_available(t, id, fr);
@@ -1209,13 +1210,13 @@ static void w_verify(const struct world *w, const struct tree *t)
 				int64_t val = rndn(30);
 				bool mr1, mr2;
 
-				ck_assert_int_eq(a, oa > 0 ? oa : 0);
-				ck_assert_int_eq(pa, o_pot(t, id, fr));
-				ck_assert_int_le(a, pa);
-				ck_assert_int_eq(
+				T_ASSERT_INT(a, ==, oa > 0 ? oa : 0);
+				T_ASSERT_INT(pa, ==, o_pot(t, id, fr));
+				T_ASSERT_INT(a, <=, pa);
+				T_ASSERT_INT(
 					tree_borrow_level(t, id, fr, val, &mr1),
-					o_level(t, id, fr, val, &mr2));
-				ck_assert_int_eq(mr1, mr2);
+					==, o_level(t, id, fr, val, &mr2));
+				T_ASSERT_INT(mr1, ==, mr2);
 			}
 		}
 	}

@@ -9,14 +9,15 @@
 #include "model/errors.h"
 #include "model/quantity.h"
 #include "model/resources.h"
+#include "test/support/support.h"
 
 int64_t spec_qty(const char *res, const char *text)
 {
 	struct quantity q;
 	struct err err = { { 0 } };
 
-	ck_assert_msg(quantity_parse(text, &q, &err) == 0,
-		      "bad quantity %s: %s", text, err.msg);
+	T_ASSERT_MSG(quantity_parse(text, &q, &err) == 0,
+		     "bad quantity %s: %s", text, err.msg);
 	return resource_units_milli(res, q.milli);
 }
 
@@ -29,7 +30,7 @@ void spec_res(const char *spec, struct reslist *out)
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 
-		ck_assert_ptr_nonnull(eq);
+		T_ASSERT_PTR(eq, !=, NULL);
 		*eq = '\0';
 		reslist_set(out, tok, spec_qty(tok, eq + 1));
 	}
@@ -54,7 +55,7 @@ static void parse_quota(const char *res, char *text, struct resource_quota *q)
 	for (tok = strtok_r(text, "/", &save); tok && n < 3;
 	     tok = strtok_r(NULL, "/", &save))
 		parts[n++] = tok;
-	ck_assert_int_ge(n, 1);
+	T_ASSERT_INT(n, >=, 1);
 	q->nominal = spec_qty(res, parts[0]);
 	if (n > 1 && strcmp(parts[1], "-") != 0) {
 		q->has_borrowing = true;
@@ -72,7 +73,7 @@ static void parse_flavor_quotas(struct resource_group *g, char *text)
 	struct flavor_quotas *fq;
 	size_t cap = 0;
 
-	ck_assert_ptr_nonnull(colon);
+	T_ASSERT_PTR(colon, !=, NULL);
 	*colon = '\0';
 	g->flavors = xrealloc(g->flavors,
 			      (g->nflavors + 1) * sizeof(*g->flavors));
@@ -83,7 +84,7 @@ static void parse_flavor_quotas(struct resource_group *g, char *text)
 	     tok = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(tok, '=');
 
-		ck_assert_ptr_nonnull(eq);
+		T_ASSERT_PTR(eq, !=, NULL);
 		*eq = '\0';
 		XGROW(fq->res, cap, fq->nres + 1);
 		parse_quota(tok, eq + 1, &fq->res[fq->nres++]);
@@ -94,7 +95,7 @@ static void parse_flavor_quotas(struct resource_group *g, char *text)
 		for (size_t i = 0; i < fq->nres; i++)
 			g->covered[i] = xstrdup(fq->res[i].name);
 	}
-	ck_assert_uint_eq(fq->nres, g->ncovered);
+	T_ASSERT_UINT(fq->nres, ==, g->ncovered);
 }
 
 void spec_groups(const char *spec, struct resource_group **out,
@@ -118,7 +119,7 @@ void spec_groups(const char *spec, struct resource_group **out,
 		for (ftok = strtok_r(gtok, " ", &fsave); ftok;
 		     ftok = strtok_r(NULL, " ", &fsave))
 			parse_flavor_quotas(g, ftok);
-		ck_assert_uint_ge(g->nflavors, 1);
+		T_ASSERT_UINT(g->nflavors, >=, 1);
 	}
 	free(buf);
 }
