@@ -8,7 +8,7 @@
  *
  *  1. Fairness: 8 ClusterQueues of weights 1,1,1,1,2,2,4,4 and nominal
  *     quota 0 in one Cohort that holds all the capacity (100 cpu), so
- *     every admission borrows. 10,000 workloads (QUICK: 2,000; 1-4 cpu,
+ *     every admission borrows. 10,000 workloads (QUICK: 600; 1-4 cpu,
  *     runtimes 10-110 s) arrive at random times, spread evenly over the
  *     queues, at 2.5 times the rate the capacity serves: every queue
  *     stays oversubscribed. The achieved usage of each queue is
@@ -780,7 +780,7 @@ static int bench_cost(bool quick)
 	/* with preemption the cost per admission rises as the stream goes
 	 * on (measured at 100 ClusterQueues: 14 ms over the first 30, 400
 	 * ms over the first 200): the same short stream in both runs */
-	size_t pdecisions = 30;
+	size_t pdecisions = quick ? 10 : 30;
 	const char *d = getenv("FAIR_BENCH_DECISIONS");
 	struct cost_res res[2][4], pre[2];
 	int rc = 0;
@@ -792,7 +792,7 @@ static int bench_cost(bool quick)
 	 * the flavor assignment of every head. */
 	for (int k = 0; k < nsizes; k++) {
 		size_t n = d && atoi(d) > 0 ? pdecisions
-			   : quick	    ? 200
+			   : quick	    ? 50
 					    : full[k];
 
 		rc |= cost_row(sizes[k], true, false, n, &res[1][k]);
@@ -837,7 +837,7 @@ int main(void)
 	/* FAIR_BENCH_ONLY=fairness or cost: one part (by hand) */
 	if (!only || !strcmp(only, "fairness")) {
 		fprintf(stderr, "fair-bench: fairness\n");
-		rc |= bench_fairness(quick ? 2000 : 10000);
+		rc |= bench_fairness(quick ? 600 : 10000);
 	}
 	if (!only || !strcmp(only, "cost")) {
 		fprintf(stderr, "fair-bench: cost per decision\n");
