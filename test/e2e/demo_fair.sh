@@ -145,14 +145,14 @@ if DEVCLUSTER_NO_MANAGER=1 "$devcluster" start "$state" >/dev/null 2>&1; then
 	export KUBECONFIG=$state/kubeconfig
 	got=$(kubectl get clusterqueues -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.spec.fairSharing.weight}{" "}{.status.fairSharing.weightedShare}{"\n"}{end}' 2>&1)
 	got+=$'\n'$(kubectl get cohorts -o jsonpath='{range .items[*]}{.metadata.name}{" "}{.status.fairSharing.weightedShare}{"\n"}{end}' 2>&1)
-	if [ "$got" = "team-nlp 2 0
-team-recsys 1 0
-team-research 1 0
-team-vision 2 0
-ai-org 0" ]; then
-		pass "the store: the ClusterQueues' weights, status.fairSharing (0 once drained) and the Cohort's"
+	# The demo stops the cluster right after its summary: the last
+	# coalesced status write (at most one a second) may not have gone
+	# out, so a queue's share is any number here, not necessarily the
+	# drained 0; the weights and the root Cohort's 0 are exact.
+	if [[ $got =~ ^team-nlp\ 2\ [0-9]+$'\n'team-recsys\ 1\ [0-9]+$'\n'team-research\ 1\ [0-9]+$'\n'team-vision\ 2\ [0-9]+$'\n'ai-org\ 0$ ]]; then
+		pass "the store: the ClusterQueues' weights, their status.fairSharing and the Cohort's 0"
 	else
-		fail "the store: the ClusterQueues' weights, status.fairSharing (0 once drained) and the Cohort's" "got:
+		fail "the store: the ClusterQueues' weights, their status.fairSharing and the Cohort's 0" "got:
 $got"
 	fi
 	# Kueue leaves underlyingCause empty for a preemption: the reason is
