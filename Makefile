@@ -270,6 +270,11 @@ $(BUILD)/test/devserver/main.o: test/unit/main.c $(DSSUITES_H)
 # (a sixth of a core each), so six.
 UNIT_JOBS ?= 2
 DSTEST_JOBS ?= 6
+# Check's per-test timeouts guard against hangs; with eight suites on two
+# cores a correct test can be starved past them, so they are stretched
+# (x3 unless the caller says otherwise) rather than made to flake.
+CK_TIMEOUT_MULTIPLIER ?= 3
+export CK_TIMEOUT_MULTIPLIER
 
 unit: $(UNIT)
 	TEST_JOBS=$(UNIT_JOBS) ./$(UNIT)
