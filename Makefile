@@ -153,6 +153,11 @@ endif
 
 all: $(ALL_TARGETS) $(TOOLS)
 
+# A tool's object is reached only through the pattern rule below, so in a
+# fresh tree (no .d file read yet) make took it for an intermediate file,
+# deleted it after the build, and the next make (make test's next step)
+# compiled and linked the tool again.
+.SECONDARY: $(TOOL_OBJ)
 $(BUILD)/tools/cueue-%: $(BUILD)/test/tools/%.o $(LIBCONFIG) $(LIBJX) \
 		$(LIBCORE)
 	@mkdir -p $(@D)
