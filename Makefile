@@ -293,7 +293,7 @@ QUICK_BENCH := bench-quick
 endif
 .PHONY: bench-quick
 bench-quick: all
-	QUICK=1 BENCH_NO_WRITE=1 test/bench/run.sh
+	QUICK=1 BENCH_NO_WRITE=1 BENCH_JOBS=2 test/bench/run.sh
 
 # `make test` in three steps, so that the 2-core machine CI runs it on
 # (`make check`, under 10 minutes) is busy throughout: the build with
