@@ -153,6 +153,11 @@ endif
 
 all: $(ALL_TARGETS) $(TOOLS)
 
+# A tool's object is reached only through the pattern rule below, so in a
+# fresh tree (no .d file read yet) make took it for an intermediate file,
+# deleted it after the build, and the next make (make test's next step)
+# compiled and linked the tool again.
+.SECONDARY: $(TOOL_OBJ)
 $(BUILD)/tools/cueue-%: $(BUILD)/test/tools/%.o $(LIBCONFIG) $(LIBJX) \
 		$(LIBCORE)
 	@mkdir -p $(@D)
@@ -293,7 +298,7 @@ QUICK_BENCH := bench-quick
 endif
 .PHONY: bench-quick
 bench-quick: all
-	QUICK=1 BENCH_NO_WRITE=1 test/bench/run.sh
+	QUICK=1 BENCH_NO_WRITE=1 BENCH_JOBS=2 test/bench/run.sh
 
 # `make test` in three steps, so that the 2-core machine CI runs it on
 # (`make check`, under 10 minutes) is busy throughout: the build with

@@ -30,7 +30,7 @@
 # alive) but BENCHMARKS.md is then left alone: its figures would be the
 # sanitizer's.
 #
-# Environment: QUICK, BENCH_NO_WRITE, BENCH_BUILD (the Makefile sets it to
+# Environment: QUICK, BENCH_NO_WRITE, BENCH_JOBS (below), BENCH_BUILD (the Makefile sets it to
 # $(BUILD); default build/default), BENCH_DEVSERVER (default
 # bin/cueue-devserver), BENCH_CMD (the command to record; default:
 # reconstructed from MAKELEVEL and QUICK).
@@ -89,6 +89,13 @@ export QUICK=$quick
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+
+# BENCH_JOBS=N runs N programs at a time (make bench-quick: 2), each
+# program's stderr shown when it ends; their figures are then those of a
+# machine they share, so a run that writes BENCHMARKS.md runs them one at
+# a time whatever BENCH_JOBS says.
+njobs=${BENCH_JOBS:-1}
+[ "${BENCH_NO_WRITE:-}" = 1 ] || njobs=1
 
 devserver_src=${BENCH_DEVSERVER:-$top/bin/cueue-devserver}
 devserver=$work/cueue-devserver
@@ -197,22 +204,30 @@ start=$SECONDS
 
 echo "bench: $([ "$quick" = 1 ] && echo reduced || echo full) run," \
 	"${#benches[@]} program(s); load average $load0"
-i=0
-for b in "${benches[@]}"; do
-	IFS='|' read -r name tfull tquick argv <<<"$b"
-	i=$((i + 1))
-	t=$tfull
-	[ "$quick" = 1 ] && t=$tquick
-	echo "bench: [$i/${#benches[@]}] $name (timeout ${t}s)"
-	t0=$SECONDS
-	# shellcheck disable=SC2086 # argv is a word list by design
-	timeout --kill-after=10 "$t" $argv >"$work/out.$i"
+# run_one I T ARGV...: program I under timeout T, stdout to out.I (and,
+# when the programs run side by side, stderr to err.I); "rc seconds" to
+# rc.I.
+run_one() {
+	local i=$1 t=$2 t0=$SECONDS rc
+	shift 2
+	if [ "$njobs" -gt 1 ]; then
+		timeout --kill-after=10 "$t" "$@" >"$work/out.$i" 2>"$work/err.$i"
+	else
+		timeout --kill-after=10 "$t" "$@" >"$work/out.$i"
+	fi
 	rc=$?
+	echo "$rc $((SECONDS - t0))" >"$work/rc.$i"
+}
+
+# collect I NAME T: program I's rows and verdict.
+collect() {
+	local i=$1 name=$2 t=$3 rc secs why
+	[ -f "$work/err.$i" ] && cat "$work/err.$i" >&2
+	read -r rc secs <"$work/rc.$i"
 	grep -a "^ROW	" "$work/out.$i" >>"$rows"
 	if [ "$rc" -eq 0 ]; then
 		passed=$((passed + 1))
-		echo "bench: [$i/${#benches[@]}] $name done in" \
-			"$((SECONDS - t0)) s"
+		echo "bench: [$i/${#benches[@]}] $name done in $secs s"
 	else
 		failed=$((failed + 1))
 		why="exit $rc"
@@ -222,7 +237,38 @@ for b in "${benches[@]}"; do
 		failures="$failures $name ($why);"
 		echo "bench: [$i/${#benches[@]}] $name FAILED: $why" >&2
 	fi
+}
+
+i=0
+for b in "${benches[@]}"; do
+	IFS='|' read -r name tfull tquick argv <<<"$b"
+	i=$((i + 1))
+	t=$tfull
+	[ "$quick" = 1 ] && t=$tquick
+	echo "bench: [$i/${#benches[@]}] $name (timeout ${t}s)"
+	if [ "$njobs" -le 1 ]; then
+		# shellcheck disable=SC2086 # argv is a word list by design
+		run_one "$i" "$t" $argv
+		collect "$i" "$name" "$t"
+		continue
+	fi
+	while [ "$(jobs -pr | wc -l)" -ge "$njobs" ]; do
+		wait -n
+	done
+	# shellcheck disable=SC2086 # argv is a word list by design
+	run_one "$i" "$t" $argv &
 done
+if [ "$njobs" -gt 1 ]; then
+	wait
+	i=0
+	for b in "${benches[@]}"; do
+		IFS='|' read -r name tfull tquick argv <<<"$b"
+		i=$((i + 1))
+		t=$tfull
+		[ "$quick" = 1 ] && t=$tquick
+		collect "$i" "$name" "$t"
+	done
+fi
 elapsed=$((SECONDS - start))
 
 # The table for the terminal: numbered rows, aligned columns (widths in
