@@ -65,6 +65,9 @@ struct kube_call {
 	size_t max_bytes;          /* answer ceiling; > 0 */
 	bool no_retry;
 	bool discard;              /* a 2xx answer's body is not kept */
+	bool control;              /* kube_req.control */
+	bool write;                /* a write the fence stops */
+	int64_t send_timeout_ms;   /* kube_req.timeout_ms */
 	kube_done_take_fn *done;
 	void *ud;                  /* borrowed */
 	kube_sink_fn *sink;        /* streams: 2xx bytes go here */
@@ -120,6 +123,8 @@ struct kube {
 	int64_t timeout_ms, retry_after_max_ms;
 	uint64_t rng;             /* xorshift64* state; != 0 */
 	size_t ninformers;
+	bool fenced;              /* kube_fence */
+	size_t nwrites;           /* live calls with write set */
 	struct kube_stats stats;
 };
 
@@ -445,6 +450,8 @@ static void live_unlink(struct kube *k, struct kube_call *c)
 {
 	dlist_remove(&c->live_link);
 	k->nlive--;
+	if (c->write)
+		k->nwrites--;
 }
 
 static void queue_unlink(struct kube_call *c)
@@ -551,11 +558,27 @@ static const char *ctype_of(enum kube_verb v)
 	}
 }
 
+static void finish(struct kube_call *c, enum kube_outcome outcome, long code,
+		   const char *reason, const char *message, json_t *body);
+
 static void start_attempt(struct kube_call *c)
 {
 	struct kube *k = c->k;
-	struct attempt *a = xcalloc(1, sizeof(*a));
-	CURL *e = loop_easy_new(k->loop);
+	struct attempt *a;
+	CURL *e;
+
+	if (c->write && k->fenced) {
+		/* only ever reached from a timer (kube_fence, submit) */
+		char *m = xasprintf("%s %s: not sent: write fenced (this "
+				    "replica stopped writing)",
+				    method_of(c->verb), c->url);
+
+		finish(c, KUBE_TRANSPORT, 0, NULL, m, NULL);
+		free(m);
+		return;
+	}
+	a = xcalloc(1, sizeof(*a));
+	e = loop_easy_new(k->loop);
 
 	if (!e)
 		BUG("curl_easy_init failed");
@@ -576,7 +599,13 @@ static void start_attempt(struct kube_call *c)
 	if (c->sink)
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
 	else
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)k->timeout_ms);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+				 (long)(c->send_timeout_ms > 0
+						? c->send_timeout_ms
+						: k->timeout_ms));
+	if (c->send_timeout_ms > 0 && c->send_timeout_ms < CONNECT_TIMEOUT_MS)
+		curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+				 (long)c->send_timeout_ms);
 	if (c->verb != KUBE_GET && c->verb != KUBE_LIST &&
 	    c->verb != KUBE_WATCH)
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method_of(c->verb));
@@ -687,8 +716,13 @@ static void enqueue(struct kube_call *c)
 
 static void on_retry(void *ud, int64_t now_ms)
 {
+	struct kube_call *c = ud;
+
 	(void)now_ms;
-	enqueue(ud);
+	if (c->control || (c->write && c->k->fenced))
+		start_attempt(c); /* past the queue; a fenced write ends */
+	else
+		enqueue(c);
 }
 
 /* ---- answers ---- */
@@ -988,6 +1022,10 @@ static struct kube_call *submit(struct kube *k, const struct kube_req *r,
 		       : r->verb == KUBE_LIST ? k->max_list : k->max_object;
 	c->no_retry = r->no_retry;
 	c->discard = r->discard_answer;
+	c->control = r->control;
+	c->write = !r->control && r->verb != KUBE_GET &&
+		   r->verb != KUBE_LIST && r->verb != KUBE_WATCH;
+	c->send_timeout_ms = r->timeout_ms;
 	c->done = r->done;
 	c->ud = r->ud;
 	c->sink = sink;
@@ -996,8 +1034,62 @@ static struct kube_call *submit(struct kube *k, const struct kube_req *r,
 	timers_setup(&c->retry, on_retry, c);
 	dlist_insert_after(&k->live, &c->live_link);
 	k->nlive++;
-	enqueue(c);
+	if (c->write)
+		k->nwrites++;
+	if (c->write && k->fenced) {
+		/* ends from a timer, never before the caller has c */
+		c->state = CALL_BACKOFF;
+		loop_timer_arm(k->loop, &c->retry, 0);
+	} else if (c->control) {
+		start_attempt(c);
+	} else {
+		enqueue(c);
+	}
 	return c;
+}
+
+void kube_fence(struct kube *k)
+{
+	struct dlist *pos, *next;
+
+	if (k->fenced)
+		return;
+	k->fenced = true;
+	for (pos = k->live.next, next = pos->next; pos != &k->live;
+	     pos = next, next = pos->next) {
+		struct kube_call *c =
+			DLIST_ENTRY(pos, struct kube_call, live_link);
+
+		if (!c->write)
+			continue;
+		switch (c->state) {
+		case CALL_THROTTLED:
+			queue_unlink(c);
+			break;
+		case CALL_RUNNING:
+			c->att->c = NULL;
+			loop_transfer_stop(k->loop, c->att->xfer);
+			c->att = NULL;
+			break;
+		case CALL_BACKOFF:
+			loop_timer_cancel(k->loop, &c->retry);
+			break;
+		}
+		c->state = CALL_BACKOFF;
+		loop_timer_arm(k->loop, &c->retry, 0);
+	}
+	if (dlist_empty(&k->queue))
+		loop_timer_cancel(k->loop, &k->throttle);
+}
+
+bool kube_fenced(const struct kube *k)
+{
+	return k->fenced;
+}
+
+size_t kube_writes_pending(const struct kube *k)
+{
+	return k->nwrites;
 }
 
 struct kube_call *kube_submit(struct kube *k, const struct kube_req *r)
