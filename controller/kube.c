@@ -48,6 +48,7 @@
 #define CONNECT_TIMEOUT_MS 10000
 #define TOKEN_REREAD_MS 60000
 #define SNIPPET_MAX 256 /* bytes of a non-Status error body quoted */
+#define PROBE_EVERY_MS 1000 /* kube_probe */
 
 enum call_state {
 	CALL_THROTTLED, /* in the rate-limit queue */
@@ -124,6 +125,9 @@ struct kube {
 	uint64_t rng;             /* xorshift64* state; != 0 */
 	size_t ninformers;
 	bool fenced;              /* kube_fence */
+	uint64_t answers;         /* HTTP answers received (kube_int.h) */
+	struct kube_call *probe;  /* the kube_probe in flight, or NULL */
+	int64_t probe_ms;         /* loop time the last probe was sent */
 	size_t nwrites;           /* live calls with write set */
 	struct kube_stats stats;
 };
@@ -750,6 +754,14 @@ static size_t on_header(void *ud, const char *data, size_t len)
 		/* seconds only; an HTTP-date falls back to backoff */
 		if (end != tmp && !*end && v >= 0)
 			a->retry_after_ms = (int64_t)v * 1000;
+	} else if ((len == 2 && data[0] == '\r') ||
+		   (len == 1 && data[0] == '\n')) {
+		/* the end of an answer's headers: a 2xx stream is up */
+		long code = 0;
+
+		curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &code);
+		if (a->c && a->c->sink && code >= 200 && code < 300)
+			a->c->sink(a->c->ud, "", 0);
 	}
 	return len;
 }
@@ -897,6 +909,8 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
 
 	c->att = NULL;
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &a->code);
+	if (a->code > 0)
+		k->answers++;
 	c->last_retry_after = a->retry_after_ms;
 	if (rc == CURLE_WRITE_ERROR && a->resp.failed) {
 		char *m = xasprintf("%s %s: the answer is larger than %zu "
@@ -1046,6 +1060,35 @@ static struct kube_call *submit(struct kube *k, const struct kube_req *r,
 		enqueue(c);
 	}
 	return c;
+}
+
+uint64_t kube_answers(const struct kube *k)
+{
+	return k->answers;
+}
+
+static void on_probe(void *ud, const struct kube_reply *r, json_t *body)
+{
+	struct kube *k = ud;
+
+	(void)r;
+	k->probe = NULL;
+	json_decref(body);
+}
+
+void kube_probe(struct kube *k)
+{
+	int64_t now = loop_now_ms(k->loop);
+	struct kube_req r = {
+		.verb = KUBE_GET, .path = "/readyz", .no_retry = true,
+		.control = true, .timeout_ms = PROBE_EVERY_MS,
+		.discard_answer = true, .done = on_probe, .ud = k,
+	};
+
+	if (k->probe || (k->probe_ms && now - k->probe_ms < PROBE_EVERY_MS))
+		return;
+	k->probe_ms = now;
+	k->probe = submit(k, &r, NULL, 0);
 }
 
 void kube_fence(struct kube *k)

@@ -1063,6 +1063,21 @@ bool manager_synced(const struct manager *m)
 	return m->nsynced == INF_N;
 }
 
+int64_t manager_api_failing_ms(const struct manager *m)
+{
+	int64_t worst = 0, now = loop_now_ms(m->l);
+
+	for (int i = 0; i < INF_N; i++) {
+		int64_t since = m->inf[i].w
+					? kube_watch_failing_since(m->inf[i].w)
+					: 0;
+
+		if (since && now - since > worst)
+			worst = now - since;
+	}
+	return worst;
+}
+
 bool manager_active(const struct manager *m)
 {
 	return m->fed && !m->draining;

@@ -152,6 +152,9 @@ void manager_lead(struct manager *m);
  * they are done). No way back.
  */
 void manager_drain(struct manager *m);
+/* How long the informer that has been failing longest has failed (ms
+ * of loop time; 0 when all list and watch fine). */
+int64_t manager_api_failing_ms(const struct manager *m);
 /* True when no write of the manager is queued or in flight. */
 bool manager_idle(const struct manager *m);
 /* Borrowed; valid until manager_free. */
