@@ -10,9 +10,12 @@
 #     RBAC in the manager's namespace, the Dockerfile's entrypoint;
 #  2. the image's name and tag are written in one file only
 #     (manifests/kustomization.yaml) and reach the Deployment and
-#     `make image-name`;
+#     `make image-name`; `make image` without an engine that can run
+#     fails naming each engine and why (only engines that cannot run are
+#     tried: a real build never starts here);
 #  3. the Dockerfile: the build stage installs the Makefile's build
-#     packages; every shared library `ldd bin/cueue-manager` lists belongs
+#     packages, and the tree minus .dockerignore holds every source
+#     `make all` needs (make -n); every shared library `ldd bin/cueue-manager` lists belongs
 #     to a package of the runtime stage's list or its dependency closure
 #     (apt-cache depends --recurse, dpkg -L);
 #  4. the runtime stage simulated: a root filesystem holding only the files
@@ -317,6 +320,24 @@ if [ "$rc" -eq 0 ] && [ "$out" = "$image" ]; then
 else
 	fail "make image-name is the kustomization's image" "got '$out' (exit $rc), want '$image'"
 fi
+# make image without an engine that can run: a clear refusal naming each
+# engine and why (a real build is never started here: an engine that
+# answers would build)
+run_cmd make -s -C "$top" image IMAGE_ENGINE=cueue-no-such-engine
+if [ "$rc" -ne 0 ] && grep -q "^make image: no container engine can build $image here:" <<<"$out" &&
+	grep -q '^  cueue-no-such-engine: not installed$' <<<"$out"; then
+	pass "make image with no engine fails, naming it (not installed)"
+else
+	fail "make image with no engine fails, naming it" "exit $rc: $out"
+fi
+if command -v docker >/dev/null 2>&1 && ! docker info >/dev/null 2>&1 </dev/null; then
+	run_cmd make -s -C "$top" image IMAGE_ENGINE=docker
+	if [ "$rc" -ne 0 ] && grep -q '^  docker: installed (.*) but cannot run: .' <<<"$out"; then
+		pass "make image with a docker client and no daemon fails, saying why"
+	else
+		fail "make image with a docker client and no daemon fails, saying why" "exit $rc: $out"
+	fi
+fi
 # the name (without the tag) in every file of the tree but git's data and
 # build output: the kustomization alone
 hits=$(grep -rlF --exclude-dir=.git --exclude-dir=build --exclude-dir=bin \
@@ -330,7 +351,26 @@ $hits"
 fi
 
 # ---------------------------------------------------------------------
-# 3. The runtime stage's packages against what the binary needs
+# 3. The build context and the runtime stage's packages against what the
+# binary needs
+
+# the build stage's `COPY . .` sends the tree minus .dockerignore's
+# entries (plain names here): `make -n all` there finds every source
+excl=()
+while read -r pat; do
+	case $pat in '' | '#'*) continue ;; esac
+	excl+=("--exclude=./$pat")
+done <"$top/.dockerignore"
+mkdir -p "$work/context"
+tar -C "$top" "${excl[@]}" -cf - . | tar -C "$work/context" -xf -
+run_cmd make -n -C "$work/context" all
+if [ "$rc" -eq 0 ] && [ ! -e "$work/context/bin" ] && [ ! -e "$work/context/build" ]; then
+	pass "the build context (the tree minus .dockerignore: ${excl[*]#--exclude=./}) has what make all needs"
+else
+	fail "the build context (the tree minus .dockerignore) has what make all needs" "exit $rc: $(tail -5 <<<"$out")"
+fi
+rm -rf "$work/context"
+
 mapfile -t runtime_pkgs <"$work/runtime-pkgs"
 apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
 	--no-breaks --no-replaces --no-enhances "${runtime_pkgs[@]}" 2>/dev/null |
