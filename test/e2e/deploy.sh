@@ -372,34 +372,55 @@ fi
 rm -rf "$work/context"
 
 mapfile -t runtime_pkgs <"$work/runtime-pkgs"
-apt-cache depends --recurse --no-recommends --no-suggests --no-conflicts \
-	--no-breaks --no-replaces --no-enhances "${runtime_pkgs[@]}" 2>/dev/null |
-	grep -v '^[ <]' | sort -u >"$work/closure"
-installed=()
-while read -r p; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' &&
-		installed+=("$p")
-done <"$work/closure"
-# every path the closure's installed packages hold, /usr-merged ("/usr"
-# stripped: ldd may say /lib/... for /usr/lib/...)
-dpkg -L "${installed[@]}" 2>/dev/null | sed 's|^/usr/|/|' | sort -u >"$work/closure-files"
 ldd "$work/cueue-manager" | awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }
 	$1 ~ /^\// { print $1, $1 }' >"$work/needed"
-nlib=0
-missing=""
-while read -r soname path; do
-	nlib=$((nlib + 1))
-	found=
-	for p in "$path" "$(readlink -f "$path")"; do
-		grep -qxF -- "${p#/usr}" "$work/closure-files" && found=1 && break
-	done
-	if [ -z "$found" ]; then
-		owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | cut -d: -f1)
-		missing+="$soname ($path, package ${owner:-unknown})"$'\n'
-	fi
-done <"$work/needed"
+nlib=$(wc -l <"$work/needed")
+
+# unprovided PKG...: the libraries of $work/needed that neither the
+# packages nor their dependency closure (apt-cache depends --recurse, as
+# apt-get install --no-install-recommends pulls them) hold, one a line
+# with the package that does; sets closure (the closure's size) and
+# installed (its packages installed here).
+unprovided() {
+	local soname path p found owner
+	apt-cache depends --recurse --no-recommends --no-suggests \
+		--no-conflicts --no-breaks --no-replaces --no-enhances "$@" \
+		2>/dev/null | grep -v '^[ <]' | sort -u >"$work/closure"
+	closure=$(wc -l <"$work/closure")
+	installed=()
+	while read -r p; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'ok installed' && installed+=("$p")
+	done <"$work/closure"
+	# every path those packages hold, /usr-merged ("/usr" stripped: ldd
+	# may say /lib/... for /usr/lib/...)
+	dpkg -L "${installed[@]}" 2>/dev/null | sed 's|^/usr/|/|' | sort -u \
+		>"$work/closure-files"
+	while read -r soname path; do
+		found=
+		for p in "$path" "$(readlink -f "$path")"; do
+			grep -qxF -- "${p#/usr}" "$work/closure-files" &&
+				found=1 && break
+		done
+		if [ -z "$found" ]; then
+			owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | cut -d: -f1)
+			echo "$soname ($path, package ${owner:-unknown})"
+		fi
+	done <"$work/needed"
+}
+
+# control: without libyaml-0-2 in the list, its library is missed
+mapfile -t fewer < <(grep -vx 'libyaml-0-2' "$work/runtime-pkgs")
+missing=$(unprovided "${fewer[@]}")
+if [[ $missing == "libyaml-0.so.2 ("*", package libyaml-0-2)" ]]; then
+	pass "control: a runtime list without libyaml-0-2 misses exactly libyaml-0.so.2"
+else
+	fail "control: a runtime list without libyaml-0-2 misses exactly libyaml-0.so.2" "missed: $missing"
+fi
+unprovided "${runtime_pkgs[@]}" >"$work/missing" # sets closure, installed
+missing=$(cat "$work/missing")
 if [ "$nlib" -gt 0 ] && [ -z "$missing" ]; then
-	pass "every library ldd lists ($nlib) is in the runtime stage's packages (${#runtime_pkgs[@]}) or their dependencies ($(wc -l <"$work/closure") packages)"
+	pass "every library ldd lists ($nlib) is in the runtime stage's packages (${#runtime_pkgs[@]}) or their dependencies ($closure packages)"
 else
 	fail "every library ldd lists is in the runtime stage's packages or their dependencies" "runtime packages: ${runtime_pkgs[*]}
 not provided:
