@@ -1502,9 +1502,6 @@ START_TEST(warnings_every_key_v1beta2)
 	static const char *const want[] = {
 		"u2.yaml:8:1: pprofBindAddress: profiling is not implemented; "
 		"nothing listens on this address",
-		"u2.yaml:9:1: leaderElection: leader election is not "
-		"implemented yet; this manager takes no Lease and schedules "
-		"as the only replica, so run exactly one",
 		"u2.yaml:12:3: metrics.localQueueMetrics: not read yet; "
 		"LocalQueue metrics follow the LocalQueueMetrics feature gate "
 		"(on by default in a v1beta2 file) and cover every LocalQueue",
@@ -1582,7 +1579,6 @@ START_TEST(warnings_every_key_v1beta1)
 		const char *pos;
 	} want[] = {
 		{ "pprofBindAddress", "7:1" },
-		{ "leaderElection", "8:1" },
 		{ "metrics.localQueueMetrics", "11:3" },
 		{ "metrics.customLabels", "13:3" },
 		{ "controller.groupKindConcurrency", "17:3" },
@@ -1692,20 +1688,14 @@ START_TEST(warnings_none_for_defaults)
 	path = t_src_path("manifests/config/controller_manager_config.yaml");
 	ck_assert_msg(config_load_file2(path, &o, &c, &fe, &e) == 0, "%s",
 		      e.msg);
-	ck_assert_uint_eq(config_warnings_collect(&c, &w), 2);
-	ck_assert_str_eq(w.v[0].key, "leaderElection");
-	ck_assert_str_eq(w.v[1].key, "controller.groupKindConcurrency");
-	want = xasprintf("%s:%zu:1: leaderElection: leader election is not "
-			 "implemented yet;", path,
-			 line_of(path, "leaderElection:"));
-	ck_assert_msg(!strncmp(w.v[0].text, want, strlen(want)), "%s",
-		      w.v[0].text);
-	free(want);
+	/* leaderElection is honoured (controller/election.h) */
+	ck_assert_uint_eq(config_warnings_collect(&c, &w), 1);
+	ck_assert_str_eq(w.v[0].key, "controller.groupKindConcurrency");
 	want = xasprintf("%s:%zu:3: controller.groupKindConcurrency: not "
 			 "used;", path,
 			 line_of(path, "  groupKindConcurrency:"));
-	ck_assert_msg(!strncmp(w.v[1].text, want, strlen(want)), "%s",
-		      w.v[1].text);
+	ck_assert_msg(!strncmp(w.v[0].text, want, strlen(want)), "%s",
+		      w.v[0].text);
 	free(want);
 	config_warnings_release(&w);
 	config_release(&c);
@@ -1722,8 +1712,8 @@ static const struct {
 } when_cases[] = {
 	{ V2 "leaderElection:\n  leaderElect: false\n  leaseDuration: 30s\n",
 	  NULL },
-	{ V2 "leaderElection:\n  leaseDuration: 30s\n", "leaderElection" },
-	{ V1 "leaderElection:\n  leaderElect: true\n", "leaderElection" },
+	{ V2 "leaderElection:\n  leaseDuration: 30s\n", NULL }, /* honoured */
+	{ V1 "leaderElection:\n  leaderElect: true\n", NULL },
 	{ V1 "waitForPodsReady:\n  enable: false\n  timeout: 5m\n", NULL },
 	{ V1 "waitForPodsReady:\n  enable: true\n", NULL }, /* honoured */
 	{ V2 "featureGates: {DisableWaitForPodsReady: true}\n"
