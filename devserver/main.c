@@ -266,6 +266,36 @@ bad:
 	return 0;
 }
 
+/* The names the serving certificate is for. */
+static const char *const tls_dns[] = { "localhost", NULL };
+static const char *const tls_ips[] = { "127.0.0.1", "::1", NULL };
+
+/*
+ * --tls with --data-dir: the CA, serving certificate and key
+ * (DIR/tls.pem) and the bearer token (DIR/token) of the last run are
+ * reused, so the kubeconfigs clients hold keep working across a restart;
+ * an explicit --token wins (and is kept). *token: new.
+ */
+static int keep_credentials(const struct flags *f, struct tls_material *tm,
+			    char **token, struct err *err)
+{
+	char *p = xasprintf("%s/tls.pem", f->data_dir);
+	enum tls_kept how;
+	int rc = tls_keep(p, tls_dns, tls_ips, tm, &how, err);
+
+	if (rc == 0 && how == TLS_KEPT_RENEWED)
+		fprintf(stderr, "cueue-devserver: %s: the serving certificate "
+			"expires within a day: made a new CA and certificate "
+			"(clients need the new kubeconfig)\n", p);
+	free(p);
+	if (rc < 0)
+		return -1;
+	p = xasprintf("%s/token", f->data_dir);
+	rc = tls_token_keep(p, f->token, token, err);
+	free(p);
+	return rc;
+}
+
 /* Writes the kubeconfig atomically (temp file + rename). */
 static int write_kubeconfig(const char *path, const char *url,
 			    const char *ca_pem, const char *token)
@@ -318,6 +348,7 @@ int main(int argc, char **argv)
 	struct gc *gc = NULL;
 	struct jobrunner *runner = NULL;
 	struct http_server *srv = NULL;
+	char *token = NULL;     /* the kept token (--data-dir), or NULL */
 	sigset_t set;
 	int sig, rc, status = EXIT_FAILURE;
 
@@ -369,18 +400,19 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < f.npreload; i++)
 		if (api_preload(api, f.preload[i], &err) < 0)
 			goto fail;
-	if (f.tls) {
-		static const char *const dns[] = { "localhost", NULL };
-		static const char *const ips[] = { "127.0.0.1", "::1", NULL };
-
-		if (tls_generate(dns, ips, &tm, &err) < 0)
+	if (f.tls && f.data_dir) {
+		if (keep_credentials(&f, &tm, &token, &err) < 0)
+			goto fail;
+	} else if (f.tls) {
+		if (tls_generate(tls_dns, tls_ips, &tm, &err) < 0)
 			goto fail;
 	}
 	{
 		struct http_opts ho = {
 			.addr = f.listen_addr, .port = f.port,
 			.cert_pem = tm.cert_pem, .key_pem = tm.key_pem,
-			.token = f.token, .max_body = (size_t)3 << 20,
+			.token = token ? token : f.token,
+			.max_body = (size_t)3 << 20,
 		};
 
 		srv = http_server_start(&ho, api_serve, api, &err);
@@ -389,7 +421,7 @@ int main(int argc, char **argv)
 		goto fail;
 	if (f.kubeconfig &&
 	    write_kubeconfig(f.kubeconfig, http_server_url(srv), tm.ca_pem,
-			     f.token) < 0) {
+			     token ? token : f.token) < 0) {
 		err_set(&err, "cannot write %s: %s", f.kubeconfig,
 			strerror(errno));
 		goto fail;
@@ -411,6 +443,7 @@ out:
 	api_free(api);
 	webhook_client_cleanup();
 	tls_material_release(&tm);
+	free(token);
 	flags_release(&f);
 	return status;
 }
