@@ -50,6 +50,7 @@ struct api *api_new(const struct api_opts *o, struct err *err)
 		return NULL;
 	}
 	atomic_init(&a->stopping, false);
+	a->restored_rv = store_rv(a->store);
 	a->reg = registry_new();
 	a->adm = admission_cache_new();
 	a->job_runtime_ms = o->job_runtime_ms;

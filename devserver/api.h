@@ -79,10 +79,13 @@ void api_serve(void *ctx, const struct http_req *req, struct http_resp *resp);
 /*
  * Applies YAML/JSON manifests from a file or a directory (its *.yaml,
  * *.yml and *.json files in name order) as `kubectl apply
- * --server-side` would: create when missing, merge otherwise. Objects
- * whose type is not known yet are retried after the pass, so a CRD and
- * its objects may share a run in any order. Returns 0, or -1 + err naming
- * the file and object.
+ * --server-side` would: create when missing, merge into the objects this
+ * run created (bootstrap, earlier documents). Objects restored from the
+ * data dir are left as they are (others may have changed them since),
+ * and documents without a name are created only when the store started
+ * empty. Objects whose type is not known yet are retried after the pass,
+ * so a CRD and its objects may share a run in any order. Returns 0, or
+ * -1 + err naming the file and object.
  */
 int api_preload(struct api *a, const char *path, struct err *err) MUST_CHECK;
 

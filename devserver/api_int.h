@@ -35,6 +35,10 @@ struct api {
 	bool propagation_finalizers;
 	struct api_endpoint *eps;     /* owned copies (strings owned) */
 	size_t neps;
+	uint64_t restored_rv;         /* the store's RV once the data dir
+				       * was replayed: objects at or below it
+				       * came from an earlier run (0: the
+				       * store started empty) */
 };
 
 enum field_validation {
