@@ -13,7 +13,7 @@
  * Seams for the helpers that come later:
  *  - admission webhooks: admission.c only (admission.h); it reads the
  *    webhook configurations with api_internal_list and resolves
- *    clientConfig.service with api_service_endpoint.
+ *    clientConfig.service with api_service_endpoints.
  *  - conversion webhooks: convert.c only (convert.h).
  *  - garbage collection and namespace lifecycle (gc.c): a thread that
  *    follows the store's event log (store_next_event on api_store) and
@@ -39,6 +39,8 @@
 #include "model/errors.h"
 
 struct store;
+struct fault_opts;
+struct faults;
 
 /* --service-endpoint NS/NAME=HOST:PORT */
 struct api_endpoint {
@@ -59,6 +61,7 @@ struct api_opts {
 	size_t nendpoints;
 	int bookmark_ms;             /* watch bookmark period; 0: 10 s */
 	bool propagation_finalizers; /* add orphan/foregroundDeletion (gc.c) */
+	const struct fault_opts *faults; /* copied; NULL: no fault injection */
 };
 
 struct api;
@@ -93,9 +96,19 @@ int api_preload(struct api *a, const char *path, struct err *err) MUST_CHECK;
 struct store *api_store(struct api *a);
 struct admission_cache *api_admission_cache(struct api *a);
 int64_t api_job_runtime_ms(const struct api *a);
-/* HOST:PORT of a --service-endpoint: 0, or -1 when none is configured. */
-int api_service_endpoint(const struct api *a, const char *ns,
-			 const char *name, const char **host, unsigned *port);
+/* The fault injector (fault.h) of --fault-*; borrowed, never NULL. */
+struct faults *api_faults(struct api *a);
+/*
+ * The --service-endpoint entries of Service NS/NAME (a Service has one
+ * endpoint per ready pod), in the order one webhook call tries them: a
+ * rotation of the order they were given that advances by one per call
+ * (round robin), so calls spread over the endpoints and a caller that
+ * skips the ones refusing connections reaches a live one. Fills
+ * out[0..max) with borrowed pointers (valid until api_free) and returns
+ * how many it filled; 0 when none is configured. Any thread.
+ */
+size_t api_service_endpoints(struct api *a, const char *ns, const char *name,
+			     const struct api_endpoint **out, size_t max);
 
 /*
  * The internal API: the same semantics (defaults, admission, validation,
