@@ -298,7 +298,7 @@ static size_t on_body(char *data, size_t sz, size_t nmemb, void *ud)
 
 /* Go's wording for a failed transfer (the part after `Post "URL": `). */
 static void transfer_error(CURLcode rc, const char *ebuf,
-			   const struct target *t, size_t try,
+			   const struct target *t, size_t tried,
 			   const struct sbuf *b, char *out, size_t n)
 {
 	switch (rc) {
@@ -307,7 +307,7 @@ static void transfer_error(CURLcode rc, const char *ebuf,
 		break;
 	case CURLE_COULDNT_CONNECT:
 		snprintf(out, n, "dial tcp %s: connect: connection refused",
-			 t->dial[try]);
+			 t->dial[tried]);
 		break;
 	case CURLE_COULDNT_RESOLVE_HOST:
 		snprintf(out, n, "dial tcp: lookup %s: no such host", t->host);
@@ -512,7 +512,7 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 	CURLcode rc;
 	CURL *h;
 	long code = 0;
-	size_t try = 0;
+	size_t tried = 0;
 
 	c->fail = WEBHOOK_OK;
 	if (target_make(api, c->client_config, c->timeout_s, &t, &c->fail,
@@ -579,12 +579,12 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 		ebuf[0] = '\0';
 		rc = curl_easy_perform(h);
 		if (rc != CURLE_COULDNT_CONNECT || i + 1 >= t.ntries) {
-			try = i;
+			tried = i;
 			break;
 		}
 	}
 	if (rc != CURLE_OK) {
-		transfer_error(rc, ebuf, &t, try, &b, why, sizeof(why));
+		transfer_error(rc, ebuf, &t, tried, &b, why, sizeof(why));
 		c->fail = WEBHOOK_FAIL_CALL;
 		err_set(err, "Post \"%s\": %s", t.url, why);
 		goto out;
