@@ -57,7 +57,12 @@ if [ "${1:-}" = --scenario ] || [ "${1:-}" = --deepq ]; then
 	scenario_cleanup() {
 		[ -n "$spid" ] && kill "$spid" 2>/dev/null
 		"$top/test/e2e/devcluster" stop "$sdir" >/dev/null 2>&1
-		rm -rf "$sdir"
+		# BENCH_KEEP=1 keeps the cluster's dir (logs) for a look
+		if [ -n "${BENCH_KEEP:-}" ]; then
+			echo "bench: kept $sdir" >&2
+		else
+			rm -rf "$sdir"
+		fi
 	}
 	trap scenario_cleanup EXIT
 	trap 'exit 143' TERM INT
@@ -153,7 +158,7 @@ fi
 
 # deepq: freed quota -> next admission with one ClusterQueue 100 / 1,000 /
 # 10,000 deep, preemption on (test/bench/deepq.c); QUICK=1: 100 / 1,000.
-benches+=("deepq|600|30|$top/test/bench/run.sh --deepq")
+benches+=("deepq|600|60|$top/test/bench/run.sh --deepq")
 
 # podsready: waitForPodsReady (timeout 2 s, backoff 1 s / 4 s, limit 2)
 # with 1,000 Workloads created directly, a tenth never ready, then the
