@@ -338,6 +338,17 @@ static void send_admit(struct manager *m, struct wl_entry *e)
 
 	if (m->o.before_admit_write)
 		m->o.before_admit_write(m->o.hook_ud, ns, name);
+	if (e->chk_kind == DEC_PREEMPT &&
+	    !workload_has_quota_reservation(e->w)) {
+		/* a victim chosen while its admission was only assumed,
+		 * and that write failed: nothing to preempt (no Preempted
+		 * condition on a pending workload); sched decides again */
+		e->chk_pending = false;
+		manager_wl_preempt_release(m, e);
+		sched_wl_recheck(m->s, e->w->meta.namespace, e->w->meta.name);
+		m->changed = true;
+		return;
+	}
 	memset(&tmp, 0, sizeof(tmp));
 	conditions_copy(&tmp.conds, &e->w->conds);
 	/* Kueue flips Evicted/Preempted to False on a new reservation. */
@@ -781,6 +792,8 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 			sched_wl_recheck(m->s, ns, name);
 			m->changed = true;
 		}
+		if (!e->chk_pending)
+			manager_wl_preempt_release(m, e);
 		/* a decision applied while this write was in flight is
 		 * still to be sent, with its own fields */
 		if (!e->chk_pending) {
@@ -852,6 +865,10 @@ void manager_wl_apply_decisions(struct manager *m)
 			e->chk_preempt = d->preempt_reason;
 			set_str(&e->chk_by_cq, d->preemptor_cq);
 			e->chk_by_prio = workload_priority(d->preemptor);
+			if (!e->preempt_hold) {
+				e->preempt_hold = true;
+				m->preempt_holds++;
+			}
 			/* fall through */
 		case DEC_EVICT:
 		case DEC_REQUEUE:
@@ -1233,6 +1250,15 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		manager_queues_lq_gc(m, old_lqe);
 }
 
+void manager_wl_preempt_release(struct manager *m, struct wl_entry *e)
+{
+	if (!e->preempt_hold)
+		return;
+	e->preempt_hold = false;
+	if (!--m->preempt_holds)
+		m->changed = true; /* the cycles held meanwhile run now */
+}
+
 void manager_wl_drop(struct manager *m, struct wl_entry *e)
 {
 	struct lq_entry *l = e->lqe;
@@ -1250,6 +1276,7 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 			m->pend_inflight--;
 	}
 	wl_dequeue(m, e);
+	manager_wl_preempt_release(m, e);
 	defer_del(m, e);
 	manager_dl_drop(m, e);
 	wl_unlink_lq(e);
