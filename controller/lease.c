@@ -181,7 +181,7 @@ static void lease_send(struct lease *le, enum kube_verb verb, bool collection,
 	char *path = lease_path(le, collection);
 	struct kube_req r = {
 		.verb = verb, .path = path, .body = body, .no_retry = true,
-		.control = true, .timeout_ms = le->o.retry_period_ms,
+		.control = true, .timeout_ms = le->o.renew_deadline_ms,
 		.done = done, .ud = le,
 	};
 

@@ -23,13 +23,15 @@
  * more the moment a holder's record expires (client-go waits
  * retryPeriod x [1, 2.2) between tries): a released lease is taken
  * within half a retry period, an expired one within half a retry
- * period of its expiry as this process measures it. lease_release (SIGTERM) writes
+ * period of its expiry as this process measures it. lease_release
+ * (SIGTERM) writes
  * holderIdentity "" with leaseDurationSeconds 1, as client-go's
  * ReleaseOnCancel does, so the next candidate takes over at its next
  * try instead of after leaseDuration.
  *
- * Requests are sent once each (no_retry) with a timeout of the retry
- * period; the lease's own timing is the retry. Lease requests are
+ * Requests are sent once each (no_retry) with a timeout of the renew
+ * deadline (a slow answer is no failure; the deadline timer alone
+ * decides a loss); the lease's own timing is the retry. Lease requests are
  * exempt from the kube client's write fence (kube_fence), so a
  * fenced process can still release.
  *
@@ -70,7 +72,8 @@ const char *lease_holder(const struct lease *le);
 /*
  * Gives the lease up: stops renewing and trying, and when leading
  * writes the released record; done(ud) runs once that write answered,
- * failed or timed out (a retry period), or at once when not leading.
+ * failed or timed out (the renew deadline), or at once when not
+ * leading.
  * on_lost does not run for a release.
  */
 void lease_release(struct lease *le, lease_fn *done, void *ud);

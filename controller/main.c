@@ -206,10 +206,20 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (fl.config) {
-		if (config_load_file(fl.config, &cfg, &err) < 0) {
-			fprintf(stderr, "cueue-manager: %s\n", err.msg);
+		struct field_errors fe = FIELD_ERRORS_INIT;
+
+		if (config_load_file2(fl.config, NULL, &cfg, &fe, &err) < 0) {
+			/* every problem, the file's own values first */
+			for (size_t i = 0; i < fe.n; i++)
+				fprintf(stderr, "cueue-manager: %s\n",
+					fe.v[i].text);
+			if (!fe.n)
+				fprintf(stderr, "cueue-manager: %s\n",
+					err.msg);
+			field_errors_release(&fe);
 			return 2;
 		}
+		field_errors_release(&fe);
 		log_config_warnings(&cfg);
 	} else {
 		config_defaults(&cfg, CONFIG_API_V1BETA2, NULL);

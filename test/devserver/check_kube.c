@@ -823,6 +823,7 @@ START_TEST(write_fence)
 	/* reads go on (through the rate limiter), control requests too */
 	call(&r, KUBE_GET, CMS "/a", NULL);
 	ck_outcome(r, KUBE_OK, 200);
+	res_release(&r);
 	memset(&ctl, 0, sizeof(ctl));
 	kube_submit(K, &cr);
 	T_LOOP_UNTIL(L, ctl.done, 10000);
