@@ -107,6 +107,9 @@ export DEVCLUSTER_CONFIG=$chaos_dir/config.yaml
 export DEVCLUSTER_JOB_RUNTIME=5s
 export DEVCLUSTER_STOP_TIMEOUT=15
 on_exit_stop_clusters "$work/quiet/cluster" "$work/chaos/cluster"
+# the interpreter itself for the background helpers, so that their pid
+# is the process a signal must reach (python3 is lib.bash's function)
+py=${E2E_PYTHON:-$(command -v python3)}
 has_faults=
 "$DEVSERVER_BIN" --help 2>&1 | grep -q -- '--fault-seed' && has_faults=1
 
@@ -262,26 +265,29 @@ wait_recovered() {
 act() {
 	local kind=$1 l r pid h t0 i
 	if [ "$kind" = devserver ]; then
+		local t_stopped t_up dc
 		t0=$(now)
 		pid=$(cat "$cl/devserver.pid")
 		kill -TERM "$pid"
 		for i in $(seq 100); do
 			pid_alive "$cl/devserver.pid" || break
-			sleep 0.1
+			sleep 0.05
 		done
+		t_stopped=$(now)
 		rm -f "$cl/devserver.out"
 		fault_seed=$((fault_seed + 1))
 		set_devserver_args
-		"$devcluster" start "$cl" >>"$run/supervise.log" 2>&1 &
-		local dc=$!
-		for i in $(seq 300); do
+		# the devserver only: the replicas that exit meanwhile (a
+		# leader that cannot renew) are supervise's, which notes why
+		DEVCLUSTER_NO_MANAGER=1 "$devcluster" start "$cl" >>"$run/supervise.log" 2>&1 &
+		dc=$!
+		for i in $(seq 600); do
 			grep -q '^listening on' "$cl/devserver.out" 2>/dev/null && break
-			sleep 0.1
+			sleep 0.05
 		done
-		local t_up
 		t_up=$(now)
 		wait "$dc"
-		note "\"action\": \"devserver\", \"t_up\": $t_up, \"pid\": $pid, \"down_s\": $(awk -v a="$t0" -v b="$t_up" 'BEGIN { printf "%.2f", b - a }')" "$t0"
+		note "\"action\": \"devserver\", \"t_up\": $t_up, \"pid\": $pid, \"stop_s\": $(awk -v a="$t0" -v b="$t_stopped" 'BEGIN { printf "%.2f", b - a }'), \"down_s\": $(awk -v a="$t0" -v b="$t_up" 'BEGIN { printf "%.2f", b - a }')" "$t0"
 		return
 	fi
 	l=$(leader) || return 1
@@ -328,7 +334,7 @@ play() {
 	fi
 	pass "$label: devcluster start (2 replicas${DEVCLUSTER_DEVSERVER_ARGS:+, devserver $DEVCLUSTER_DEVSERVER_ARGS})"
 	export KUBECONFIG=$cl/kubeconfig
-	e2e_bg python3 "$chaos_dir/record.py" "$cl/kubeconfig" "$run/rec" \
+	e2e_bg "$py" "$chaos_dir/record.py" "$cl/kubeconfig" "$run/rec" \
 		workloads=/apis/kueue.x-k8s.io/v1beta2/workloads \
 		jobs=/apis/batch/v1/jobs \
 		leases=/apis/coordination.k8s.io/v1/namespaces/cueue-system/leases \
@@ -353,7 +359,7 @@ play() {
 		e2e_finish
 	fi
 	python3 "$chaos_dir/stream.py" plan "$profile" "$seed" >"$run/plan.json"
-	e2e_bg python3 "$chaos_dir/stream.py" run "$cl/kubeconfig" "$run/plan.json" \
+	e2e_bg "$py" "$chaos_dir/stream.py" run "$cl/kubeconfig" "$run/plan.json" \
 		"$run/created.log" 2>"$run/stream.err"
 	stream_pid=$e2e_bg_pid
 	last_snap=$(now)

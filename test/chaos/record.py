@@ -10,7 +10,8 @@ events of NAME go to OUTDIR/NAME.rec, one JSON object a line:
 
   {"t": T, "type": "ADDED"|"MODIFIED"|"DELETED", "object": {...}}
   {"t": T, "type": "LIST", "rv": "L", "prev": "P"|null, "items": [...]}
-  {"t": T, "type": "NOTE", "what": "cut"|"gone"|"error", "msg": "..."}
+  {"t": T, "type": "NOTE", "what": "cut"|"gone"|"error"|"died",
+   "msg": "..."}
 
 T is the time the line was received (time.time(), the clock the driver
 writes its actions with). A LIST replaces every object of the resource:
@@ -135,12 +136,26 @@ class Stream:
                         self.write_leader([obj])
                 else:
                     self.note('cut', 'stream ended at rv %s' % self.rv)
-            except (OSError, ValueError) as e:
-                self.note('error', 'watch: %s' % e)
-                time.sleep(0.3)
-            except Exception as e:  # http.client's own exceptions
+            except Exception as e:  # OSError, ssl, http.client's own
                 self.note('error', 'watch: %r' % e)
                 time.sleep(0.3)
+                self.reload()
+
+    def reload(self):
+        """The kubeconfig again: a restarted devserver rewrites it."""
+        try:
+            self.cl.load()
+        except Exception:  # being rewritten: the next error tries again
+            pass
+
+
+def guarded(s):
+    """A stream's thread: a bug in it is written down (check.py fails
+    the run on a "died" note) rather than silently ending the stream."""
+    try:
+        s.run()
+    except Exception as e:
+        s.note('died', repr(e))
 
 
 def main(argv):
@@ -157,7 +172,7 @@ def main(argv):
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     for s in streams:
-        threading.Thread(target=s.run, daemon=True).start()
+        threading.Thread(target=guarded, args=(s,), daemon=True).start()
     while not stop.wait(0.5):
         pass
     for s in streams:

@@ -84,12 +84,14 @@ def main(argv):
     p('| states checked | %d distinct states (%d with an eviction in '
       'flight) through cueue-invariants |' % (
           ch['states'], ch['in_flight_states']))
-    p('| preemptions checked | %d (%s) |' % (
+    p('| preemptions checked | %d (%s)%s |' % (
         ch['preemptions'], ', '.join('%s %d' % (k, v) for k, v in
                                      sorted((ch.get('preemption_reasons')
                                              or {}).items(),
                                             key=lambda x: str(x[0])))
-        or 'none'))
+        or 'none', '; %d of a Workload whose admission was still in '
+        'flight' % ch['preempted_unreserved']
+        if ch.get('preempted_unreserved') else ''))
     fo = ch.get('failover') or {}
     for kind, what in (('sigkill', 'failover after SIGKILL'),
                        ('sigterm', 'failover after SIGTERM'),

@@ -11,17 +11,20 @@ takes it: creates that fail are retried).
 Profiles (the queues are setup.yaml's: team-a -> cq-a (od 4 + spot 2
 cpu), team-b -> cq-b (od 4), team-c -> cq-c (od 4, borrowingLimit 2),
 all in cohort "chaos"; priorities low 100, mid 500, high 1000):
-  short  about 48 Jobs over 35 s: team-a and team-c steadily, team-b in
+  short  60 Jobs over 80 s: team-a and team-c steadily, team-b in
          two bursts (so cq-a and cq-c borrow its quota, then it
          reclaims), priorities mixed (so higher ones preempt within a
          queue), 1 Job that is never ready (cueue.dev/ready-after: never:
          waitForPodsReady evicts it, then deactivates it) and 1 that can
          never fit (10 cpu in cq-c, whose maximum is 6);
-  full   about 250 Jobs over 7 minutes, the same shape, 4 never ready,
+  full   236 Jobs over 8 minutes, the same shape, 4 never ready,
          2 that never fit.
+Both bring more work than the cohort's 14 cpu run in their span once the
+leaderless time of the kills is counted, so that Jobs wait at every
+action (the failover time is measured to the next admission).
 A Job's kind ("run", "never-ready", "impossible") is in the plan for
 check.py. Runtimes (cueue.dev/runtime, counted by the devserver's job
-runner from the pods' readiness) are 3-8 s (short) or 5-15 s (full).
+runner from the pods' readiness) are 8-16 s (short) or 10-25 s (full).
 
 `run` writes OUT, one line per Job once created:
   {"name": N, "ns": NS, "uid": U, "t": T, "planned": P, "tries": K,
@@ -44,10 +47,10 @@ IMAGE = 'registry.k8s.io/e2e-test-images/agnhost:2.53'
 PROFILES = {
     # n steady Jobs over `span` s, team-b bursts at `bursts` (s),
     # runtime range, never-ready and impossible counts
-    'short': {'n': 40, 'span': 35, 'bursts': [6, 24], 'burst_n': 4,
-              'rt': (3, 8), 'never': 1, 'impossible': 1},
-    'full': {'n': 220, 'span': 420, 'bursts': [30, 120, 210, 300, 390],
-             'burst_n': 6, 'rt': (5, 15), 'never': 4, 'impossible': 2},
+    'short': {'n': 50, 'span': 80, 'bursts': [8, 45], 'burst_n': 4,
+              'rt': (8, 16), 'never': 1, 'impossible': 1},
+    'full': {'n': 200, 'span': 480, 'bursts': [30, 130, 230, 330, 430],
+             'burst_n': 6, 'rt': (10, 25), 'never': 4, 'impossible': 2},
 }
 
 
