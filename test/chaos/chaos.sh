@@ -425,10 +425,11 @@ play() {
 	fi
 	# the faults the devserver injected, summed over its runs (it reports
 	# them at exit: "fault NAME: N injected of M (rate R)")
-	awk '/^fault [a-z0-9-]+: [0-9]+ injected of/ {
-		sub(":", "", $2); n[$2] += $3; c[$2] += $6 }
-		END { for (k in n) printf "%s %d %d\n", k, n[k], c[k] }' \
-		"$cl/devserver.log" | sort >"$run/faults.txt"
+	sed -nE 's/^(cueue-devserver: )?fault ([a-z0-9-]+): ([0-9]+) injected of ([0-9]+).*/\2 \3 \4/p' \
+		"$cl/devserver.log" |
+		awk '{ n[$1] += $2; c[$1] += $3 }
+		END { for (k in n) printf "%s %d %d\n", k, n[k], c[k] }' |
+		sort >"$run/faults.txt"
 	run_cmd python3 "$chaos_dir/check.py" "$inv_bin" "$run"
 	# its lines as this suite's: the counts follow
 	while IFS= read -r line; do

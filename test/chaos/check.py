@@ -38,7 +38,10 @@ Checks:
                   the end; InClusterQueue: same ClusterQueue, strictly
                   higher priority; InCohortReclamation: another
                   ClusterQueue of the cohort while the victim's borrowed
-                  (its usage above nominal in a flavor it holds); other
+                  (its usage above nominal in a flavor it holds, at that
+                  state or a later one before the victim's reservation
+                  went: admissions written before the eviction may land
+                  after it); other
                   reasons are not configured and fail. A victim that did
                   not hold quota when its eviction was written (the
                   leader had only assumed its admission, whose write
@@ -290,6 +293,7 @@ class Replay:
         self.first_held_after = {}  # wl uid -> [rv, ...] of reservations
         self.leases = []         # (t, rv, holder)
         self.evsig = {}          # key -> the last preemption seen
+        self.open_borrow = []    # reclamations not yet seen borrowing
         self.tmp = tempfile.mkdtemp(prefix='chaos-check.', dir=d)
 
     # -- state --
@@ -392,6 +396,8 @@ class Replay:
         t = r['t']
         for k in keys:
             self.workload_step(k, rv, t, is_list)
+        if self.open_borrow:
+            self.borrow_step()
         if r['kind'] == 'Job' and r['type'] != 'DELETED':
             for o in (r['items'] if is_list else [r['object']]):
                 jk = self.key(o)
@@ -481,20 +487,50 @@ class Replay:
                               'priority %s), victim cq %s priority %s' %
                               (rec['preemptor'], pcq, pp, vcq, vp))
         elif why == 'InCohortReclamation':
-            u = usage_of(self.objs, vcq)
-            adm = (w.get('status') or {}).get('admission') or {}
-            borrowing = False
-            for psa in adm.get('podSetAssignments') or []:
-                for res, fl in (psa.get('flavors') or {}).items():
-                    nom = self.queues.quota(vcq, fl, res)[0]
-                    if u.get((fl, res), 0) > nom:
-                        borrowing = True
-            if pcq == vcq or not (borrowing or rec.get('unreserved')):
-                rec['bad'] = ('InCohortReclamation: preemptor %s (cq %s), '
-                              'victim cq %s borrowing %s (usage %s)' %
-                              (rec['preemptor'], pcq, vcq, borrowing, u))
+            if pcq == vcq:
+                rec['bad'] = ('InCohortReclamation: preemptor %s in the '
+                              'victim\'s ClusterQueue %s' %
+                              (rec['preemptor'], vcq))
+            elif not rec.get('unreserved'):
+                # the victim's ClusterQueue borrows: judged on this state
+                # and the next ones until the victim's reservation goes
+                # (admissions the leader wrote before the eviction may
+                # land after it)
+                rec['borrow'] = (k, vcq)
+                self.open_borrow.append(rec)
+                self.borrow_step()
         else:
             rec['bad'] = 'reason %s is not configured' % why
+
+    def borrowing(self, k, cq):
+        """Workload k's ClusterQueue cq uses more than its nominal quota
+        in a flavor k holds: (bool, usage)."""
+        w = self.objs.get(k) or {}
+        u = usage_of(self.objs, cq)
+        adm = (w.get('status') or {}).get('admission') or {}
+        for psa in adm.get('podSetAssignments') or []:
+            for res, fl in (psa.get('flavors') or {}).items():
+                if u.get((fl, res), 0) > self.queues.quota(cq, fl, res)[0]:
+                    return True, u
+        return False, u
+
+    def borrow_step(self):
+        """The open reclamation checks, on the current state."""
+        still = []
+        for rec in self.open_borrow:
+            k, cq = rec['borrow']
+            w = self.objs.get(k)
+            if w is None or not holds(w):
+                rec['bad'] = ('InCohortReclamation: victim cq %s never '
+                              'above its nominal quota until the victim '
+                              'released its own (usage %s)' %
+                              (cq, rec.get('usage')))
+                continue
+            b, u = self.borrowing(k, cq)
+            rec['usage'] = u
+            if not b:
+                still.append(rec)
+        self.open_borrow = still
 
     def check_state(self, rv, r):
         """cueue-invariants on the state, when what it reads changed."""
@@ -553,6 +589,10 @@ class Replay:
 
 def judge_preemptions(rp):
     bad = []
+    for rec in rp.open_borrow:
+        rec['bad'] = ('InCohortReclamation: victim cq %s never above its '
+                      'nominal quota (usage %s)' % (rec['borrow'][1],
+                                                    rec.get('usage')))
     for rec in rp.preemptions:
         if 'bad' not in rec:
             uid = rec['uid']

@@ -75,7 +75,10 @@ class Stream:
         """Lists until it works; writes the LIST line. False when closed
         meanwhile."""
         while True:
-            st, body = self.cl.call('GET', self.path, deadline_s=30)
+            # the final list: the driver waits for it, the server may be
+            # gone (a cleanup after a failure): a few seconds at most
+            st, body = self.cl.call('GET', self.path,
+                                    deadline_s=5 if final else 30)
             if st == 200 and body is not None:
                 break
             if self.closed:
