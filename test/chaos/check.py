@@ -471,7 +471,7 @@ class Replay:
                     rec['preemptor']
                 return
         vcq = ((w.get('status') or {}).get('admission') or {}) \
-            .get('clusterQueue')
+            .get('clusterQueue') or self.queues.cq_of(w)
         pcq = self.queues.cq_of(p)
         pp = (p.get('spec') or {}).get('priority', 0)
         vp = (w.get('spec') or {}).get('priority', 0)
