@@ -467,8 +467,12 @@ class Replay:
             qr = cond(p, 'QuotaReserved') or {}
             if not (is_list and (qr.get('lastTransitionTime') or '') >=
                     (ev.get('lastTransitionTime') or '')):
-                rec['bad'] = 'preemptor %s already held quota' % \
-                    rec['preemptor']
+                got = [x for x in self.first_held_after.get(uid, [])
+                       if x < rv]
+                rec['bad'] = ('preemptor %s already held quota when the '
+                              'eviction was written (reserved at rv %s): '
+                              'the eviction landed after its admission' %
+                              (rec['preemptor'], got[-1] if got else '?'))
                 return
         vcq = ((w.get('status') or {}).get('admission') or {}) \
             .get('clusterQueue') or self.queues.cq_of(w)
@@ -801,6 +805,8 @@ def main(argv):
         'throughput_jobs_per_min': round(done * 60.0 / makespan, 2)
         if makespan else None,
         'failover': fig,
+        'leaderless_s': round(sum(f['lease'] for f in fos
+                                  if f.get('lease') is not None), 1),
         'actions': fos,
         'passed': PASSED[0], 'failed': FAILED[0],
     }

@@ -10,7 +10,7 @@ events of NAME go to OUTDIR/NAME.rec, one JSON object a line:
 
   {"t": T, "type": "ADDED"|"MODIFIED"|"DELETED", "object": {...}}
   {"t": T, "type": "LIST", "rv": "L", "prev": "P"|null, "items": [...]}
-  {"t": T, "type": "NOTE", "what": "cut"|"gone"|"error"|"died",
+  {"t": T, "type": "NOTE", "what": "cut"|"end"|"gone"|"error"|"died",
    "msg": "..."}
 
 T is the time the line was received (time.time(), the clock the driver
@@ -40,6 +40,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kapi  # noqa: E402
 
 import json  # noqa: E402
+
+
+WATCH_S = 300  # a watch's timeoutSeconds
 
 
 def strip(obj):
@@ -111,8 +114,9 @@ class Stream:
                 if not self.list():
                     return
                 need_list = False
+            t0 = time.time()
             try:
-                for ev in self.cl.watch(self.path, self.rv):
+                for ev in self.cl.watch(self.path, self.rv, WATCH_S):
                     typ = ev.get('type')
                     obj = ev.get('object') or {}
                     if typ == 'ERROR':
@@ -138,7 +142,10 @@ class Stream:
                     if self.leader:
                         self.write_leader([obj])
                 else:
-                    self.note('cut', 'stream ended at rv %s' % self.rv)
+                    # the server ends a watch at timeoutSeconds: not a
+                    # fault; sooner, the stream was cut
+                    self.note('end' if time.time() - t0 >= WATCH_S - 1
+                              else 'cut', 'stream ended at rv %s' % self.rv)
             except Exception as e:  # OSError, ssl, http.client's own
                 self.note('error', 'watch: %r' % e)
                 time.sleep(0.3)

@@ -106,6 +106,9 @@ def main(argv):
                 fmt(f['lease_p50']), fmt(f['lease_max']))
         p('| %s | p50 %s, max %s over %d%s |' % (
             what, fmt(f['p50']), fmt(f['max']), f['measured'], lease))
+    if ch.get('leaderless_s'):
+        p('| time without a leader | %s s (from each kill or stop to the '
+          'next Lease holder) |' % ch['leaderless_s'])
     if qu and qu.get('throughput_jobs_per_min') and \
             ch.get('throughput_jobs_per_min'):
         loss = 1 - ch['throughput_jobs_per_min'] / \
