@@ -38,6 +38,7 @@
 #
 # Prints one line per check and "N passed, M failed" last (lib.bash).
 set -u
+# shellcheck source=../e2e/lib.bash
 . "$(dirname "$(readlink -f "$0")")/../e2e/lib.bash"
 
 chaos_dir=$(cd "$(dirname "$(readlink -f "$0")")" && pwd)
@@ -145,8 +146,8 @@ pid_alive() {
 # leader: "R PID HOLDER" of the replica holding the Lease (record.py
 # keeps $run/rec/leader), when that process runs.
 leader() {
-	local h rv r pid
-	read -r h rv <"$run/rec/leader" 2>/dev/null || return 1
+	local h r pid
+	read -r h _ <"$run/rec/leader" 2>/dev/null || return 1
 	[[ $h =~ _([0-9]+)_[0-9a-f]{8}$ ]] || return 1
 	pid=${BASH_REMATCH[1]}
 	for r in 1 2; do
