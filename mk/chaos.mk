@@ -3,7 +3,7 @@
 # replicas under 20 SIGKILLs and 5 SIGTERMs of the leader, 3 devserver
 # restarts and the devserver's fault injection; the invariants on every
 # recorded state; the figures written to $(CHAOS_SUMMARY) (the Markdown of
-# test/chaos/RESULTS.md). About 25 minutes. CHAOS_SEED picks the stream
+# BENCHMARKS.md's "Reliability" section). About 25 minutes. CHAOS_SEED picks the stream
 # and the faults. The short run is test/e2e/chaos.sh (make check).
 # Included by the Makefile's last line; sees its variables.
 CHAOS_SEED ?= 19
