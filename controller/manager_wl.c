@@ -338,17 +338,6 @@ static void send_admit(struct manager *m, struct wl_entry *e)
 
 	if (m->o.before_admit_write)
 		m->o.before_admit_write(m->o.hook_ud, ns, name);
-	if (e->chk_kind == DEC_PREEMPT &&
-	    !workload_has_quota_reservation(e->w)) {
-		/* a victim chosen while its admission was only assumed,
-		 * and that write failed: nothing to preempt (no Preempted
-		 * condition on a pending workload); sched decides again */
-		e->chk_pending = false;
-		manager_wl_preempt_release(m, e);
-		sched_wl_recheck(m->s, e->w->meta.namespace, e->w->meta.name);
-		m->changed = true;
-		return;
-	}
 	memset(&tmp, 0, sizeof(tmp));
 	conditions_copy(&tmp.conds, &e->w->conds);
 	/* Kueue flips Evicted/Preempted to False on a new reservation. */
