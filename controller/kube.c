@@ -471,7 +471,9 @@ static struct kube_call *queue_first(const struct kube *k)
 	return n ? DLIST_ENTRY(n, struct kube_call, qlink) : NULL;
 }
 
-void kube_cancel(struct kube *k, struct kube_call *c)
+/* Takes c out of whatever state it is in (queue, send, retry timer);
+ * c stays live. */
+static void call_halt(struct kube *k, struct kube_call *c)
 {
 	switch (c->state) {
 	case CALL_THROTTLED:
@@ -489,6 +491,11 @@ void kube_cancel(struct kube *k, struct kube_call *c)
 		loop_timer_cancel(k->loop, &c->retry);
 		break;
 	}
+}
+
+void kube_cancel(struct kube *k, struct kube_call *c)
+{
+	call_halt(k, c);
 	live_unlink(k, c);
 	call_free(c);
 }
@@ -1105,24 +1112,10 @@ void kube_fence(struct kube *k)
 
 		if (!c->write)
 			continue;
-		switch (c->state) {
-		case CALL_THROTTLED:
-			queue_unlink(c);
-			break;
-		case CALL_RUNNING:
-			c->att->c = NULL;
-			loop_transfer_stop(k->loop, c->att->xfer);
-			c->att = NULL;
-			break;
-		case CALL_BACKOFF:
-			loop_timer_cancel(k->loop, &c->retry);
-			break;
-		}
+		call_halt(k, c);
 		c->state = CALL_BACKOFF;
 		loop_timer_arm(k->loop, &c->retry, 0);
 	}
-	if (dlist_empty(&k->queue))
-		loop_timer_cancel(k->loop, &k->throttle);
 }
 
 bool kube_fenced(const struct kube *k)

@@ -90,6 +90,16 @@ rel() {
 roles() {
 	printf '%s\n' "$(role_of 1)" "$(role_of 2)" | sort | tr '\n' ' '
 }
+# restarted_as_follower R: devcluster start brings replica R back; one
+# check that it follows.
+restarted_as_follower() {
+	run_cmd "$devcluster" start "$cluster"
+	if [ "$rc" -eq 0 ] && wait_until 50 is_eq follower role_of "$1"; then
+		pass "replica $1 started again: a follower"
+	else
+		fail "replica $1 started again as a follower" "$("$devcluster" status "$cluster")"
+	fi
+}
 ready() { curl -sf "$(url "$1" 'health probe')/readyz" >/dev/null; }
 unready() { ! ready "$1"; }
 
@@ -217,12 +227,7 @@ expect "leaseTransitions 1" 0 jp "lease/$lease" '{.spec.leaseTransitions}' cueue
 invariants "after the graceful hand-over"
 
 # the stopped replica comes back as a follower
-run_cmd "$devcluster" start "$cluster"
-if [ "$rc" -eq 0 ] && wait_until 50 is_eq follower role_of "$L"; then
-	pass "replica $L started again: a follower"
-else
-	fail "replica $L started again as a follower" "$("$devcluster" status "$cluster")"
-fi
+restarted_as_follower "$L"
 
 # ---- 4. SIGKILL of the leader; a Job created at once ----
 
@@ -248,18 +253,12 @@ $(tail -5 "$(logfile "$F")")"
 fi
 expect "leaseTransitions 2" 0 jp "lease/$lease" '{.spec.leaseTransitions}' cueue-system <<<2
 invariants "after the SIGKILL"
-run_cmd "$devcluster" start "$cluster"
-if [ "$rc" -eq 0 ] && wait_until 50 is_eq follower role_of "$L"; then
-	pass "replica $L started again: a follower"
-else
-	fail "replica $L started again as a follower" "$("$devcluster" status "$cluster")"
-fi
+restarted_as_follower "$L"
 
 # ---- 5. a stolen Lease ----
 
 L=$F
 F=$(other "$L")
-lpid=$(cat "$(pidfile "$L")")
 kubectl patch lease "$lease" -n cueue-system --type=merge \
 	-p '{"spec":{"holderIdentity":"somebody-else"}}' >/dev/null
 if wait_until 150 is_eq stopped role_of "$L"; then
