@@ -20,6 +20,9 @@
  *                       no webhook server and no certificate management)
  *   --metrics-cert-dir DIR  serve /metrics over HTTPS with DIR/tls.crt,
  *                       DIR/tls.key (plain HTTP otherwise)
+ *   --leader-elect true|false  cueue's own: overrides the Configuration's
+ *                       leaderElection.leaderElect (devcluster runs a
+ *                       single replica with false)
  *   The metrics, health and webhook servers: controller/wiring.h (each
  *   logs "... listening on ..." once bound).
  *
@@ -60,6 +63,7 @@ struct flags {
 	const char *health_bind;
 	const char *webhook_bind;
 	const char *metrics_cert_dir;
+	int leader_elect;       /* -1: the Configuration's; 0/1 */
 };
 
 static void usage(FILE *f)
@@ -71,14 +75,16 @@ static void usage(FILE *f)
 		"                     [--metrics-bind-address ADDR]\n"
 		"                     [--health-probe-bind-address ADDR]\n"
 		"                     [--webhook-bind-address ADDR]\n"
-		"                     [--metrics-cert-dir DIR]\n");
+		"                     [--metrics-cert-dir DIR]\n"
+		"                     [--leader-elect true|false]\n");
 }
 
 /* Returns 0, or the exit status to leave with. */
 static int parse_flags(int argc, char **argv, struct flags *fl)
 {
 	enum { F_KUBECONFIG = 1, F_CONFIG, F_QPS, F_BURST, F_LOG, F_HELP,
-	       F_METRICS, F_HEALTH, F_WEBHOOK, F_METRICS_CERTS };
+	       F_METRICS, F_HEALTH, F_WEBHOOK, F_METRICS_CERTS,
+	       F_LEADER_ELECT };
 	static const struct option opts[] = {
 		{ "kubeconfig", required_argument, NULL, F_KUBECONFIG },
 		{ "config", required_argument, NULL, F_CONFIG },
@@ -92,11 +98,13 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 		{ "webhook-bind-address", required_argument, NULL, F_WEBHOOK },
 		{ "metrics-cert-dir", required_argument, NULL,
 		  F_METRICS_CERTS },
+		{ "leader-elect", required_argument, NULL, F_LEADER_ELECT },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 
 	memset(fl, 0, sizeof(*fl));
+	fl->leader_elect = -1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		char *end = NULL;
@@ -147,6 +155,18 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 			break;
 		case F_METRICS_CERTS:
 			fl->metrics_cert_dir = optarg;
+			break;
+		case F_LEADER_ELECT:
+			if (!strcmp(optarg, "true")) {
+				fl->leader_elect = 1;
+			} else if (!strcmp(optarg, "false")) {
+				fl->leader_elect = 0;
+			} else {
+				fprintf(stderr, "cueue-manager: --leader-elect: "
+					"want true or false, got \"%s\"\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case F_HELP:
 			usage(stdout);
@@ -224,6 +244,8 @@ int main(int argc, char **argv)
 	} else {
 		config_defaults(&cfg, CONFIG_API_V1BETA2, NULL);
 	}
+	if (fl.leader_elect >= 0)
+		cfg.le_leader_elect = fl.leader_elect;
 	rc = 1;
 	if (kubeconfig_discover(fl.kubeconfig, NULL, &kc, &err) < 0) {
 		fprintf(stderr, "cueue-manager: %s\n", err.msg);
