@@ -423,7 +423,6 @@ job_watch=$e2e_bg_pid
 
 expect "the manager says nothing about fairSharing (v1beta2)" 0 \
 	config_warnings 0 <<'EOF'
-leaderElection
 controller.groupKindConcurrency
 EOF
 run_cmd kubectl apply -f setup.yaml
@@ -726,7 +725,6 @@ else
 fi
 expect "the manager says nothing about fairSharing (v1beta1)" 0 \
 	config_warnings "$logsize" <<'EOF'
-leaderElection
 controller.groupKindConcurrency
 EOF
 add_jobs s6 qb 1 b2
