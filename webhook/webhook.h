@@ -91,6 +91,19 @@ unsigned webhook_port(const struct webhook *wh);
 bool webhook_has_snapshot(struct webhook *wh);
 void webhook_free(struct webhook *wh);
 
+/*
+ * What the route at path answers to the len bytes at body (need not be
+ * NUL-terminated), without TLS or a server: the step the HTTP handler
+ * runs once a body is in, with pol and view (both borrowed; view frozen,
+ * or NULL: nothing published yet). For the fuzz harness
+ * (test/fuzz/fuzz_webhook.c) and tests. Fills resp (code, static ctype,
+ * new body) and returns true; false when path is no route (resp
+ * untouched). Pure; any thread.
+ */
+bool webhook_answer(const struct admit_policy *pol,
+		    const struct nsview *view, const char *path,
+		    const char *body, size_t len, struct server_resp *resp);
+
 /* One served path, for manifests/ and tests. */
 struct webhook_path {
 	const char *path;     /* "/validate-batch-v1-job" */
