@@ -305,6 +305,11 @@ int webhook_set_certificate(struct webhook *wh, const char *cert_pem,
 	return server_set_certificate(wh->srv, cert_pem, key_pem, err);
 }
 
+size_t webhook_retired(struct webhook *wh)
+{
+	return server_retired(wh->srv);
+}
+
 unsigned webhook_port(const struct webhook *wh)
 {
 	return server_port(wh->srv);

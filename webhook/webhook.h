@@ -80,10 +80,14 @@ struct webhook *webhook_new(const struct webhook_opts *o, struct err *err);
  */
 void webhook_publish_snapshot(struct webhook *wh, struct nsview *v);
 
-/* Serves a new certificate (server_set_certificate; may block up to 2 s
- * while old connections drain). */
+/* Serves a new certificate to every new connection
+ * (server_set_certificate: the old daemon finishes its connections, each
+ * answer telling the client to close; nothing waits for it). */
 int webhook_set_certificate(struct webhook *wh, const char *cert_pem,
 			    const char *key_pem, struct err *err) MUST_CHECK;
+/* Daemons of earlier certificates still serving connections
+ * (server_retired; stops those that are done). */
+size_t webhook_retired(struct webhook *wh);
 
 unsigned webhook_port(const struct webhook *wh);
 /* True once a snapshot was published (the readiness the manager's
