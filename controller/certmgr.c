@@ -613,12 +613,31 @@ static void pass_start(struct certmgr *cm)
 
 /* ---- the Secret watch: a change someone else made triggers a pass ---- */
 
+/* Does the Secret obj hold the certificates this manager uses or is
+ * putting in place? (Our own write may come back through the watch
+ * before its answer, so before its resourceVersion is known.) */
+static bool secret_is_ours(const struct certmgr *cm, const json_t *obj)
+{
+	struct certs c = CERTS_INIT;
+	struct err ignored = { "" };
+	bool ours;
+
+	if (certs_from_secret_data(json_object_get(obj, "data"), &c,
+				   &ignored) < 0)
+		return false;
+	ours = (cm->cur.cert_pem && certs_equal(&c, &cm->cur)) ||
+	       (cm->next.cert_pem && certs_equal(&c, &cm->next));
+	certs_release(&c);
+	return ours;
+}
+
 static void secret_changed(struct certmgr *cm, const json_t *obj)
 {
 	const char *rv = json_string_value(json_object_get(
 		json_object_get(obj, "metadata"), "resourceVersion"));
 
-	if (obj && rv && text_same(rv, cm->secret_rv))
+	if (obj && ((rv && text_same(rv, cm->secret_rv)) ||
+		    secret_is_ours(cm, obj)))
 		return; /* our own write, or what the pass read */
 	request_pass(cm, cm->running ? 0 : SECRET_CHANGE_DELAY_MS);
 }

@@ -639,10 +639,12 @@ START_TEST(fighting_writer_backs_off)
 {
 	char *ca;
 	int64_t t0;
+	uint64_t passes;
 
 	cm_start();
 	WAIT_FOR(certmgr_ready(S.cm), 10000);
 	ca = secret_ca_bundle();
+	passes = certmgr_stats(S.cm)->passes;
 	t0 = t_mono_ms();
 	for (int i = 0; i < 4; i++) {
 		set_hook_bundle("mutatingwebhookconfigurations", MWC, 0,
@@ -652,6 +654,9 @@ START_TEST(fighting_writer_backs_off)
 	}
 	ck_assert_int_ge(t_mono_ms() - t0, 200 + 400 + 800 + 1600);
 	ck_assert_uint_eq(certmgr_stats(S.cm)->repairs, 4);
+	/* each repaired by a pass of its own (no other pass came between) */
+	WAIT_FOR(certmgr_stats(S.cm)->passes >= passes + 4, 5000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->passes, passes + 4);
 	free(ca);
 }
 END_TEST
