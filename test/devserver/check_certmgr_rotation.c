@@ -16,7 +16,13 @@
  *  - one thread posts AdmissionReviews straight to the server with
  *    libcurl on one kept-alive handle, verifying against the caBundle it
  *    reads from the MutatingWebhookConfiguration before each request,
- *    and records every distinct serving certificate it was shown.
+ *    and records every distinct serving certificate it was shown. It
+ *    also counts as a failure every new connection the server did not
+ *    announce: one not preceded by an answer with "Connection: close"
+ *    (or by a new caBundle, which libcurl does not reuse a connection
+ *    across). libcurl silently resends a request on a kept-alive
+ *    connection the server closed under it; kube-apiserver's Go client
+ *    does not resend a POST, and fails the call.
  * Not one request may fail, across at least two rotations:
  *  - serving certificates renewed (the CA kept: the bundle never
  *    changes, only the certificate the new daemon serves);
@@ -32,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "base/alloc.h"
@@ -211,6 +218,17 @@ static char *current_ca(void)
 	return pem;
 }
 
+static size_t on_header(char *p, size_t sz, size_t n, void *ud)
+{
+	static const char want[] = "connection: close";
+	bool *close = ud;
+
+	if (sz * n >= sizeof(want) - 1 &&
+	    !strncasecmp(p, want, sizeof(want) - 1))
+		*close = true;
+	return sz * n;
+}
+
 static size_t on_body(char *p, size_t sz, size_t n, void *ud)
 {
 	char **buf = ud;
@@ -264,6 +282,8 @@ static void *reviewer_main(void *arg)
 			      webhook_port(R.wh));
 	char *map = xasprintf("%s:%u:127.0.0.1", HOST, webhook_port(R.wh));
 	struct curl_slist *res = curl_slist_append(NULL, map);
+	bool closing = false;  /* the last answer said Connection: close */
+	char *last_ca = NULL;  /* the bundle of the last request */
 
 	curl_easy_setopt(h, CURLOPT_URL, url);
 	curl_easy_setopt(h, CURLOPT_RESOLVE, res);
@@ -272,11 +292,14 @@ static void *reviewer_main(void *arg)
 	curl_easy_setopt(h, CURLOPT_CERTINFO, 1L);
 	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &closing);
 	while (!atomic_load(&R.stop)) {
 		char *ca = current_ca(), *body = NULL;
 		char errbuf[CURL_ERROR_SIZE] = "";
 		struct curl_blob blob;
-		long code = 0;
+		long code = 0, connects = 0;
+		bool announced = closing || !last_ca || strcmp(last_ca, ca);
 		CURLcode rc;
 
 		if (!ca) {
@@ -290,9 +313,14 @@ static void *reviewer_main(void *arg)
 		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
 		curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
 		curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+		closing = false;
 		rc = curl_easy_perform(h);
 		curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-		if (rc != CURLE_OK)
+		curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+		if (connects && !announced)
+			client_fail(c, "the server closed a kept-alive "
+				    "connection without a word%s%s", "", "");
+		else if (rc != CURLE_OK)
 			client_fail(c, "review: %s (%s)", curl_easy_strerror(rc),
 				    errbuf);
 		else if (code != 200 || !body ||
@@ -304,9 +332,11 @@ static void *reviewer_main(void *arg)
 		if (rc == CURLE_OK)
 			note_cert(c, h);
 		free(body);
-		free(ca);
+		free(last_ca);
+		last_ca = ca;
 		pause_ms(5);
 	}
+	free(last_ca);
 	curl_slist_free_all(hdrs);
 	curl_slist_free_all(res);
 	curl_easy_cleanup(h);
