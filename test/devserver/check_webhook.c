@@ -7,8 +7,8 @@
  * refused, 1.2 and 1.3 served, 1.3-only mode), certificate rotation on
  * the same port (a kept-alive connection is answered on with
  * "Connection: close", then the client reconnects to the new
- * certificate, and the retired daemon is stopped), the published namespace snapshot (also swapped while
- * requests run), and an in-process devserver whose webhook
+ * certificate, and the retired daemon is stopped), the published
+ * namespace snapshot (also swapped while requests run), and an in-process devserver whose webhook
  * configurations point at the server: Jobs are suspended and defaulted,
  * bad ones denied with Kueue's text, ClusterQueues get their finalizer
  * and are converted through /convert. The observe hook (server.h) sees
