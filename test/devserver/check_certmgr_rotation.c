@@ -69,10 +69,12 @@ static struct {
 	atomic_bool stop;
 } R;
 
-/* One client thread's tally (written by it, read after the join). */
+/* One client thread's tally (written by it, read after the join; ok is
+ * also read while it runs). */
 struct client {
 	int id;
-	unsigned ok, failed;
+	atomic_uint ok;
+	unsigned failed;
 	char first_error[512];
 	char *seen[MAX_SEEN]; /* distinct serving certificates (PEM) */
 	size_t nseen;
@@ -185,7 +187,7 @@ static void *creator_main(void *arg)
 		json_t *job = json_loads(text, 0, NULL);
 
 		if (api_internal_create(inp_api(), &r, job, NULL, &st) == 0)
-			c->ok++;
+			atomic_fetch_add(&c->ok, 1);
 		else
 			client_fail(c, "create: %s%s", st.message, "");
 		status_release(&st);
@@ -328,7 +330,7 @@ static void *reviewer_main(void *arg)
 			client_fail(c, "review answered: %s%s",
 				    body ? body : "(nothing)", "");
 		else
-			c->ok++;
+			atomic_fetch_add(&c->ok, 1);
 		if (rc == CURLE_OK)
 			note_cert(c, h);
 		free(body);
@@ -345,36 +347,62 @@ static void *reviewer_main(void *arg)
 	return NULL;
 }
 
+/* Has every client made `more` requests since `since` was taken? */
+static bool all_moved_on(struct client *cl, const unsigned *since,
+			 unsigned more)
+{
+	for (int i = 0; i <= NCREATORS; i++)
+		if (atomic_load(&cl[i].ok) < since[i] + more)
+			return false;
+	return true;
+}
+
 /* Runs the clients while the certmgr makes at least `rotations` more
- * certificates of the kind counted by *counter, then a few more requests
- * after the last, and checks that nothing failed. */
+ * certificates of the kind counted by *counter and the server takes
+ * them, then until every client made 20 more requests after the last,
+ * and checks that nothing failed. */
 static void rotate_under_load(const uint64_t *counter, unsigned rotations)
 {
 	struct client cl[NCREATORS + 1];
 	pthread_t t[NCREATORS + 1];
+	unsigned since[NCREATORS + 1];
 	uint64_t from = *counter;
-	unsigned handed = R.handed, served;
+	unsigned handed = R.handed;
 
 	memset(cl, 0, sizeof(cl));
 	for (int i = 0; i <= NCREATORS; i++) {
 		cl[i].id = i;
+		atomic_init(&cl[i].ok, 0);
 		ck_assert_int_eq(pthread_create(&t[i], NULL, i < NCREATORS
 						? creator_main : reviewer_main,
 						&cl[i]), 0);
 	}
-	WAIT_FOR(*counter >= from + rotations, 60000);
-	/* more requests after the last rotation */
-	served = atomic_load(&R.served);
-	WAIT_FOR(atomic_load(&R.served) >= served + 50, 30000);
+	WAIT_FOR(*counter >= from + rotations &&
+		 R.handed >= handed + rotations, 60000);
+	/* more requests from every client after the last rotation */
+	for (int i = 0; i <= NCREATORS; i++)
+		since[i] = atomic_load(&cl[i].ok);
+	WAIT_FOR(all_moved_on(cl, since, 20), 60000);
 	atomic_store(&R.stop, true);
 	for (int i = 0; i <= NCREATORS; i++)
 		pthread_join(t[i], NULL);
 	ck_assert_uint_ge(R.handed, handed + rotations);
 	for (int i = 0; i <= NCREATORS; i++) {
+		unsigned ok = atomic_load(&cl[i].ok);
+
 		ck_assert_msg(cl[i].failed == 0, "client %d: %u of %u failed; "
-			      "first: %s", i, cl[i].failed,
-			      cl[i].failed + cl[i].ok, cl[i].first_error);
-		ck_assert_uint_gt(cl[i].ok, 10);
+			      "first: %s", i, cl[i].failed, cl[i].failed + ok,
+			      cl[i].first_error);
+		ck_assert_uint_gt(ok, 20);
+	}
+	/* the server did answer them: two webhooks per Job, one review
+	 * per direct request */
+	{
+		unsigned want = atomic_load(&cl[NCREATORS].ok);
+
+		for (int i = 0; i < NCREATORS; i++)
+			want += 2 * atomic_load(&cl[i].ok);
+		ck_assert_uint_ge(atomic_load(&R.served), want);
 	}
 	/* the direct client was shown the certificates of the rotations */
 	ck_assert_uint_ge(cl[NCREATORS].nseen, rotations + 1);
