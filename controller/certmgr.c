@@ -71,6 +71,8 @@ struct target {
 	struct certmgr *cm;       /* borrowed: the owner */
 	size_t index;             /* in cm->targets */
 	struct kube_watch *watch; /* owned; NULL with no_watch */
+	char *read_rv;            /* owned; the version a pass last read */
+	char *wrote_rv;           /* owned; the version it last wrote */
 };
 
 struct certmgr {
@@ -345,12 +347,27 @@ static json_t *inject_patch(const struct certmgr *cm, const struct target *t,
 	return ops;
 }
 
+/* The resourceVersion of obj (borrowed), or NULL. */
+static const char *rv_of(const json_t *obj)
+{
+	return json_string_value(json_object_get(
+		json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static void set_text(char **slot, const char *v)
+{
+	free(*slot);
+	*slot = v ? xstrdup(v) : NULL;
+}
+
 static void patched(void *ud, const struct kube_reply *r, json_t *body)
 {
 	struct certmgr *cm = ud;
-	const struct target *t = &cm->targets[cm->ti];
+	struct target *t = &cm->targets[cm->ti];
 
 	cm->call = NULL;
+	if (r->outcome == KUBE_OK)
+		set_text(&t->wrote_rv, rv_of(body));
 	json_decref(body);
 	if (r->outcome != KUBE_OK) {
 		/* 404: deleted meanwhile; 409/422: a test failed, the object
@@ -380,7 +397,7 @@ static void patched(void *ud, const struct kube_reply *r, json_t *body)
 static void target_read(void *ud, const struct kube_reply *r, json_t *body)
 {
 	struct certmgr *cm = ud;
-	const struct target *t = &cm->targets[cm->ti];
+	struct target *t = &cm->targets[cm->ti];
 	json_t *ops;
 
 	cm->call = NULL;
@@ -398,6 +415,7 @@ static void target_read(void *ud, const struct kube_reply *r, json_t *body)
 		fail(cm, "reading a caBundle target", r);
 		return;
 	}
+	set_text(&t->read_rv, rv_of(body));
 	ops = inject_patch(cm, t, body);
 	json_decref(body);
 	if (!ops) {
@@ -685,6 +703,10 @@ static void target_seen(struct target *t, const json_t *obj)
 		return; /* nothing to repair, or nothing to repair with yet */
 	if (cm->running && cm->ti < t->index)
 		return; /* the running pass reads it yet */
+	if (rv_of(obj) && (text_same(rv_of(obj), t->read_rv) ||
+			   text_same(rv_of(obj), t->wrote_rv)))
+		return; /* a version a pass handled already (its event came
+			 * late) */
 	ops = inject_patch(cm, t, obj);
 	if (!ops)
 		return; /* ours, or not a target of injection */
@@ -817,8 +839,11 @@ void certmgr_free(struct certmgr *cm)
 	loop_timer_cancel(cm->l, &cm->timer);
 	certs_release(&cm->cur);
 	certs_release(&cm->next);
-	for (size_t i = 0; i < cm->ntargets; i++)
+	for (size_t i = 0; i < cm->ntargets; i++) {
 		free(cm->targets[i].name);
+		free(cm->targets[i].read_rv);
+		free(cm->targets[i].wrote_rv);
+	}
 	free(cm->targets);
 	free(cm->secret_rv);
 	free(cm->ca_bundle);

@@ -489,25 +489,37 @@ static bool crd_bundle_is(const char *name, const char *ca)
 }
 
 /* Sets webhooks[i].clientConfig.caBundle of a configuration to value
- * (NULL: removes it), as another writer would. */
-static void set_hook_bundle(const char *resource, const char *name,
-			    size_t i, const char *value)
+ * (NULL: removes it), for i in [from, to], in one JSON patch, as another
+ * writer would. */
+static void set_hook_bundles(const char *resource, const char *name,
+			     size_t from, size_t to, const char *value)
 {
 	struct api_ref r = inp_ref(resource, NULL, name);
 	struct api_status st = API_STATUS_INIT;
-	char path[96];
-	json_t *ops;
+	json_t *ops = json_array();
 
-	snprintf(path, sizeof(path), "/webhooks/%zu/clientConfig/caBundle",
-		 i);
-	ops = value ? json_pack("[{s:s, s:s, s:s}]", "op", "replace", "path",
-				path, "value", value)
-		    : json_pack("[{s:s, s:s}]", "op", "remove", "path", path);
+	for (size_t i = from; i <= to; i++) {
+		char path[96];
+
+		snprintf(path, sizeof(path),
+			 "/webhooks/%zu/clientConfig/caBundle", i);
+		json_array_append_new(ops, value
+			? json_pack("{s:s, s:s, s:s}", "op", "replace", "path",
+				    path, "value", value)
+			: json_pack("{s:s, s:s}", "op", "remove", "path",
+				    path));
+	}
 	ck_assert_msg(api_internal_patch(inp_api(), &r, NULL, API_PATCH_JSON,
 					 ops, NULL, &st) == 0, "%s",
 		      st.message);
 	status_release(&st);
 	json_decref(ops);
+}
+
+static void set_hook_bundle(const char *resource, const char *name,
+			    size_t i, const char *value)
+{
+	set_hook_bundles(resource, name, i, i, value);
 }
 
 /* Injections and repairs stay where they are for a second and a half:
@@ -546,8 +558,7 @@ START_TEST(repairs_webhook_bundles)
 	assert_quiet(S.cm);
 
 	/* removed from two entries of the other: one patch again */
-	set_hook_bundle("validatingwebhookconfigurations", VWC, 0, NULL);
-	set_hook_bundle("validatingwebhookconfigurations", VWC, 1, NULL);
+	set_hook_bundles("validatingwebhookconfigurations", VWC, 0, 1, NULL);
 	WAIT_FOR(bundles_are("validatingwebhookconfigurations", VWC, ca),
 		 10000);
 	WAIT_FOR(certmgr_stats(S.cm)->passes >= 3, 5000);
