@@ -377,12 +377,19 @@ static void patched(void *ud, const struct kube_reply *r, json_t *body)
 			inject_next(cm);
 			return;
 		}
-		if ((r->code == 409 || r->code == 422) &&
-		    ++cm->refusals <= MAX_REFUSALS) {
-			log_msg(LOG_INFO, COMPONENT, NULL, t->name,
-				"caBundle patch refused, re-reading: %s",
-				r->message);
-			inject_next(cm);
+		if (r->code == 409 || r->code == 422) {
+			if (++cm->refusals <= MAX_REFUSALS) {
+				log_msg(LOG_INFO, COMPONENT, NULL, t->name,
+					"caBundle patch refused, re-reading: "
+					"%s", r->message);
+				inject_next(cm);
+				return;
+			}
+			/* the object keeps moving under us: later */
+			log_msg(LOG_WARN, COMPONENT, NULL, t->name,
+				"caBundle patch refused %u times; retrying "
+				"later", cm->refusals - 1);
+			pass_end(cm, false, cm->retry_ms);
 			return;
 		}
 		fail(cm, "caBundle patch", r);
@@ -617,7 +624,7 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 static void pass_start(struct certmgr *cm)
 {
 	if (cm->running) {
-		cm->again = true;
+		request_pass(cm, 0);
 		return;
 	}
 	loop_timer_cancel(cm->l, &cm->timer);
