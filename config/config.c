@@ -5,7 +5,9 @@
  * and its default in each API version; generic setters (config_types.c)
  * parse each type while the YAML (config_yaml.c) is walked; defaults are
  * applied after the walk; validation (config_validate.c) runs last. Every
- * problem is collected with its line and column, sorted into file order.
+ * problem is collected with its line and column and all are reported: the
+ * problems of values the file wrote first, then those of values it did
+ * not (defaults, derived values), each group in file order.
  *
  * Rules of cueue's own, beside Kueue's pkg/config/validation.go (each is
  * a value Kueue's manager would fail on later, or one cueue cannot serve):
@@ -38,6 +40,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sbuf.h"
 #include "config/config_int.h"
 
 _Static_assert(sizeof(enum config_requeue_timestamp) == sizeof(int) &&
@@ -737,12 +740,14 @@ static int pos_cmp(const void *a, const void *b)
 }
 
 /* Where path (or its nearest written ancestor) is in the file; 0:0 when
- * nothing on its way was written. */
-static void position_of(struct cfg_ctx *x, const char *path, size_t *line,
+ * nothing on its way was written. Returns true when path itself was
+ * written (the position is its own, not an ancestor's). */
+static bool position_of(struct cfg_ctx *x, const char *path, size_t *line,
 			size_t *col)
 {
 	char *p = xstrdup(path);
 	size_t n = strlen(p);
+	bool own = false;
 
 	*line = *col = 0;
 	while (n > 0 && x->npos) {
@@ -752,6 +757,7 @@ static void position_of(struct cfg_ctx *x, const char *path, size_t *line,
 		if (hit) {
 			*line = hit->line;
 			*col = hit->col;
+			own = n == strlen(path);
 			break;
 		}
 		if (p[n - 1] == ']') {
@@ -767,9 +773,14 @@ static void position_of(struct cfg_ctx *x, const char *path, size_t *line,
 		p[n] = '\0';
 	}
 	free(p);
+	return own;
 }
 
-/* Runs the rules and gives each problem the position of its path. */
+/* Runs the rules and gives each problem the position of its path. A
+ * problem of a value the file did not write (a default, or one derived
+ * from another field, as recoveryTimeout from timeout) takes the position
+ * of its nearest written ancestor and is marked derived, so that the
+ * report puts it after the problems of the values the user wrote. */
 static void validate_loaded(struct cfg_ctx *x)
 {
 	struct cfg_vopts vo = { x->bad_selector[CFG_SEL_MJNS],
@@ -782,24 +793,32 @@ static void validate_loaded(struct cfg_ctx *x)
 		root_col = x->doc.v[x->doc.root].col;
 	}
 	config_check(x->c, &vo, &fe);
+	if (!fe.n)
+		return;
 	if (x->npos)
 		qsort(x->pos, x->npos, sizeof(*x->pos), pos_cmp);
+	/* the entries before these are the walk's, at their own nodes */
+	x->fe_derived = xcalloc(x->fe.n + fe.n, sizeof(*x->fe_derived));
 	for (size_t i = 0; i < fe.n; i++) {
 		size_t line, col;
+		bool own = position_of(x, fe.v[i].path, &line, &col);
 
-		position_of(x, fe.v[i].path, &line, &col);
 		if (!line) {
 			line = root_line;
 			col = root_col;
 		}
 		XGROW(x->fe.v, x->fe.cap, x->fe.n + 1);
+		x->fe_derived[x->fe.n] = !own;
 		x->fe.v[x->fe.n++] = fe.v[i];
 		config_mark(x, NULL, line, col);
 	}
 	free(fe.v); /* the entries moved to x->fe */
 }
 
+/* A problem's place in the report: the user's own values first, then the
+ * derived ones; each group in file order, ties in the order found. */
 struct order {
+	bool derived;
 	size_t line, col, idx;
 };
 
@@ -807,6 +826,8 @@ static int order_cmp(const void *a, const void *b)
 {
 	const struct order *x = a, *y = b;
 
+	if (x->derived != y->derived)
+		return x->derived ? 1 : -1;
 	if (x->line != y->line)
 		return x->line < y->line ? -1 : 1;
 	if (x->col != y->col)
@@ -814,41 +835,88 @@ static int order_cmp(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
-/* Sorts the problems into file order, hands up to CONFIG_MAX_ERRORS of
- * them to fe and the first (with the count) to err. Returns -1. */
+/* The tail line of an err that could not hold every problem. */
+static char *more_line(size_t nmore)
+{
+	return xasprintf("(and %zu more)", nmore);
+}
+
+/*
+ * Fills err with texts[0..n), one a line in that order: as many whole
+ * lines as ERR_MAX holds, then "(and N more)" for the rest. The first
+ * line is always there (cut short when it alone is too long), so err
+ * names at least one problem with its position.
+ */
+static void report_err(struct err *err, char *const *texts, size_t n)
+{
+	struct sbuf msg = SBUF_INIT;
+	size_t shown = 0;
+	char *tail;
+
+	if (!err || !n)
+		return;
+	for (; shown < n; shown++) {
+		size_t need = msg.len + (shown ? 1 : 0) + strlen(texts[shown]);
+
+		if (shown + 1 < n) {
+			tail = more_line(n - shown - 1);
+			need += 1 + strlen(tail);
+			free(tail);
+		}
+		if (shown && need > ERR_MAX - 1)
+			break;
+		if (shown)
+			sbuf_addch(&msg, '\n');
+		sbuf_adds(&msg, texts[shown]);
+	}
+	if (shown < n) {
+		tail = more_line(n - shown);
+		if (msg.len + 1 + strlen(tail) > ERR_MAX - 1)
+			sbuf_setlen(&msg, ERR_MAX - 2 - strlen(tail));
+		sbuf_addch(&msg, '\n');
+		sbuf_adds(&msg, tail);
+		free(tail);
+	}
+	err_set(err, "%s", sbuf_cstr(&msg));
+	sbuf_release(&msg);
+}
+
+/* Sorts the problems (struct order), hands up to CONFIG_MAX_ERRORS of
+ * them to fe and as many as fit to err (report_err). Returns -1. */
 static int report(struct cfg_ctx *x, struct field_errors *fe,
 		  struct err *err)
 {
 	struct order *o = xmalloc(x->fe.n * sizeof(*o));
+	char **texts = xmalloc(x->fe.n * sizeof(*texts));
 
 	config_mark(x, NULL, 0, 0);
 	for (size_t i = 0; i < x->fe.n; i++)
-		o[i] = (struct order){ x->fe_line[i], x->fe_col[i], i };
+		o[i] = (struct order){ x->fe_derived && x->fe_derived[i],
+				       x->fe_line[i], x->fe_col[i], i };
 	qsort(o, x->fe.n, sizeof(*o), order_cmp);
 	for (size_t i = 0; i < x->fe.n; i++) {
 		const struct field_error *e = &x->fe.v[o[i].idx];
-		char *text = o[i].line
+
+		texts[i] = o[i].line
 			? xasprintf("%s:%zu:%zu: %s", x->file, o[i].line,
 				    o[i].col, e->text)
 			: xasprintf("%s: %s", x->file, e->text);
+	}
+	report_err(err, texts, x->fe.n);
+	for (size_t i = 0; i < x->fe.n; i++) {
+		const struct field_error *e = &x->fe.v[o[i].idx];
 
-		if (i == 0) {
-			if (x->fe.n > 1)
-				err_set(err, "%s (and %zu more)", text,
-					x->fe.n - 1);
-			else
-				err_set(err, "%s", text);
-		}
 		if (fe && i < CONFIG_MAX_ERRORS) {
 			XGROW(fe->v, fe->cap, fe->n + 1);
 			fe->v[fe->n].kind = e->kind;
 			fe->v[fe->n].path = xstrdup(e->path);
-			fe->v[fe->n].text = text;
+			fe->v[fe->n].text = texts[i];
 			fe->n++;
 		} else {
-			free(text);
+			free(texts[i]);
 		}
 	}
+	free(texts);
 	free(o);
 	return -1;
 }
@@ -859,6 +927,7 @@ static void ctx_release(struct cfg_ctx *x)
 	field_errors_release(&x->fe);
 	free(x->fe_line);
 	free(x->fe_col);
+	free(x->fe_derived);
 	for (size_t i = 0; i < x->npos; i++)
 		free(x->pos[i].path);
 	free(x->pos);

@@ -375,9 +375,15 @@ struct config_opts {
  * out is owned by the caller (config_release).
  *
  * On failure returns -1 and out is all zeroes (config_release is a
- * no-op). err gets the first problem as one line,
- * "<file>:<line>:<col>: <dotted.key>: <what is wrong>", plus
- * " (and N more)" when there are others. Failures: an unreadable file or
+ * no-op). err gets every problem, one a line,
+ * "<file>:<line>:<col>: <dotted.key>: <what is wrong>": first those of
+ * the values the file wrote, in file order, then those of values it did
+ * not write (defaults, and values derived from another field, such as
+ * waitForPodsReady.recoveryTimeout from timeout), each at its nearest
+ * written ancestor, in file order. err holds ERR_MAX bytes: when the lines
+ * do not all fit, it keeps as many whole ones as do and ends with a line
+ * "(and N more)" (config_load_file2's fe has them all, up to
+ * CONFIG_MAX_ERRORS). Failures: an unreadable file or
  * one over CONFIG_MAX_BYTES, malformed YAML, more than one document, a
  * root that is not a mapping, a missing or unknown apiVersion or kind,
  * unknown keys (keys of the other API version included), values of the
@@ -392,11 +398,13 @@ int config_load_file(const char *path, struct config *out, struct err *err)
 
 /*
  * As config_load_file with options, and also appends every problem, in
- * file order (line, then column), to fe when fe is not NULL: each entry's
+ * err's order (the written values' problems, then the derived ones; each
+ * in file order), to fe when fe is not NULL: each entry's
  * path is the dotted key ("integrations.frameworks[1]",
  * "featureGates[Foo]"; "" for whole-file problems) and its text the full
- * line "<file>:<line>:<col>: <path>: <problem>". At most
- * CONFIG_MAX_ERRORS entries are added; err counts them all.
+ * line "<file>:<line>:<col>: <path>: <problem>", in err's order. At most
+ * CONFIG_MAX_ERRORS entries are added; err's last line counts those it
+ * could not hold.
  */
 int config_load_file2(const char *path, const struct config_opts *opts,
 		      struct config *out, struct field_errors *fe,

@@ -174,6 +174,10 @@ struct cfg_ctx {
 				     * without positions */
 	size_t *fe_line, *fe_col;   /* owned; the position of each entry */
 	size_t fe_cap, fe_marked;   /* allocated; entries with a position */
+	bool *fe_derived;           /* owned; NULL, or one per entry once
+				     * validation ran: true when the entry's
+				     * value was not written (its position is
+				     * an ancestor's) */
 	struct cfg_pos *pos;        /* owned; every value set */
 	size_t npos, cappos;
 	bool *seen;                 /* borrowed; one per top-level row */

@@ -45,10 +45,6 @@ static const struct unhonoured rows[] = {
 	  .off = M(pprof_bind_address),
 	  .instead = "profiling is not implemented; nothing listens on this "
 		     "address" },
-	{ .key = "leaderElection", .when = WHEN_ON, .off = M(le_leader_elect),
-	  .instead = "leader election is not implemented yet; this manager "
-		     "takes no Lease and schedules as the only replica, so "
-		     "run exactly one" },
 	{ .key = "metrics.localQueueMetrics", .when = WHEN_GIVEN,
 	  .instead = "not read yet; LocalQueue metrics follow the "
 		     "LocalQueueMetrics feature gate (on by default in a "

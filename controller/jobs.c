@@ -1335,7 +1335,7 @@ static void reconcile_wl(struct jobs *js, struct wl_rec *r)
 	const struct job_entry *owner;
 	bool orphan, has_fin = false;
 
-	if (r->s.call || !js->synced || !manager_synced(js->m))
+	if (r->s.call || !js->synced || !manager_active(js->m))
 		return;
 	if (held(&r->s, r->rv))
 		return;
@@ -1387,7 +1387,7 @@ static void run_dirty(void *ud, int64_t now_ms)
 	size_t n = js->ndirty;
 
 	(void)now_ms;
-	if (!js->synced || !js->pc_synced || !manager_synced(js->m)) {
+	if (!js->synced || !js->pc_synced || !manager_active(js->m)) {
 		/* not yet: look again soon (the manager has no sync hook) */
 		loop_timer_arm(js->l, &js->run, 50);
 		return;

@@ -48,6 +48,7 @@
 #define CONNECT_TIMEOUT_MS 10000
 #define TOKEN_REREAD_MS 60000
 #define SNIPPET_MAX 256 /* bytes of a non-Status error body quoted */
+#define PROBE_EVERY_MS 1000 /* kube_probe */
 
 enum call_state {
 	CALL_THROTTLED, /* in the rate-limit queue */
@@ -65,6 +66,9 @@ struct kube_call {
 	size_t max_bytes;          /* answer ceiling; > 0 */
 	bool no_retry;
 	bool discard;              /* a 2xx answer's body is not kept */
+	bool control;              /* kube_req.control */
+	bool write;                /* a write the fence stops */
+	int64_t send_timeout_ms;   /* kube_req.timeout_ms */
 	kube_done_take_fn *done;
 	void *ud;                  /* borrowed */
 	kube_sink_fn *sink;        /* streams: 2xx bytes go here */
@@ -120,6 +124,11 @@ struct kube {
 	int64_t timeout_ms, retry_after_max_ms;
 	uint64_t rng;             /* xorshift64* state; != 0 */
 	size_t ninformers;
+	bool fenced;              /* kube_fence */
+	uint64_t answers;         /* HTTP answers received (kube_int.h) */
+	struct kube_call *probe;  /* the kube_probe in flight, or NULL */
+	int64_t probe_ms;         /* loop time the last probe was sent */
+	size_t nwrites;           /* live calls with write set */
 	struct kube_stats stats;
 };
 
@@ -445,6 +454,8 @@ static void live_unlink(struct kube *k, struct kube_call *c)
 {
 	dlist_remove(&c->live_link);
 	k->nlive--;
+	if (c->write)
+		k->nwrites--;
 }
 
 static void queue_unlink(struct kube_call *c)
@@ -551,11 +562,27 @@ static const char *ctype_of(enum kube_verb v)
 	}
 }
 
+static void finish(struct kube_call *c, enum kube_outcome outcome, long code,
+		   const char *reason, const char *message, json_t *body);
+
 static void start_attempt(struct kube_call *c)
 {
 	struct kube *k = c->k;
-	struct attempt *a = xcalloc(1, sizeof(*a));
-	CURL *e = loop_easy_new(k->loop);
+	struct attempt *a;
+	CURL *e;
+
+	if (c->write && k->fenced) {
+		/* only ever reached from a timer (kube_fence, submit) */
+		char *m = xasprintf("%s %s: not sent: write fenced (this "
+				    "replica stopped writing)",
+				    method_of(c->verb), c->url);
+
+		finish(c, KUBE_TRANSPORT, 0, NULL, m, NULL);
+		free(m);
+		return;
+	}
+	a = xcalloc(1, sizeof(*a));
+	e = loop_easy_new(k->loop);
 
 	if (!e)
 		BUG("curl_easy_init failed");
@@ -576,7 +603,13 @@ static void start_attempt(struct kube_call *c)
 	if (c->sink)
 		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)c->timeout_ms);
 	else
-		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, (long)k->timeout_ms);
+		curl_easy_setopt(e, CURLOPT_TIMEOUT_MS,
+				 (long)(c->send_timeout_ms > 0
+						? c->send_timeout_ms
+						: k->timeout_ms));
+	if (c->send_timeout_ms > 0 && c->send_timeout_ms < CONNECT_TIMEOUT_MS)
+		curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS,
+				 (long)c->send_timeout_ms);
 	if (c->verb != KUBE_GET && c->verb != KUBE_LIST &&
 	    c->verb != KUBE_WATCH)
 		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method_of(c->verb));
@@ -687,8 +720,13 @@ static void enqueue(struct kube_call *c)
 
 static void on_retry(void *ud, int64_t now_ms)
 {
+	struct kube_call *c = ud;
+
 	(void)now_ms;
-	enqueue(ud);
+	if (c->control || (c->write && c->k->fenced))
+		start_attempt(c); /* past the queue; a fenced write ends */
+	else
+		enqueue(c);
 }
 
 /* ---- answers ---- */
@@ -716,6 +754,14 @@ static size_t on_header(void *ud, const char *data, size_t len)
 		/* seconds only; an HTTP-date falls back to backoff */
 		if (end != tmp && !*end && v >= 0)
 			a->retry_after_ms = (int64_t)v * 1000;
+	} else if ((len == 2 && data[0] == '\r') ||
+		   (len == 1 && data[0] == '\n')) {
+		/* the end of an answer's headers: a 2xx stream is up */
+		long code = 0;
+
+		curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &code);
+		if (a->c && a->c->sink && code >= 200 && code < 300)
+			a->c->sink(a->c->ud, "", 0);
 	}
 	return len;
 }
@@ -863,6 +909,8 @@ static void on_done(void *ud, CURL *easy, CURLcode rc)
 
 	c->att = NULL;
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &a->code);
+	if (a->code > 0)
+		k->answers++;
 	c->last_retry_after = a->retry_after_ms;
 	if (rc == CURLE_WRITE_ERROR && a->resp.failed) {
 		char *m = xasprintf("%s %s: the answer is larger than %zu "
@@ -988,6 +1036,10 @@ static struct kube_call *submit(struct kube *k, const struct kube_req *r,
 		       : r->verb == KUBE_LIST ? k->max_list : k->max_object;
 	c->no_retry = r->no_retry;
 	c->discard = r->discard_answer;
+	c->control = r->control;
+	c->write = !r->control && r->verb != KUBE_GET &&
+		   r->verb != KUBE_LIST && r->verb != KUBE_WATCH;
+	c->send_timeout_ms = r->timeout_ms;
 	c->done = r->done;
 	c->ud = r->ud;
 	c->sink = sink;
@@ -996,8 +1048,91 @@ static struct kube_call *submit(struct kube *k, const struct kube_req *r,
 	timers_setup(&c->retry, on_retry, c);
 	dlist_insert_after(&k->live, &c->live_link);
 	k->nlive++;
-	enqueue(c);
+	if (c->write)
+		k->nwrites++;
+	if (c->write && k->fenced) {
+		/* ends from a timer, never before the caller has c */
+		c->state = CALL_BACKOFF;
+		loop_timer_arm(k->loop, &c->retry, 0);
+	} else if (c->control) {
+		start_attempt(c);
+	} else {
+		enqueue(c);
+	}
 	return c;
+}
+
+uint64_t kube_answers(const struct kube *k)
+{
+	return k->answers;
+}
+
+static void on_probe(void *ud, const struct kube_reply *r, json_t *body)
+{
+	struct kube *k = ud;
+
+	(void)r;
+	k->probe = NULL;
+	json_decref(body);
+}
+
+void kube_probe(struct kube *k)
+{
+	int64_t now = loop_now_ms(k->loop);
+	struct kube_req r = {
+		.verb = KUBE_GET, .path = "/readyz", .no_retry = true,
+		.control = true, .timeout_ms = PROBE_EVERY_MS,
+		.discard_answer = true, .done = on_probe, .ud = k,
+	};
+
+	if (k->probe || (k->probe_ms && now - k->probe_ms < PROBE_EVERY_MS))
+		return;
+	k->probe_ms = now;
+	k->probe = submit(k, &r, NULL, 0);
+}
+
+void kube_fence(struct kube *k)
+{
+	struct dlist *pos, *next;
+
+	if (k->fenced)
+		return;
+	k->fenced = true;
+	for (pos = k->live.next, next = pos->next; pos != &k->live;
+	     pos = next, next = pos->next) {
+		struct kube_call *c =
+			DLIST_ENTRY(pos, struct kube_call, live_link);
+
+		if (!c->write)
+			continue;
+		switch (c->state) {
+		case CALL_THROTTLED:
+			queue_unlink(c);
+			break;
+		case CALL_RUNNING:
+			c->att->c = NULL;
+			loop_transfer_stop(k->loop, c->att->xfer);
+			c->att = NULL;
+			break;
+		case CALL_BACKOFF:
+			loop_timer_cancel(k->loop, &c->retry);
+			break;
+		}
+		c->state = CALL_BACKOFF;
+		loop_timer_arm(k->loop, &c->retry, 0);
+	}
+	if (dlist_empty(&k->queue))
+		loop_timer_cancel(k->loop, &k->throttle);
+}
+
+bool kube_fenced(const struct kube *k)
+{
+	return k->fenced;
+}
+
+size_t kube_writes_pending(const struct kube *k)
+{
+	return k->nwrites;
 }
 
 struct kube_call *kube_submit(struct kube *k, const struct kube_req *r)

@@ -112,6 +112,12 @@ struct kube_req {
 				   parsed (writes whose answer nobody
 				   reads; failures still carry their
 				   Status) */
+	bool control;           /* the process's own coordination (the
+				   leader election's Lease): sent at once,
+				   past the rate limiter's queue (client-go
+				   gives leader election a client of its
+				   own), and exempt from the write fence */
+	int64_t timeout_ms;     /* this send; 0: the client's */
 	kube_done_take_fn *done; /* required */
 	void *ud;               /* borrowed */
 };
@@ -156,6 +162,20 @@ struct kube_call *kube_submit(struct kube *k, const struct kube_req *r);
 void kube_cancel(struct kube *k, struct kube_call *c);
 /* Requests submitted and not yet done or cancelled. */
 size_t kube_pending(const struct kube *k);
+/*
+ * The write fence, for a process that must stop writing at once (it lost
+ * the leader election, or it is shutting down): from now on no write
+ * (POST, PUT, PATCH, DELETE) that is not a control request is sent. The
+ * ones queued, backing off or being sent are stopped (a send under way is
+ * aborted: whether the server saw it is unknown, as with any transport
+ * failure), and every such request, those submitted later too, ends with
+ * KUBE_TRANSPORT "write fenced" from a timer, never from inside kube_fence
+ * or kube_submit. Reads go on. There is no way back.
+ */
+void kube_fence(struct kube *k);
+bool kube_fenced(const struct kube *k);
+/* Writes (not control requests) submitted and not ended yet. */
+size_t kube_writes_pending(const struct kube *k);
 /* True while requests wait for a rate-limit token (qps/burst spent):
  * what best-effort senders hold back on. */
 bool kube_saturated(const struct kube *k);

@@ -14,7 +14,8 @@
 
 /*
  * Body bytes of a 2xx streamed answer, as they arrive; data is borrowed
- * for the call. Returns true to go on, false to stop the stream (which
+ * for the call. Called first with len 0 once the 2xx answer's headers
+ * are in (the stream is established, before any byte of its body). Returns true to go on, false to stop the stream (which
  * then ends with KUBE_STOPPED). Runs inside a libcurl callback: it may
  * submit requests but must not cancel its own call.
  */
@@ -38,5 +39,18 @@ void kube_informer_detach(struct kube *k);
 
 /* The loop's now; for jitter seeds and watch durations. */
 int64_t kube_now_ms(const struct kube *k);
+
+/*
+ * Is the server there again? kube_answers counts the HTTP answers of any
+ * status the client received (transport failures do not count), so a
+ * waiting informer that saw it move knows the server answers. kube_probe
+ * sends one GET /readyz (a control request: past the rate limiter; one
+ * at a time, at most one a second) whose answer moves the count; an
+ * informer waiting out a long backoff after transport failures calls it
+ * every second, so the informers come back within about a second of
+ * the server instead of after their backoff (up to 30 s).
+ */
+uint64_t kube_answers(const struct kube *k);
+void kube_probe(struct kube *k);
 
 #endif

@@ -35,6 +35,7 @@
 #define DEFAULT_BACKOFF_MIN_MS 100
 #define DEFAULT_BACKOFF_MAX_MS 30000
 #define DEFAULT_MIN_WATCH_MS 1000
+#define PROBE_MS 1000 /* a wait without answers looks this often */
 #define DEFAULT_MAX_EVENT ((size_t)16 << 20)
 #define STREAM_GRACE_S 30 /* client deadline past timeoutSeconds */
 
@@ -72,6 +73,12 @@ struct kube_watch {
 	struct timer timer;       /* armed in W_WAITING */
 	bool wait_relists;        /* the timer lists (else it watches) */
 	int64_t backoff_ms;       /* the last backoff step; 0: reset */
+	int64_t fail_since;       /* loop time of the first failure since
+				     the last good list or watch; 0: none */
+	bool no_answer;           /* the failure being waited out got no
+				     answer at all (transport) */
+	uint64_t wait_answers;    /* kube_answers when the wait began */
+	int64_t wait_until;       /* loop time the backoff ends */
 	int64_t started_ms;       /* loop time the watch was sent */
 	bool progress;            /* the watch delivered an event/bookmark */
 	struct linebuf lines;     /* the stream's assembler */
@@ -129,6 +136,16 @@ static void on_timer(void *ud, int64_t now_ms)
 	struct kube_watch *w = ud;
 
 	(void)now_ms;
+	if (w->no_answer && kube_now_ms(w->k) < w->wait_until &&
+	    kube_answers(w->k) == w->wait_answers) {
+		/* the server still says nothing: ask it, look again */
+		int64_t left = w->wait_until - kube_now_ms(w->k);
+
+		kube_probe(w->k);
+		loop_timer_arm(kube_loop(w->k), &w->timer,
+			       left < PROBE_MS ? left : PROBE_MS);
+		return;
+	}
 	if (w->wait_relists)
 		start_list(w);
 	else
@@ -155,7 +172,27 @@ static void wait_then(struct kube_watch *w, bool relist,
 		d = retry_after_ms < w->bmax ? retry_after_ms : w->bmax;
 	w->state = W_WAITING;
 	w->wait_relists = relist;
+	if (!w->fail_since)
+		w->fail_since = kube_now_ms(w->k);
+	w->wait_answers = kube_answers(w->k);
+	w->wait_until = kube_now_ms(w->k) + d;
+	if (w->no_answer && d > PROBE_MS)
+		d = PROBE_MS; /* on_timer: back at once when it answers */
 	loop_timer_arm(kube_loop(w->k), &w->timer, d);
+}
+
+/* A failure of the request in flight, before wait_then. */
+static void failed_with(struct kube_watch *w, const struct kube_reply *r)
+{
+	w->no_answer = r->outcome == KUBE_TRANSPORT && r->code == 0;
+}
+
+/* A good list, or a watch that ran: the informer is healthy. */
+static void healthy(struct kube_watch *w)
+{
+	w->backoff_ms = 0;
+	w->fail_since = 0;
+	w->no_answer = false;
 }
 
 /* ---- 1. list ---- */
@@ -184,6 +221,7 @@ static void on_list(void *ud, const struct kube_reply *r, json_t *body)
 	const char *cont, *rv;
 
 	w->call = NULL;
+	failed_with(w, r);
 	if (r->outcome != KUBE_OK) {
 		bool paging = w->cont != NULL;
 
@@ -237,7 +275,7 @@ static void on_list(void *ud, const struct kube_reply *r, json_t *body)
 		goto out;
 	}
 	set_rv(w, rv);
-	w->backoff_ms = 0;
+	healthy(w);
 	deliver_list(w);
 	start_watch(w);
 out:
@@ -331,6 +369,13 @@ static bool on_bytes(void *ud, const char *data, size_t len)
 {
 	struct kube_watch *w = ud;
 
+	if (!len) {
+		/* the watch is established: the server is there and takes
+		 * it (the backoff stays until the watch has run) */
+		w->fail_since = 0;
+		w->no_answer = false;
+		return true;
+	}
 	switch (linebuf_feed(&w->lines, data, len, on_line, w)) {
 	case LINEBUF_OK:
 		return true;
@@ -354,8 +399,9 @@ static void on_watch_done(void *ud, const struct kube_reply *r, json_t *body)
 
 	w->call = NULL;
 	json_decref(body);
+	failed_with(w, r);
 	if (w->progress)
-		w->backoff_ms = 0;
+		healthy(w);
 	switch (r->outcome) {
 	case KUBE_STOPPED:
 		switch (w->why) {
@@ -382,7 +428,7 @@ static void on_watch_done(void *ud, const struct kube_reply *r, json_t *body)
 		break;
 	case KUBE_OK: /* 3. the server ended it (timeoutSeconds) */
 		if (ran >= w->min_watch_ms || w->progress) {
-			w->backoff_ms = 0;
+			healthy(w);
 			start_watch(w);
 		} else {
 			wait_then(w, false, -1);
@@ -514,6 +560,11 @@ void kube_watch_free(struct kube_watch *w)
 bool kube_watch_has_synced(const struct kube_watch *w)
 {
 	return w->synced;
+}
+
+int64_t kube_watch_failing_since(const struct kube_watch *w)
+{
+	return w->fail_since;
 }
 
 const char *kube_watch_rv(const struct kube_watch *w)

@@ -21,6 +21,11 @@
  *     server sends one) and watch again; on other failures (a list that
  *     fails, a 403, a malformed or oversized event) wait likewise and
  *     re-list. The backoff resets after a good list or a watch that ran.
+ *     A wait after a failure that got no answer at all (the server is
+ *     gone) is cut short once the server answers again: the informer
+ *     looks every second, with kube_probe (kube_int.h), so it comes
+ *     back within about a second of the server; failures with an answer
+ *     keep their backoff.
  * A restart of the process thus rebuilds everything from step 1.
  *
  * Ceilings (STYLE P5): one watch event at most max_event_bytes (16 MiB),
@@ -127,6 +132,9 @@ void kube_watch_free(struct kube_watch *w);
 
 /* True once the first list has been delivered. */
 bool kube_watch_has_synced(const struct kube_watch *w);
+/* The loop time of the first failure since the informer last listed
+ * or watched successfully, or 0 when it is healthy (readiness). */
+int64_t kube_watch_failing_since(const struct kube_watch *w);
 /* The last resourceVersion seen (list, event or bookmark); "" before the
  * first list. Borrowed; valid until the next loop iteration. */
 const char *kube_watch_rv(const struct kube_watch *w);

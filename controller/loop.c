@@ -341,6 +341,12 @@ void loop_stop(struct loop *l)
 	l->stopping = true;
 }
 
+void loop_resume(struct loop *l)
+{
+	l->stopping = false;
+	l->signal = 0;
+}
+
 bool loop_is_stopping(const struct loop *l)
 {
 	return l->stopping;

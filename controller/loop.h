@@ -66,6 +66,10 @@ int loop_run_once(struct loop *l, int64_t max_wait_ms,
 		  struct err *err) MUST_CHECK;
 /* Makes loop_run return after the current iteration. Any loop callback. */
 void loop_stop(struct loop *l);
+/* Clears a stop and the signal that made it, so the loop can run again
+ * (a graceful shutdown finishing its writes); a new signal stops it
+ * again. Not from a loop callback. */
+void loop_resume(struct loop *l);
 bool loop_is_stopping(const struct loop *l);
 /* The signal that stopped the loop (SIGINT, SIGTERM), or 0. */
 int loop_signal(const struct loop *l);

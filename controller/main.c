@@ -23,8 +23,14 @@
  *   The metrics, health and webhook servers: controller/wiring.h (each
  *   logs "... listening on ..." once bound).
  *
+ * Leader election (leaderElection in the Configuration): election.h.
+ * SIGTERM or SIGINT: no new decisions, the writes in flight finish (5 s
+ * at most), the lease is released, exit 0; a second signal cuts the
+ * wait short.
+ *
  * Exit status: 0 after a signal, 1 on a runtime failure (no API server
- * configuration, the loop failing), 2 on bad flags or configuration.
+ * configuration, the loop failing, the leader election lost), 2 on bad
+ * flags or configuration.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,6 +40,7 @@
 
 #include "base/alloc.h"
 #include "config/config.h"
+#include "controller/election.h"
 #include "controller/jobs.h"
 #include "controller/kube.h"
 #include "controller/kubeconfig.h"
@@ -190,6 +197,8 @@ int main(int argc, char **argv)
 	struct jobs *jobs = NULL;
 	struct wiring *w = NULL;
 	struct wiring_opts wo = { .git_version = "cueue" };
+	struct election_opts eo = { 0 };
+	struct election *el = NULL;
 	int rc;
 
 	memset(&cfg, 0, sizeof(cfg));
@@ -197,10 +206,20 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (fl.config) {
-		if (config_load_file(fl.config, &cfg, &err) < 0) {
-			fprintf(stderr, "cueue-manager: %s\n", err.msg);
+		struct field_errors fe = FIELD_ERRORS_INIT;
+
+		if (config_load_file2(fl.config, NULL, &cfg, &fe, &err) < 0) {
+			/* every problem, the file's own values first */
+			for (size_t i = 0; i < fe.n; i++)
+				fprintf(stderr, "cueue-manager: %s\n",
+					fe.v[i].text);
+			if (!fe.n)
+				fprintf(stderr, "cueue-manager: %s\n",
+					err.msg);
+			field_errors_release(&fe);
 			return 2;
 		}
+		field_errors_release(&fe);
 		log_config_warnings(&cfg);
 	} else {
 		config_defaults(&cfg, CONFIG_API_V1BETA2, NULL);
@@ -213,6 +232,7 @@ int main(int argc, char **argv)
 	ko.qps = fl.has_qps ? fl.qps : cfg.client_qps;
 	ko.burst = (int)(fl.has_burst ? fl.burst : cfg.client_burst);
 	mo.pending_grace_ms = 1000; /* controller/README.md */
+	mo.standby = cfg.le_leader_elect; /* election.h */
 	mo.ignore_undeclared =
 		cfg.res_quota_check == CONFIG_QUOTA_IGNORE_UNDECLARED;
 	mo.no_partial_admission =
@@ -303,15 +323,31 @@ int main(int argc, char **argv)
 			jobs = jobs_new(k, m, &jo);
 			break;
 		}
+	eo.cfg = &cfg;
+	eo.m = m;
+	eo.registry = wiring_registry(w);
+	el = election_new(k, &eo);
 	if (loop_run(l, &err) < 0) {
 		log_msg(LOG_ERROR, "manager", NULL, NULL, "event loop: %s",
 			err.msg);
 		goto out;
 	}
+	if (election_lost(el)) {
+		log_msg(LOG_ERROR, "manager", NULL, NULL,
+			"exiting: leader election lost");
+		goto out;
+	}
 	log_msg(LOG_INFO, "manager", NULL, NULL, "stopping on signal %d",
 		loop_signal(l));
+	if (election_shutdown(el, &err) < 0) {
+		log_msg(LOG_ERROR, "manager", NULL, NULL, "event loop: %s",
+			err.msg);
+		goto out;
+	}
+	log_msg(LOG_INFO, "manager", NULL, NULL, "stopped");
 	rc = 0;
 out:
+	election_free(el);
 	jobs_free(jobs);
 	manager_free(m);
 	free(afs_res);

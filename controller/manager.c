@@ -538,7 +538,7 @@ static void on_synced(void *ud)
 	if (inf->synced)
 		return;
 	inf->synced = true;
-	if (++m->nsynced == INF_N)
+	if (++m->nsynced == INF_N && m->leading)
 		feed(m);
 }
 
@@ -819,6 +819,10 @@ static void before_sleep(void *ud)
 	}
 	if (!m->fed)
 		return;
+	if (m->draining) {
+		manager_wl_pump(m); /* what was decided still goes out */
+		return;
+	}
 	process_dirty(m);
 	if (m->changed) {
 		cycle(m);
@@ -894,6 +898,7 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	m->k = k;
 	m->l = kube_loop(k);
 	m->o = o ? *o : dflt;
+	m->leading = !m->o.standby;
 	dlist_init(&m->admitq);
 	dlist_init(&m->pendq);
 	dlist_init(&m->deferq);
@@ -1055,7 +1060,47 @@ void manager_free(struct manager *m)
 
 bool manager_synced(const struct manager *m)
 {
-	return m->fed;
+	return m->nsynced == INF_N;
+}
+
+int64_t manager_api_failing_ms(const struct manager *m)
+{
+	int64_t worst = 0, now = loop_now_ms(m->l);
+
+	for (int i = 0; i < INF_N; i++) {
+		int64_t since = m->inf[i].w
+					? kube_watch_failing_since(m->inf[i].w)
+					: 0;
+
+		if (since && now - since > worst)
+			worst = now - since;
+	}
+	return worst;
+}
+
+bool manager_active(const struct manager *m)
+{
+	return m->fed && !m->draining;
+}
+
+void manager_lead(struct manager *m)
+{
+	if (m->leading)
+		return;
+	m->leading = true;
+	log_msg(LOG_INFO, "manager", NULL, NULL,
+		"leading: %s", m->nsynced == INF_N
+				       ? "the warm caches go to the scheduler"
+				       : "waiting for the informers to sync");
+	if (m->nsynced == INF_N)
+		feed(m);
+}
+
+void manager_drain(struct manager *m)
+{
+	m->draining = true;
+	loop_timer_cancel(m->l, &m->backoff);
+	loop_timer_cancel(m->l, &m->afs);
 }
 
 bool manager_idle(const struct manager *m)

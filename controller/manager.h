@@ -73,6 +73,7 @@ struct manager_opts {
 				       admitted meanwhile; 0: none (tests);
 				       the manager binary: 1 s */
 	bool no_events;             /* post no Events (tests) */
+	bool standby;               /* a follower until manager_lead */
 	struct metrics *registry;   /* borrowed; NULL: the event recorder
 				       counts only in manager_stats */
 	manager_hook_fn *before_admit_write; /* tests; may be NULL */
@@ -127,8 +128,33 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o);
 /* Stops the informers, cancels every write, removes the hook. NULL-safe. */
 void manager_free(struct manager *m);
 
-/* True once every informer has synced and the caches were fed to sched. */
+/* True once every informer has synced (the caches are warm: the webhook
+ * view and readiness use them, on a follower too). */
 bool manager_synced(const struct manager *m);
+/*
+ * True once the manager leads and its caches were handed to sched:
+ * cycles run and it writes (the Job integration waits for this), until
+ * manager_drain.
+ */
+bool manager_active(const struct manager *m);
+/*
+ * Leader election (controller/election.h): a manager made with
+ * opts.standby keeps its informers and caches warm and decides and
+ * writes nothing until manager_lead; then it starts exactly as a
+ * manager that just synced after a restart (everything is level
+ * triggered from the caches). No way back: a replica that loses the
+ * lease exits.
+ */
+void manager_lead(struct manager *m);
+/*
+ * Graceful shutdown: no more cycles, deadline evictions or fair-sharing
+ * samples; writes already decided still go out (manager_idle tells when
+ * they are done). No way back.
+ */
+void manager_drain(struct manager *m);
+/* How long the informer that has been failing longest has failed (ms
+ * of loop time; 0 when all list and watch fine). */
+int64_t manager_api_failing_ms(const struct manager *m);
 /* True when no write of the manager is queued or in flight. */
 bool manager_idle(const struct manager *m);
 /* Borrowed; valid until manager_free. */

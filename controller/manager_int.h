@@ -251,6 +251,9 @@ struct manager {
 	bool fed;                 /* caches handed to sched: cycles may run */
 	bool changed;             /* sched inputs changed since the last cycle */
 	bool closing;             /* manager_free: submit nothing more */
+	bool leading;             /* may feed sched and write (manager_lead;
+				     from the start without opts.standby) */
+	bool draining;            /* manager_drain: decide nothing more */
 	uint64_t gen[INF_N];      /* list generation per kind (entries
 				     record the one they were seen in) */
 	struct hmap rfs, cohorts, cqs, nss, lqs, wpcs, wls;

@@ -38,6 +38,9 @@
 #define CERTDIR_RETRY_MS 5000
 
 #define CHECK_SYNCED "informers-synced"
+#define CHECK_API "api-connection"
+/* An informer failing this long makes the replica unready. */
+#define API_FAILING_MAX_MS 5000
 #define CHECK_CERTS "certs"
 #define CHECK_WEBHOOK "webhook"
 
@@ -60,7 +63,7 @@ struct wiring {
 	int64_t certdir_next_ms;    /* internal management off: next try */
 	bool certdir_warned;
 	struct webhookview view;
-	bool ok_synced, ok_certs, ok_webhook;
+	bool ok_synced, ok_api, ok_certs, ok_webhook;
 	int64_t tick_ms, api_next_ms;
 	struct timer tick;
 };
@@ -163,6 +166,8 @@ static void on_tick(void *ud, int64_t now_ms)
 	if (w->wh && w->m)
 		webhookview_sync(&w->view, w->m, w->wh);
 	set_check(w, &w->ok_synced, CHECK_SYNCED, synced);
+	set_check(w, &w->ok_api, CHECK_API,
+		  w->m && manager_api_failing_ms(w->m) < API_FAILING_MAX_MS);
 	if (w->webhook_on) {
 		set_check(w, &w->ok_certs, CHECK_CERTS,
 			  w->cm ? certmgr_ready(w->cm) : w->wh != NULL);
@@ -217,6 +222,7 @@ static int start_http(struct wiring *w, const struct wiring_opts *o,
 	bool m_on = !httpd_bind_disabled(mb), h_on = !httpd_bind_disabled(hb);
 	static const struct httpd_check checks[] = {
 		{ CHECK_SYNCED, NULL, NULL },
+		{ CHECK_API, NULL, NULL },
 		{ CHECK_CERTS, NULL, NULL },
 		{ CHECK_WEBHOOK, NULL, NULL },
 	};
@@ -224,7 +230,7 @@ static int start_http(struct wiring *w, const struct wiring_opts *o,
 		.liveness_path = c->health_liveness_endpoint,
 		.readiness_path = c->health_readiness_endpoint,
 		.checks = checks,
-		.nchecks = 3,
+		.nchecks = 4,
 	};
 	struct certs mc = CERTS_INIT;
 	int rc = -1;
@@ -388,7 +394,7 @@ unsigned wiring_webhook_port(const struct wiring *w)
 
 bool wiring_ready(const struct wiring *w)
 {
-	return w->ok_synced && w->ok_certs && w->ok_webhook;
+	return w->ok_synced && w->ok_api && w->ok_certs && w->ok_webhook;
 }
 
 struct certmgr *wiring_certmgr(struct wiring *w)

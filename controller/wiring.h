@@ -32,6 +32,9 @@
  * loopback).
  *
  * Readiness (/readyz): "informers-synced" once manager_synced,
+ * "api-connection" while no informer of the manager has failed to list
+ * or watch for 5 s on end (a lost or refused API connection, an
+ * unusable CA or token: manager_api_failing_ms),
  * "certs" once the certificates and caBundles are in place, "webhook"
  * once the webhook server listens and has its first namespace view.
  * Without a webhook, "certs" and "webhook" pass at once.

@@ -29,6 +29,7 @@
 #include "base/jx.h"
 #include "devserver/api.h"
 #include "devserver/convert.h"
+#include "devserver/fault.h"
 #include "devserver/patch.h"
 #include "devserver/registry.h"
 #include "devserver/status.h"
@@ -917,6 +918,8 @@ static int call_hook(const struct attrs *a, const json_t *hook,
 	call.timeout_s = json_is_integer(to) ? (int)json_integer_value(to) : 10;
 	if (call.timeout_s < 1 || call.timeout_s > 30)
 		call.timeout_s = call.timeout_s < 1 ? 1 : 30;
+	call.inject_timeout = fault_hit(api_faults(a->req->api),
+					FAULT_WEBHOOK_TIMEOUT);
 	resp = webhook_client_post(a->req->api, &call, review, &err);
 	if (!resp) {
 		rc = ignore ? 0 : call_failed(name,

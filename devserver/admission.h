@@ -10,7 +10,7 @@
  * Mutating/ValidatingWebhookConfigurations through api_internal_list
  * (api.h), picks the webhooks whose rules, namespaceSelector and
  * objectSelector match, maps clientConfig.service with
- * api_service_endpoint, sends AdmissionReviews through webhook_client.h
+ * api_service_endpoints, sends AdmissionReviews through webhook_client.h
  * (k8s-api.md §11.3), applies the mutating webhooks' JSON patches, and
  * reports denials and call failures through struct api_status with the
  * real server's codes and messages.

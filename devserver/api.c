@@ -21,6 +21,7 @@
 #include "devserver/admission.h"
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
+#include "devserver/fault.h"
 #include "devserver/protobuf.h"
 #include "devserver/registry.h"
 #include "devserver/store.h"
@@ -33,6 +34,28 @@
 	"\"platform\":\"linux/amd64\"}"
 
 /* ---- lifecycle ---- */
+
+/* Groups the endpoints by Service (a->svcs). */
+static void group_services(struct api *a)
+{
+	a->svcs = xcalloc(a->neps + 1, sizeof(*a->svcs));
+	for (size_t i = 0; i < a->neps; i++) {
+		struct api_svc *v = NULL;
+
+		for (size_t k = 0; k < a->nsvcs && !v; k++)
+			if (!strcmp(a->svcs[k].ns, a->eps[i].ns) &&
+			    !strcmp(a->svcs[k].name, a->eps[i].name))
+				v = &a->svcs[k];
+		if (!v) {
+			v = &a->svcs[a->nsvcs++];
+			v->ns = a->eps[i].ns;
+			v->name = a->eps[i].name;
+			v->idx = xcalloc(a->neps, sizeof(*v->idx));
+			atomic_init(&v->next, 0);
+		}
+		v->idx[v->n++] = i;
+	}
+}
 
 struct api *api_new(const struct api_opts *o, struct err *err)
 {
@@ -50,11 +73,13 @@ struct api *api_new(const struct api_opts *o, struct err *err)
 		return NULL;
 	}
 	atomic_init(&a->stopping, false);
+	a->restored_rv = store_rv(a->store);
 	a->reg = registry_new();
 	a->adm = admission_cache_new();
 	a->job_runtime_ms = o->job_runtime_ms;
 	a->bookmark_ms = o->bookmark_ms > 0 ? o->bookmark_ms : 10000;
 	a->propagation_finalizers = o->propagation_finalizers;
+	a->faults = fault_new(o->faults);
 	a->eps = xcalloc(o->nendpoints + 1, sizeof(*a->eps));
 	for (size_t i = 0; i < o->nendpoints; i++) {
 		a->eps[i].ns = xstrdup(o->endpoints[i].ns);
@@ -63,6 +88,7 @@ struct api *api_new(const struct api_opts *o, struct err *err)
 		a->eps[i].port = o->endpoints[i].port;
 	}
 	a->neps = o->nendpoints;
+	group_services(a);
 	registry_rebuild(a->reg, a->store);
 	if (api_internal_bootstrap(a, err) < 0) {
 		api_free(a);
@@ -87,8 +113,12 @@ void api_free(struct api *a)
 		free((char *)a->eps[i].host);
 	}
 	free(a->eps);
+	for (size_t i = 0; i < a->nsvcs; i++)
+		free(a->svcs[i].idx);
+	free(a->svcs);
 	registry_free(a->reg);
 	admission_cache_free(a->adm);
+	fault_free(a->faults);
 	store_free(a->store);
 	free(a);
 }
@@ -108,16 +138,27 @@ int64_t api_job_runtime_ms(const struct api *a)
 	return a->job_runtime_ms;
 }
 
-int api_service_endpoint(const struct api *a, const char *ns,
-			 const char *name, const char **host, unsigned *port)
+struct faults *api_faults(struct api *a)
 {
-	for (size_t i = 0; i < a->neps; i++)
-		if (!strcmp(a->eps[i].ns, ns) && !strcmp(a->eps[i].name, name)) {
-			*host = a->eps[i].host;
-			*port = a->eps[i].port;
-			return 0;
-		}
-	return -1;
+	return a->faults;
+}
+
+size_t api_service_endpoints(struct api *a, const char *ns, const char *name,
+			     const struct api_endpoint **out, size_t max)
+{
+	for (size_t i = 0; i < a->nsvcs; i++) {
+		struct api_svc *v = &a->svcs[i];
+		size_t start, n;
+
+		if (strcmp(v->ns, ns) || strcmp(v->name, name))
+			continue;
+		start = atomic_fetch_add(&v->next, 1) % v->n;
+		n = v->n < max ? v->n : max;
+		for (size_t k = 0; k < n; k++)
+			out[k] = &a->eps[v->idx[(start + k) % v->n]];
+		return n;
+	}
+	return 0;
 }
 
 /* ---- small shared helpers ---- */
@@ -1082,15 +1123,82 @@ static size_t split_path(char *buf, char **seg, size_t max)
 	return n;
 }
 
+/*
+ * --fault-429 / --fault-500 before a request is served. Health probes
+ * (kube-apiserver's priority and fairness exempts them) and the
+ * devserver's own /debug/ endpoints get no faults; watches get only
+ * their own (api_watch.c). True when resp holds the injected answer.
+ */
+static bool inject_before(struct api *a, bool exempt, struct http_resp *resp)
+{
+	struct api_status st = API_STATUS_INIT;
+
+	if (exempt)
+		return false;
+	if (fault_hit(a->faults, FAULT_429))
+		status_too_many_requests(&st, 1);
+	else if (fault_hit(a->faults, FAULT_500))
+		status_internal(&st, "injected fault (cueue-devserver "
+				"--fault-500)");
+	else
+		return false;
+	api_respond_status(NULL, resp, &st);
+	return true;
+}
+
+/* --fault-slow: holds the answer back (the request was served: a write
+ * is done, its client only learns it late), waking for shutdown. */
+static void inject_after(struct api *a, bool exempt)
+{
+	int64_t left;
+
+	if (exempt || !fault_hit(a->faults, FAULT_SLOW))
+		return;
+	for (left = fault_slow_ms(a->faults);
+	     left > 0 && !atomic_load(&a->stopping); left -= 50) {
+		struct timespec d = { 0, (left < 50 ? left : 50) * 1000000L };
+
+		nanosleep(&d, NULL);
+	}
+}
+
+static bool is_watch_request(const struct http_req *req)
+{
+	const char *w = http_query(req, "watch");
+	bool on = false;
+
+	return w && api_parse_go_bool(w, &on) == 0 && on;
+}
+
 void api_serve(void *ctx, const struct http_req *req, struct http_resp *resp)
 {
 	struct api *a = ctx;
-	struct registry_snap *snap = registry_get(a->reg);
+	struct registry_snap *snap;
 	char *buf = xstrdup(req->path);
 	char *seg[16];
 	size_t n = split_path(buf, seg, 16);
+	bool exempt = n > 0 && (!strcmp(seg[0], "healthz") ||
+				!strcmp(seg[0], "livez") ||
+				!strcmp(seg[0], "readyz") ||
+				!strcmp(seg[0], "debug"));
 
-	if (n == 0) {
+	if (!exempt && is_watch_request(req))
+		exempt = true; /* watches: watch-drop and gone only */
+	if (inject_before(a, exempt, resp)) {
+		free(buf);
+		return;
+	}
+	snap = registry_get(a->reg);
+	if (n == 2 && !strcmp(seg[0], "debug") && !strcmp(seg[1], "faults")) {
+		if (strcmp(req->method, "GET")) {
+			struct api_status st = API_STATUS_INIT;
+
+			status_method_not_allowed(&st);
+			api_respond_status(NULL, resp, &st);
+		} else {
+			http_resp_json(resp, 200, fault_json(a->faults), NULL);
+		}
+	} else if (n == 0) {
 		serve_root(snap, resp);
 	} else if (!strcmp(seg[0], "version") && n == 1) {
 		serve_text(resp, 200, "application/json", VERSION_JSON);
@@ -1138,4 +1246,5 @@ void api_serve(void *ctx, const struct http_req *req, struct http_resp *resp)
 	}
 	free(buf);
 	registry_put(snap);
+	inject_after(a, exempt);
 }

@@ -13,7 +13,7 @@
  * Seams for the helpers that come later:
  *  - admission webhooks: admission.c only (admission.h); it reads the
  *    webhook configurations with api_internal_list and resolves
- *    clientConfig.service with api_service_endpoint.
+ *    clientConfig.service with api_service_endpoints.
  *  - conversion webhooks: convert.c only (convert.h).
  *  - garbage collection and namespace lifecycle (gc.c): a thread that
  *    follows the store's event log (store_next_event on api_store) and
@@ -39,6 +39,8 @@
 #include "model/errors.h"
 
 struct store;
+struct fault_opts;
+struct faults;
 
 /* --service-endpoint NS/NAME=HOST:PORT */
 struct api_endpoint {
@@ -59,6 +61,7 @@ struct api_opts {
 	size_t nendpoints;
 	int bookmark_ms;             /* watch bookmark period; 0: 10 s */
 	bool propagation_finalizers; /* add orphan/foregroundDeletion (gc.c) */
+	const struct fault_opts *faults; /* copied; NULL: no fault injection */
 };
 
 struct api;
@@ -79,10 +82,13 @@ void api_serve(void *ctx, const struct http_req *req, struct http_resp *resp);
 /*
  * Applies YAML/JSON manifests from a file or a directory (its *.yaml,
  * *.yml and *.json files in name order) as `kubectl apply
- * --server-side` would: create when missing, merge otherwise. Objects
- * whose type is not known yet are retried after the pass, so a CRD and
- * its objects may share a run in any order. Returns 0, or -1 + err naming
- * the file and object.
+ * --server-side` would: create when missing, merge into the objects this
+ * run created (bootstrap, earlier documents). Objects restored from the
+ * data dir are left as they are (others may have changed them since),
+ * and documents without a name are created only when the store started
+ * empty. Objects whose type is not known yet are retried after the pass,
+ * so a CRD and its objects may share a run in any order. Returns 0, or
+ * -1 + err naming the file and object.
  */
 int api_preload(struct api *a, const char *path, struct err *err) MUST_CHECK;
 
@@ -90,9 +96,19 @@ int api_preload(struct api *a, const char *path, struct err *err) MUST_CHECK;
 struct store *api_store(struct api *a);
 struct admission_cache *api_admission_cache(struct api *a);
 int64_t api_job_runtime_ms(const struct api *a);
-/* HOST:PORT of a --service-endpoint: 0, or -1 when none is configured. */
-int api_service_endpoint(const struct api *a, const char *ns,
-			 const char *name, const char **host, unsigned *port);
+/* The fault injector (fault.h) of --fault-*; borrowed, never NULL. */
+struct faults *api_faults(struct api *a);
+/*
+ * The --service-endpoint entries of Service NS/NAME (a Service has one
+ * endpoint per ready pod), in the order one webhook call tries them: a
+ * rotation of the order they were given that advances by one per call
+ * (round robin), so calls spread over the endpoints and a caller that
+ * skips the ones refusing connections reaches a live one. Fills
+ * out[0..max) with borrowed pointers (valid until api_free) and returns
+ * how many it filled; 0 when none is configured. Any thread.
+ */
+size_t api_service_endpoints(struct api *a, const char *ns, const char *name,
+			     const struct api_endpoint **out, size_t max);
 
 /*
  * The internal API: the same semantics (defaults, admission, validation,

@@ -25,6 +25,16 @@
 
 #define API_MAX_BODY ((size_t)3 << 20)
 
+/* One Service of --service-endpoint: its entries of api.eps. */
+struct api_svc {
+	const char *ns;               /* borrowed from api.eps */
+	const char *name;             /* borrowed from api.eps */
+	size_t *idx;                  /* owned; n indexes into api.eps, in
+				       * the order given */
+	size_t n;                     /* >= 1 */
+	atomic_size_t next;           /* calls so far: the rotation */
+};
+
 struct api {
 	struct store *store;          /* owned */
 	struct registry *reg;         /* owned */
@@ -35,6 +45,13 @@ struct api {
 	bool propagation_finalizers;
 	struct api_endpoint *eps;     /* owned copies (strings owned) */
 	size_t neps;
+	struct api_svc *svcs;         /* owned; the Services of eps */
+	size_t nsvcs;
+	struct faults *faults;        /* owned (fault.h) */
+	uint64_t restored_rv;         /* the store's RV once the data dir
+				       * was replayed: objects at or below it
+				       * came from an earlier run (0: the
+				       * store started empty) */
 };
 
 enum field_validation {

@@ -358,7 +358,34 @@ static int load_path(const char *path, struct plist *l, struct err *err)
 
 enum apply_rc { APPLY_OK, APPLY_UNKNOWN, APPLY_FAILED };
 
-/* Server-side applies one document. */
+/* True when the object came from an earlier run (restored from the data
+ * dir), so --preload must leave it as it is. */
+static bool is_restored(struct api *a, const struct rtype *t, const char *ns,
+			const char *name)
+{
+	json_t *cur = store_get(a->store, t->key, ns, name);
+	uint64_t rv = 0;
+	bool old;
+
+	if (!cur)
+		return false;
+	old = api_parse_rv(json_string_value(json_object_get(
+		json_object_get(cur, "metadata"), "resourceVersion")),
+		&rv) == 0 && rv <= a->restored_rv;
+	json_decref(cur);
+	return old;
+}
+
+/*
+ * Applies one document: creates its object, or, when an object of this
+ * run has its name, merges into it (server-side apply), so later
+ * documents of the preloads refine earlier ones. An object restored from
+ * the data dir is left as it is: others may have changed it since it was
+ * preloaded (the manager patches the caBundle of webhook configurations
+ * and CRDs), and a restart must not undo that. For the same reason a
+ * document without a name (generateName) is created only when the store
+ * started empty.
+ */
 static enum apply_rc apply_doc(struct api *a, const json_t *doc,
 			       struct api_status *st)
 {
@@ -393,7 +420,10 @@ static enum apply_rc apply_doc(struct api *a, const json_t *doc,
 	r.ns = t->namespaced ? (ns && *ns ? ns : "default") : "";
 	r.name = name;
 	if (!name || !*name)
-		rc = api_internal_create(a, &r, doc, NULL, st);
+		rc = a->restored_rv ? 0
+				    : api_internal_create(a, &r, doc, NULL, st);
+	else if (is_restored(a, t, r.ns, name))
+		rc = 0;
 	else
 		rc = api_internal_patch(a, &r, "", API_PATCH_APPLY, doc, NULL,
 					st);

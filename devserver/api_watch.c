@@ -41,6 +41,7 @@
 #include "base/sbuf.h"
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
+#include "devserver/fault.h"
 #include "devserver/jsonw.h"
 #include "devserver/store.h"
 
@@ -73,6 +74,9 @@ struct watch {
 	bool final_bookmark_sent;
 	bool initial_end;           /* owe the initial-events-end bookmark */
 	bool ended;
+	bool cut;                   /* --fault-watch-drop: drop the
+				       connection once the pending bytes
+				       are out */
 	char api_version[300];      /* of the watched version */
 	uint64_t cursor;            /* RV delivered up to */
 	int64_t deadline;           /* monotonic ms */
@@ -281,6 +285,14 @@ static void handle_event(struct watch *w, const struct store_event *ev)
 	}
 }
 
+/* An event went into the pending bytes: --fault-watch-drop decides
+ * whether the stream is cut after it. */
+static void sent_event(struct watch *w)
+{
+	if (!w->cut && fault_hit(w->op.api->faults, FAULT_WATCH_DROP))
+		w->cut = true;
+}
+
 /*
  * Produces the next bytes; false when the stream must end. With bytes
  * already buffered it only takes what is pending (timeout 0) and stops
@@ -302,12 +314,13 @@ static bool produce(struct watch *w)
 		int64_t now, wait;
 		bool idle = w->out.len == 0;
 
-		if (w->ended || atomic_load(&w->op.api->stopping))
+		if (w->ended || w->cut || atomic_load(&w->op.api->stopping))
 			break;
 		if (w->initial) {
 			if (w->next_initial < json_array_size(w->initial)) {
 				emit_object(w, "ADDED", json_array_get(
 					w->initial, w->next_initial++));
+				sent_event(w);
 				continue;
 			}
 			json_decref(w->initial);
@@ -316,6 +329,7 @@ static bool produce(struct watch *w)
 		if (w->initial_end) {
 			w->initial_end = false;
 			emit_bookmark(w, true);
+			sent_event(w);
 			continue;
 		}
 		now = mono_ms();
@@ -330,6 +344,7 @@ static bool produce(struct watch *w)
 				w->final_bookmark_sent = true;
 			w->next_bookmark = now + w->op.api->bookmark_ms;
 			emit_bookmark(w, false);
+			sent_event(w);
 			continue;
 		}
 		wait = w->deadline - now;
@@ -390,8 +405,13 @@ static bool produce(struct watch *w)
 			continue;
 		}
 		for (size_t i = 0; i < nev; i++) {
-			if (!w->ended)
+			if (!w->ended && !w->cut) {
+				unsigned before = w->lines;
+
 				handle_event(w, &evs[i]);
+				if (w->lines != before && !w->ended)
+					sent_event(w);
+			}
 			store_event_release(&evs[i]);
 		}
 	}
@@ -409,7 +429,9 @@ static long watch_read(void *cls, char *out, size_t max)
 	size_t n;
 
 	if (!produce(w))
-		return HTTP_STREAM_END;
+		/* a cut stream ends without its last chunk: the client sees
+		 * the connection drop, as when a server or proxy dies */
+		return w->cut ? HTTP_STREAM_ERROR : HTTP_STREAM_END;
 	n = w->out.len - w->off;
 	if (n > max)
 		n = max;
@@ -479,6 +501,14 @@ void api_watch_serve(struct op *op, const struct list_opts *lo,
 			watch_free(w);
 			api_respond_status(op, resp, &st);
 			return;
+		}
+		/* --fault-gone: as if the history after the RV had been
+		 * compacted away (the stream's only event is the ERROR) */
+		if (fault_hit(op->api->faults, FAULT_GONE)) {
+			status_expired(&st, (unsigned long long)w->cursor,
+				       (unsigned long long)store_rv(
+					       op->api->store));
+			emit_status(w, &st);
 		}
 	} else {
 		w->cursor = store_rv(op->api->store);

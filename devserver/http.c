@@ -52,6 +52,14 @@
  * libmicrohttpd's default: request headers up to ~16 KiB.
  */
 #define CONN_POOL_BYTES (32 * 1024)
+/*
+ * TLS 1.2 and 1.3 only, kube-apiserver's default (--tls-min-version
+ * VersionTLS12). libmicrohttpd's default ("NORMAL", or the system's
+ * @LIBMICROHTTPD) let GnuTLS 3.7 negotiate TLS 1.0 and 1.1 (an
+ * `openssl s_client -tls1` handshake succeeded); the suite "dswire"
+ * checks both sides with the real openssl client.
+ */
+#define TLS_PRIORITIES "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 
 /* One open connection (libmicrohttpd's socket_context); in the table
  * from NOTIFY_STARTED to NOTIFY_CLOSED. link and reaped are under
@@ -521,17 +529,143 @@ static bool early_answer(struct http_server *s, struct MHD_Connection *c,
 	return false;
 }
 
-/* Takes one piece of the body. Returns false to drop the connection (a
- * body without a declared length that went on far past the ceiling). */
-static bool take_body(struct http_server *s, struct reqstate *rs,
-		      const char *upload, size_t n)
+/*
+ * Writes n bytes to the client of c (through its GnuTLS session when it
+ * has one), waiting for room up to deadline (monotonic ms). False when
+ * the client is gone or the deadline passed.
+ */
+static bool write_raw(struct MHD_Connection *c, int fd, const char *p,
+		      size_t n, int64_t deadline)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	gnutls_session_t ses = ci ? (gnutls_session_t)ci->tls_session : NULL;
+
+	while (n > 0) {
+		struct pollfd pf = { .fd = fd, .events = POLLOUT };
+		ssize_t w;
+
+		if (ses) {
+			w = gnutls_record_send(ses, p, n);
+			if (w == GNUTLS_E_AGAIN || w == GNUTLS_E_INTERRUPTED)
+				w = 0;
+			else if (w < 0)
+				return false;
+		} else {
+			w = send(fd, p, n, MSG_NOSIGNAL);
+			if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+			    errno != EINTR)
+				return false;
+			if (w < 0)
+				w = 0;
+		}
+		p += w;
+		n -= (size_t)w;
+		if (n == 0)
+			break;
+		if (mono_ms() >= deadline)
+			return false;
+		poll(&pf, 1, 100);
+	}
+	return true;
+}
+
+/* A connection answered mid-body is closed once its client has sent
+ * nothing for this long (or closed, or idle_timeout_s passed): see
+ * too_large_now. */
+#define DRAIN_QUIET_MS 2000
+
+/*
+ * A body without a declared length (chunked) crossed max_body: answer
+ * 413 now and close, as kube-apiserver does once it has read limit + 1
+ * bytes. libmicrohttpd (0.9.75) takes no response while a body is still
+ * arriving (MHD_queue_response refuses in its body states), and reading
+ * the rest first could take unbounded time, so the answer is written to
+ * the socket here, with "Connection: close". Then the write side is shut
+ * (the client sees the answer, then EOF) and what the client still sends
+ * is read and dropped until it closes, or has sent nothing for
+ * DRAIN_QUIET_MS, or idle_timeout_s passed: closing a socket with unread
+ * bytes sends a reset, which can destroy the answer on its way to a
+ * client busy sending (Go's net/http waits likewise before it closes,
+ * closeWriteAndWait). The caller then returns MHD_NO, and libmicrohttpd
+ * drops the connection.
+ */
+static void too_large_now(struct http_server *s, struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *ci =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	const union MHD_ConnectionInfo *ti =
+		MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+	struct api_status st = API_STATUS_INIT;
+	int64_t deadline = mono_ms() + (int64_t)s->idle_timeout_s * 1000;
+	size_t blen;
+	char *body, *head, date[64];
+	time_t now = time(NULL);
+	struct tm tm;
+	int fd;
+
+	if (!ci)
+		return;
+	fd = ci->connect_fd;
+	conn_set_serving(c, true);
+	status_too_large_body(&st, (unsigned long)s->max_body);
+	{
+		json_t *j = status_to_json(&st);
+
+		body = jsonw_dumps(j, &blen);
+		json_decref(j);
+		status_release(&st);
+		if (!body)
+			BUG("jsonw_dumps failed");
+	}
+	gmtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	head = xasprintf("HTTP/1.1 413 Request Entity Too Large\r\n"
+			 "Cache-Control: no-cache, private\r\n"
+			 "Content-Type: application/json\r\n"
+			 "Date: %s\r\nContent-Length: %zu\r\n"
+			 "Connection: close\r\n\r\n", date, blen);
+	if (write_raw(c, fd, head, strlen(head), deadline) &&
+	    write_raw(c, fd, body, blen, deadline)) {
+		char sink[16 * 1024];
+
+		if (ti && ti->tls_session)
+			gnutls_bye((gnutls_session_t)ti->tls_session,
+				   GNUTLS_SHUT_WR);
+		/* libmicrohttpd may have corked the socket: the shutdown
+		 * pushes the answer out, then the FIN */
+		shutdown(fd, SHUT_WR);
+		deadline = mono_ms() + (int64_t)s->idle_timeout_s * 1000;
+		for (;;) {
+			struct pollfd pf = { .fd = fd, .events = POLLIN };
+			int64_t left = deadline - mono_ms();
+			ssize_t r;
+
+			if (left > DRAIN_QUIET_MS)
+				left = DRAIN_QUIET_MS;
+			if (left <= 0 || poll(&pf, 1, (int)left) <= 0)
+				break;
+			r = recv(fd, sink, sizeof(sink), 0);
+			if (r == 0 || (r < 0 && errno != EAGAIN &&
+				       errno != EINTR))
+				break;
+		}
+	}
+	free(head);
+	free(body);
+}
+
+/* Takes one piece of the body. Returns false to drop the connection:
+ * a body without a declared length crossed the ceiling, and was
+ * answered 413 (too_large_now). */
+static bool take_body(struct http_server *s, struct MHD_Connection *c,
+		      struct reqstate *rs, const char *upload, size_t n)
 {
 	rs->seen += n;
 	if (sbuf_add(&rs->body, upload, n) == 0)
 		return true;
-	/* Past the ceiling the body is already released; read on (bounded)
-	 * so the client gets its 413. */
-	return rs->seen <= 2 * s->max_body;
+	too_large_now(s, c);
+	return false;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
@@ -563,7 +697,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	}
 	if (*upload_size) {
 		/* 2. a piece of the body */
-		bool keep = take_body(s, rs, upload, *upload_size);
+		bool keep = take_body(s, c, rs, upload, *upload_size);
 
 		*upload_size = 0;
 		return keep ? MHD_YES : MHD_NO;
@@ -745,6 +879,7 @@ struct http_server *http_server_start(const struct http_opts *o,
 			COMMON_OPTIONS,
 			MHD_OPTION_HTTPS_MEM_KEY, o->key_pem,
 			MHD_OPTION_HTTPS_MEM_CERT, o->cert_pem,
+			MHD_OPTION_HTTPS_PRIORITIES, TLS_PRIORITIES,
 			MHD_OPTION_END);
 	} else {
 		s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,

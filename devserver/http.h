@@ -14,9 +14,11 @@
  * Request bodies are accumulated up to max_body and never beyond: a
  * Content-Length above it is answered 413 as soon as the headers are in,
  * before any of the body is read (the connection is then closed); a
- * chunked body that crosses it is dropped as it arrives and answered 413
- * at its end, and one that goes on past twice the cap gets the
- * connection closed. With a token and TLS, requests other than /version,
+ * chunked body that crosses it is answered 413 at once (with
+ * "Connection: close"; the rest of the body is read and dropped until
+ * the client closes or pauses for 2 s, so the answer is not lost to a
+ * reset) and the connection is closed. With a token and TLS, requests
+ * other than /version,
  * /healthz, /livez and /readyz need "Authorization: Bearer <token>" (401
  * Status, also answered before the body is read); over plain HTTP
  * clients send no credentials, so none are asked for.

@@ -4,9 +4,12 @@
  *
  *   cueue-devserver [--listen 127.0.0.1:0] [--tls] [--token T]
  *       [--data-dir DIR] [--kubeconfig-out FILE] [--preload PATH]...
- *       [--service-endpoint NS/NAME=HOST:PORT]... [--job-runtime DUR]
- *       [--no-job-runner] [--watch-history N]
+ *       [--service-endpoint NS/NAME=HOST:PORT[,HOST:PORT]...]...
+ *       [--job-runtime DUR] [--no-job-runner] [--watch-history N]
  *       [--watch-history-seconds S] [--watch-history-max M]
+ *       [--fault-seed N] [--fault-429 R] [--fault-500 R]
+ *       [--fault-watch-drop R] [--fault-gone R] [--fault-slow R:DUR]
+ *       [--fault-webhook-timeout R]
  *
  * Order of start: open the store (replaying --data-dir), start the
  * garbage collector (gc.h) and, unless --no-job-runner (for tests that
@@ -25,6 +28,7 @@
 
 #include "base/b64.h"
 #include "devserver/api.h"
+#include "devserver/fault.h"
 #include "devserver/gc.h"
 #include "devserver/http.h"
 #include "devserver/jobrunner.h"
@@ -47,6 +51,7 @@ struct flags {
 	size_t watch_history;   /* per resource */
 	uint64_t watch_history_ms;
 	size_t watch_history_max;
+	struct fault_opts faults; /* --fault-* */
 };
 
 static void usage(FILE *f)
@@ -55,12 +60,35 @@ static void usage(FILE *f)
 	      "[--token T]\n"
 	      "         [--data-dir DIR] [--kubeconfig-out FILE] "
 	      "[--preload FILE_OR_DIR]...\n"
-	      "         [--service-endpoint NS/NAME=HOST:PORT]... "
-	      "[--job-runtime DURATION]\n"
-	      "         [--no-job-runner] [--watch-history N]\n"
+	      "         [--service-endpoint NS/NAME=HOST:PORT[,HOST:PORT]...]..."
+	      "\n"
+	      "         [--job-runtime DURATION] [--no-job-runner] "
+	      "[--watch-history N]\n"
 	      "         [--watch-history-seconds S] "
 	      "[--watch-history-max M]\n"
+	      "         [--fault-seed N] [--fault-429 RATE] "
+	      "[--fault-500 RATE]\n"
+	      "         [--fault-watch-drop RATE] [--fault-gone RATE] "
+	      "[--fault-slow RATE:DUR]\n"
+	      "         [--fault-webhook-timeout RATE]\n"
 	      "\n"
+	      "  --data-dir DIR   objects survive restarts; with --tls also "
+	      "the CA,\n"
+	      "                   certificate and key (DIR/tls.pem) and the "
+	      "token\n"
+	      "                   (DIR/token; made when no --token is given), "
+	      "so a\n"
+	      "                   kubeconfig stays valid; --preload then "
+	      "leaves\n"
+	      "                   restored objects as they are\n"
+	      "  --service-endpoint NS/NAME=HOST:PORT[,HOST:PORT]...\n"
+	      "                   where webhook calls to that Service go; "
+	      "several\n"
+	      "                   endpoints (a comma list or the flag "
+	      "repeated) are\n"
+	      "                   taken round robin, skipping those that "
+	      "refuse\n"
+	      "                   the connection\n"
 	      "  --no-job-runner  do not run Jobs (no Pods, no Job status): "
 	      "for tests\n"
 	      "                   that drive Job status themselves\n"
@@ -72,7 +100,34 @@ static void usage(FILE *f)
 	      "                             (default 75; 0: off)\n"
 	      "  --watch-history-max M      per-resource cap on the "
 	      "events kept\n"
-	      "                             (default 102400)\n", f);
+	      "                             (default 102400)\n"
+	      "\n"
+	      "Fault injection (off by default; each RATE in [0, 1]; the "
+	      "same seed\n"
+	      "gives the same faults for the same requests; counts at GET\n"
+	      "/debug/faults and on stderr at exit; health probes and "
+	      "/debug/ get none):\n"
+	      "  --fault-seed N             the seed (default 1)\n"
+	      "  --fault-429 RATE           answer a request 429 "
+	      "TooManyRequests,\n"
+	      "                             Retry-After: 1, instead of "
+	      "serving it\n"
+	      "  --fault-500 RATE           answer a request 500 "
+	      "InternalError\n"
+	      "  --fault-watch-drop RATE    per watch event sent, cut the "
+	      "stream\n"
+	      "                             after it (no final chunk)\n"
+	      "  --fault-gone RATE          answer a watch resumed from a "
+	      "resourceVersion\n"
+	      "                             410 Expired (too old resource "
+	      "version)\n"
+	      "  --fault-slow RATE:DUR      delay an answer by DUR "
+	      "(0.05:500ms)\n"
+	      "  --fault-webhook-timeout RATE\n"
+	      "                             an admission webhook call times "
+	      "out (its\n"
+	      "                             failurePolicy decides)\n"
+	      "Watches get only watch-drop and gone.\n", f);
 }
 
 /* Go time.ParseDuration for the units we need ("90s", "1m30s", "500ms"). */
@@ -140,26 +195,109 @@ static int parse_listen(const char *s, struct flags *f)
 	return 0;
 }
 
+/*
+ * NS/NAME=HOST:PORT[,HOST:PORT]...: one Service's endpoints (a Service
+ * has one per ready pod); the flag may also be repeated for the same
+ * Service. An IPv6 HOST is written in brackets ([::1]:8443).
+ */
 static int parse_endpoint(const char *s, struct flags *f)
 {
 	const char *slash = strchr(s, '/'), *eq = strchr(s, '=');
-	const char *colon = eq ? strrchr(eq, ':') : NULL;
-	struct api_endpoint *e;
-	long port;
-	char *end;
+	const char *p;
 
-	if (!slash || !eq || !colon || slash > eq)
+	if (!slash || !eq || slash > eq || slash == s || eq == slash + 1 ||
+	    memchr(slash + 1, '/', (size_t)(eq - slash - 1)))
 		return -1;
-	port = strtol(colon + 1, &end, 10);
-	if (*end || port <= 0 || port > 65535)
-		return -1;
-	f->eps = realloc(f->eps, (f->neps + 1) * sizeof(*f->eps));
-	e = &f->eps[f->neps++];
-	e->ns = strndup(s, (size_t)(slash - s));
-	e->name = strndup(slash + 1, (size_t)(eq - slash - 1));
-	e->host = strndup(eq + 1, (size_t)(colon - eq - 1));
-	e->port = (unsigned)port;
+	for (p = eq + 1;;) {
+		size_t len = strcspn(p, ",");
+		const char *colon = NULL, *h = p;
+		size_t hl;
+		struct api_endpoint *e;
+		char num[8], *end;
+		long port;
+
+		for (size_t i = 0; i < len; i++)
+			if (p[i] == ':')
+				colon = p + i;
+		hl = colon ? (size_t)(colon - p) : 0;
+		if (!colon || hl == 0 || len - hl - 1 == 0 ||
+		    len - hl - 1 >= sizeof(num))
+			return -1;
+		memcpy(num, colon + 1, len - hl - 1);
+		num[len - hl - 1] = '\0';
+		port = strtol(num, &end, 10);
+		if (*end || port <= 0 || port > 65535)
+			return -1;
+		if (h[0] == '[' && hl >= 2 && h[hl - 1] == ']') {
+			h++;
+			hl -= 2;
+		}
+		if (hl == 0)
+			return -1;
+		f->eps = xrealloc(f->eps, (f->neps + 1) * sizeof(*f->eps));
+		e = &f->eps[f->neps++];
+		e->ns = xstrndup(s, (size_t)(slash - s));
+		e->name = xstrndup(slash + 1, (size_t)(eq - slash - 1));
+		e->host = xstrndup(h, hl);
+		e->port = (unsigned)port;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
 	return 0;
+}
+
+/* --fault-KIND RATE (and RATE:DUR for slow); prints its own error. */
+static int parse_fault(const char *name, const char *val, struct flags *f)
+{
+	static const struct {
+		const char *flag;
+		enum fault_kind kind;
+	} kinds[] = {
+		{ "--fault-429", FAULT_429 },
+		{ "--fault-500", FAULT_500 },
+		{ "--fault-watch-drop", FAULT_WATCH_DROP },
+		{ "--fault-gone", FAULT_GONE },
+		{ "--fault-slow", FAULT_SLOW },
+		{ "--fault-webhook-timeout", FAULT_WEBHOOK_TIMEOUT },
+	};
+	struct err err = { "" };
+	char *rate = xstrdup(val), *dur = NULL;
+	bool known = false;
+	int rc = -1;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		enum fault_kind k = kinds[i].kind;
+
+		if (strcmp(name, kinds[i].flag))
+			continue;
+		known = true;
+		if (k == FAULT_SLOW) {
+			dur = strchr(rate, ':');
+			if (!dur) {
+				err_set(&err, "%s: want RATE:DURATION "
+					"(0.05:500ms)", val);
+				break;
+			}
+			*dur++ = '\0';
+			if (parse_duration(dur, &f->faults.slow_ms) < 0 ||
+			    f->faults.slow_ms < 0 ||
+			    f->faults.slow_ms > 600000) {
+				err_set(&err, "%s: want a duration up to 10m "
+					"(500ms, 2s)", dur);
+				break;
+			}
+		}
+		rc = fault_parse_rate(rate, &f->faults.rate[k], &err);
+		break;
+	}
+	if (!known)
+		fprintf(stderr, "cueue-devserver: unknown flag %s\n", name);
+	else if (rc < 0)
+		fprintf(stderr, "cueue-devserver: bad value for %s: %s\n",
+			name, err.msg);
+	free(rate);
+	return rc;
 }
 
 static void flags_release(struct flags *f)
@@ -245,6 +383,18 @@ static int parse_flags(int argc, char **argv, struct flags *f)
 			if (!*val || *end || n < 0 || n > 86400)
 				goto bad;
 			f->watch_history_ms = (uint64_t)n * 1000;
+		} else if (!strcmp(name, "--fault-seed")) {
+			char *end;
+			unsigned long long n;
+
+			errno = 0;
+			n = strtoull(val, &end, 10);
+			if (!*val || *end || errno || val[0] == '-')
+				goto bad;
+			f->faults.seed = (uint64_t)n;
+		} else if (!strncmp(name, "--fault-", 8)) {
+			if (parse_fault(name, val, f) < 0)
+				return -1;
 		} else if (!strcmp(name, "--watch-history-max")) {
 			char *end;
 			long n = strtol(val, &end, 10);
@@ -264,6 +414,36 @@ bad:
 		return -1;
 	}
 	return 0;
+}
+
+/* The names the serving certificate is for. */
+static const char *const tls_dns[] = { "localhost", NULL };
+static const char *const tls_ips[] = { "127.0.0.1", "::1", NULL };
+
+/*
+ * --tls with --data-dir: the CA, serving certificate and key
+ * (DIR/tls.pem) and the bearer token (DIR/token) of the last run are
+ * reused, so the kubeconfigs clients hold keep working across a restart;
+ * an explicit --token wins (and is kept). *token: new.
+ */
+static int keep_credentials(const struct flags *f, struct tls_material *tm,
+			    char **token, struct err *err)
+{
+	char *p = xasprintf("%s/tls.pem", f->data_dir);
+	enum tls_kept how;
+	int rc = tls_keep(p, tls_dns, tls_ips, tm, &how, err);
+
+	if (rc == 0 && how == TLS_KEPT_RENEWED)
+		fprintf(stderr, "cueue-devserver: %s: the serving certificate "
+			"expires within a day: made a new CA and certificate "
+			"(clients need the new kubeconfig)\n", p);
+	free(p);
+	if (rc < 0)
+		return -1;
+	p = xasprintf("%s/token", f->data_dir);
+	rc = tls_token_keep(p, f->token, token, err);
+	free(p);
+	return rc;
 }
 
 /* Writes the kubeconfig atomically (temp file + rename). */
@@ -311,6 +491,7 @@ int main(int argc, char **argv)
 		.watch_history = 10000,
 		.watch_history_ms = 75000,  /* kube's eventFreshDuration */
 		.watch_history_max = 102400, /* see README: measured */
+		.faults = { .seed = 1 },
 	};
 	struct tls_material tm = TLS_MATERIAL_INIT;
 	struct err err = { "" };
@@ -318,6 +499,7 @@ int main(int argc, char **argv)
 	struct gc *gc = NULL;
 	struct jobrunner *runner = NULL;
 	struct http_server *srv = NULL;
+	char *token = NULL;     /* the kept token (--data-dir), or NULL */
 	sigset_t set;
 	int sig, rc, status = EXIT_FAILURE;
 
@@ -352,12 +534,22 @@ int main(int argc, char **argv)
 			/* gc.c removes the orphan/foregroundDeletion
 			 * finalizers of propagationPolicy */
 			.propagation_finalizers = true,
+			.faults = &f.faults,
 		};
 
 		api = api_new(&ao, &err);
 	}
 	if (!api)
 		goto fail;
+	if (fault_enabled(api_faults(api))) {
+		fprintf(stderr, "cueue-devserver: fault injection on (seed "
+			"%llu):", (unsigned long long)f.faults.seed);
+		for (int k = 0; k < FAULT_KINDS; k++)
+			if (f.faults.rate[k] > 0)
+				fprintf(stderr, " %s=%g", fault_name(k),
+					f.faults.rate[k]);
+		fprintf(stderr, "; counts at GET /debug/faults\n");
+	}
 	gc = gc_start(api, &err);
 	if (!gc)
 		goto fail;
@@ -369,18 +561,19 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < f.npreload; i++)
 		if (api_preload(api, f.preload[i], &err) < 0)
 			goto fail;
-	if (f.tls) {
-		static const char *const dns[] = { "localhost", NULL };
-		static const char *const ips[] = { "127.0.0.1", "::1", NULL };
-
-		if (tls_generate(dns, ips, &tm, &err) < 0)
+	if (f.tls && f.data_dir) {
+		if (keep_credentials(&f, &tm, &token, &err) < 0)
+			goto fail;
+	} else if (f.tls) {
+		if (tls_generate(tls_dns, tls_ips, &tm, &err) < 0)
 			goto fail;
 	}
 	{
 		struct http_opts ho = {
 			.addr = f.listen_addr, .port = f.port,
 			.cert_pem = tm.cert_pem, .key_pem = tm.key_pem,
-			.token = f.token, .max_body = (size_t)3 << 20,
+			.token = token ? token : f.token,
+			.max_body = (size_t)3 << 20,
 		};
 
 		srv = http_server_start(&ho, api_serve, api, &err);
@@ -389,7 +582,7 @@ int main(int argc, char **argv)
 		goto fail;
 	if (f.kubeconfig &&
 	    write_kubeconfig(f.kubeconfig, http_server_url(srv), tm.ca_pem,
-			     f.token) < 0) {
+			     token ? token : f.token) < 0) {
 		err_set(&err, "cannot write %s: %s", f.kubeconfig,
 			strerror(errno));
 		goto fail;
@@ -408,9 +601,12 @@ out:
 	http_server_stop(srv);
 	jobrunner_stop(runner);
 	gc_stop(gc);
+	if (api)
+		fault_report(api_faults(api), stderr);
 	api_free(api);
 	webhook_client_cleanup();
 	tls_material_release(&tm);
+	free(token);
 	flags_release(&f);
 	return status;
 }

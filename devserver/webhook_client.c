@@ -145,10 +145,18 @@ unsigned char *webhook_client_base64_decode(const char *s, size_t *n,
 
 /* ---- the target ---- */
 
+/* Endpoints of one Service tried by one call, at most. */
+#define MAX_TRIES 32
+
 struct target {
 	char *url;          /* owned; what Go prints: the service port */
-	char *connect_to;   /* owned CURLOPT_CONNECT_TO entry, or NULL */
-	char *dial;         /* owned "host:port" dialled (for messages) */
+	/* where to dial, in the order to try: for a service, one entry per
+	 * endpoint (api_service_endpoints' rotation); for a url, one */
+	char *connect_to[MAX_TRIES]; /* owned CURLOPT_CONNECT_TO entries,
+					or NULL (a url: dial its host) */
+	char *dial[MAX_TRIES];       /* owned "host:port" dialled (for
+					messages) */
+	size_t ntries;      /* >= 1 once made */
 	char *host;         /* owned; the URL host (name checks) */
 	unsigned char *ca;  /* owned PEM, or NULL: system roots */
 	size_t nca;
@@ -157,8 +165,10 @@ struct target {
 static void target_release(struct target *t)
 {
 	free(t->url);
-	free(t->connect_to);
-	free(t->dial);
+	for (size_t i = 0; i < t->ntries; i++) {
+		free(t->connect_to[i]);
+		free(t->dial[i]);
+	}
 	free(t->host);
 	free(t->ca);
 	memset(t, 0, sizeof(*t));
@@ -220,7 +230,8 @@ static int target_make(struct api *api, const json_t *cc, int timeout_s,
 	if (url && *url) {
 		t->url = xasprintf("%s%stimeout=%ds", url,
 				   strchr(url, '?') ? "&" : "?", timeout_s);
-		url_host_port(url, &t->host, &t->dial);
+		url_host_port(url, &t->host, &t->dial[0]);
+		t->ntries = 1;
 		return 0;
 	}
 	if (json_is_object(svc)) {
@@ -233,9 +244,8 @@ static int target_make(struct api *api, const json_t *cc, int timeout_s,
 		const json_t *jp = json_object_get(svc, "port");
 		long port = json_is_integer(jp) ? (long)json_integer_value(jp)
 						: 443;
-		const char *ehost;
-		unsigned eport;
-		bool v6;
+		const struct api_endpoint *eps[MAX_TRIES];
+		size_t n;
 
 		if (!ns || !*ns || !name || !*name) {
 			err_set(err, "service namespace and name are required");
@@ -245,19 +255,28 @@ static int target_make(struct api *api, const json_t *cc, int timeout_s,
 		t->url = xasprintf("https://%s:%ld%s%s?timeout=%ds", t->host,
 				   port, path && *path == '/' ? "" : "/",
 				   path ? path : "", timeout_s);
-		if (!api || api_service_endpoint(api, ns, name, &ehost,
-						 &eport) < 0) {
+		n = api ? api_service_endpoints(api, ns, name, eps, MAX_TRIES)
+			: 0;
+		if (n == 0) {
 			*fail = WEBHOOK_FAIL_CALL;
 			err_set(err, "Post \"%s\": no endpoints available for "
 				"service \"%s\"", t->url, name);
 			goto fail;
 		}
-		v6 = strchr(ehost, ':') != NULL;
-		t->connect_to = xasprintf("%s:%ld:%s%s%s:%u", t->host, port,
-					  v6 ? "[" : "", ehost, v6 ? "]" : "",
-					  eport);
-		t->dial = xasprintf("%s%s%s:%u", v6 ? "[" : "", ehost,
-				    v6 ? "]" : "", eport);
+		for (size_t i = 0; i < n; i++) {
+			bool v6 = strchr(eps[i]->host, ':') != NULL;
+
+			t->connect_to[i] = xasprintf("%s:%ld:%s%s%s:%u",
+						     t->host, port,
+						     v6 ? "[" : "",
+						     eps[i]->host,
+						     v6 ? "]" : "",
+						     eps[i]->port);
+			t->dial[i] = xasprintf("%s%s%s:%u", v6 ? "[" : "",
+					       eps[i]->host, v6 ? "]" : "",
+					       eps[i]->port);
+			t->ntries++;
+		}
 		return 0;
 	}
 	err_set(err, "webhook clientConfig must specify url or service");
@@ -279,8 +298,8 @@ static size_t on_body(char *data, size_t sz, size_t nmemb, void *ud)
 
 /* Go's wording for a failed transfer (the part after `Post "URL": `). */
 static void transfer_error(CURLcode rc, const char *ebuf,
-			   const struct target *t, const struct sbuf *b,
-			   char *out, size_t n)
+			   const struct target *t, size_t tried,
+			   const struct sbuf *b, char *out, size_t n)
 {
 	switch (rc) {
 	case CURLE_OPERATION_TIMEDOUT:
@@ -288,7 +307,7 @@ static void transfer_error(CURLcode rc, const char *ebuf,
 		break;
 	case CURLE_COULDNT_CONNECT:
 		snprintf(out, n, "dial tcp %s: connect: connection refused",
-			 t->dial);
+			 t->dial[tried]);
 		break;
 	case CURLE_COULDNT_RESOLVE_HOST:
 		snprintf(out, n, "dial tcp: lookup %s: no such host", t->host);
@@ -493,11 +512,20 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 	CURLcode rc;
 	CURL *h;
 	long code = 0;
+	size_t tried = 0;
 
 	c->fail = WEBHOOK_OK;
 	if (target_make(api, c->client_config, c->timeout_s, &t, &c->fail,
 			err) < 0)
 		return NULL;
+	if (c->inject_timeout) {
+		/* --fault-webhook-timeout: what the caller would see once
+		 * timeoutSeconds elapsed, without the wait */
+		c->fail = WEBHOOK_FAIL_CALL;
+		err_set(err, "Post \"%s\": context deadline exceeded", t.url);
+		target_release(&t);
+		return NULL;
+	}
 	if (strncmp(t.url, "https://", 8)) {
 		const char *colon = strstr(t.url, "://");
 
@@ -526,10 +554,6 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 
 		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
 	}
-	if (t.connect_to) {
-		cto = curl_slist_append(NULL, t.connect_to);
-		curl_easy_setopt(h, CURLOPT_CONNECT_TO, cto);
-	}
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->timeout_s * 1000L);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
@@ -539,9 +563,28 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-	rc = curl_easy_perform(h);
+	/*
+	 * The endpoints of a service in api_service_endpoints' order; one
+	 * that refuses the connection (a replica that died) is skipped, as
+	 * a Service stops routing to a pod that is not ready. Nothing was
+	 * sent to it, so the next one gets the same request. Any other
+	 * failure ends the call: the webhook may have seen the request.
+	 */
+	for (size_t i = 0;; i++) {
+		curl_slist_free_all(cto);
+		cto = NULL;
+		if (t.connect_to[i])
+			cto = curl_slist_append(NULL, t.connect_to[i]);
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, cto);
+		ebuf[0] = '\0';
+		rc = curl_easy_perform(h);
+		if (rc != CURLE_COULDNT_CONNECT || i + 1 >= t.ntries) {
+			tried = i;
+			break;
+		}
+	}
 	if (rc != CURLE_OK) {
-		transfer_error(rc, ebuf, &t, &b, why, sizeof(why));
+		transfer_error(rc, ebuf, &t, tried, &b, why, sizeof(why));
 		c->fail = WEBHOOK_FAIL_CALL;
 		err_set(err, "Post \"%s\": %s", t.url, why);
 		goto out;

@@ -10,9 +10,11 @@
  *
  * clientConfig.url is used as is. clientConfig.service {namespace, name,
  * port, path} is addressed as https://<name>.<namespace>.svc:<port><path>
- * and dialled at the --service-endpoint of NAMESPACE/NAME
- * (api_service_endpoint), so SNI and the certificate name check see the
- * service DNS name exactly as on a cluster.
+ * and dialled at a --service-endpoint of NAMESPACE/NAME
+ * (api_service_endpoints: a Service may have several; each call starts
+ * at the next one, round robin, and skips those that refuse the
+ * connection), so SNI and the certificate name check see the service DNS
+ * name exactly as on a cluster.
  *
  * DESIGN. Calls come from many HTTP connection threads at once. Each call
  * takes an easy handle from a small pool of idle handles (a mutex-guarded
@@ -50,6 +52,8 @@ enum webhook_fail {
 struct webhook_call {
 	const json_t *client_config; /* borrowed: the clientConfig object */
 	int timeout_s;               /* whole seconds, > 0 */
+	bool inject_timeout;         /* fail at once as a call that ran
+					out of timeout_s (fault injection) */
 	enum webhook_fail fail;      /* out: the class of a failure */
 };
 

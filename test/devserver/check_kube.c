@@ -788,6 +788,61 @@ START_TEST(tls_credentials)
 END_TEST
 
 /* N requests at qps Q with burst B take at least (N - B) / Q seconds. */
+/* The write fence: queued and later writes end with "write fenced" from
+ * the loop, never inside the call; reads and control requests go on. */
+START_TEST(write_fence)
+{
+	struct res q1, q2, w, r, ctl;
+	struct kube_opts ko = { .qps = 1, .burst = 1 };
+	json_t *b = t_json("{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\","
+			   "\"metadata\":{\"name\":\"c\"}}");
+	struct kube_req cr = { .verb = KUBE_POST, .path = CMS, .body = b,
+			       .control = true, .done = on_res, .ud = &ctl };
+
+	srv_start(NULL);
+	client_start(&ko);
+	/* the bucket's one token goes to q1; q2 waits in the queue */
+	submit(K, &q1, KUBE_POST, CMS, "{\"apiVersion\":\"v1\",\"kind\":"
+	       "\"ConfigMap\",\"metadata\":{\"name\":\"a\"}}");
+	submit(K, &q2, KUBE_POST, CMS, "{\"apiVersion\":\"v1\",\"kind\":"
+	       "\"ConfigMap\",\"metadata\":{\"name\":\"b\"}}");
+	ck_assert_uint_eq(kube_writes_pending(K), 2);
+	T_LOOP_UNTIL(L, q1.done, 10000);
+	ck_outcome(q1, KUBE_OK, 201);
+	ck_assert(!q2.done);
+	kube_fence(K);
+	ck_assert(kube_fenced(K));
+	ck_assert(!q2.done); /* never from inside kube_fence */
+	submit(K, &w, KUBE_DELETE, CMS "/a", NULL);
+	ck_assert(!w.done);  /* nor from inside kube_submit */
+	T_LOOP_UNTIL(L, q2.done && w.done, 10000);
+	ck_outcome(q2, KUBE_TRANSPORT, 0);
+	ck_assert_ptr_nonnull(strstr(q2.message, "write fenced"));
+	ck_outcome(w, KUBE_TRANSPORT, 0);
+	ck_assert_uint_eq(kube_writes_pending(K), 0);
+	/* reads go on (through the rate limiter), control requests too */
+	call(&r, KUBE_GET, CMS "/a", NULL);
+	ck_outcome(r, KUBE_OK, 200);
+	res_release(&r);
+	memset(&ctl, 0, sizeof(ctl));
+	kube_submit(K, &cr);
+	T_LOOP_UNTIL(L, ctl.done, 10000);
+	ck_outcome(ctl, KUBE_OK, 201);
+	ck_assert_uint_eq(kube_writes_pending(K), 0);
+	/* what was fenced never reached the server */
+	call(&r, KUBE_GET, CMS "/b", NULL);
+	ck_outcome(r, KUBE_HTTP, 404);
+	res_release(&q1);
+	res_release(&q2);
+	res_release(&w);
+	res_release(&r);
+	res_release(&ctl);
+	json_decref(b);
+	client_stop();
+	srv_stop();
+}
+END_TEST
+
 START_TEST(rate_limit)
 {
 	struct kube_opts o = { .qps = 10, .burst = 2 };
@@ -1843,6 +1898,7 @@ Suite *kube_suite(void)
 	tc = tcase_create("limits");
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, rate_limit);
+	tcase_add_test(tc, write_fence);
 	tcase_add_test(tc, rate_limit_order);
 	tcase_add_test(tc, retry_after_429);
 	tcase_add_test(tc, retry_5xx_backoff_and_budget);

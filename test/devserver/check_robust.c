@@ -326,7 +326,8 @@ START_TEST(body_too_large)
 	r = post_cm("application/json", big, CAP);
 	ck_bad_request(&r, "error decoding JSON: ");
 	ds_resp_free(&r);
-	/* 3. chunked, no length: read up to the cap, the rest dropped */
+	/* 3. chunked, no length: answered at the cap (the rest is read and
+	 * dropped until the client closes; suite "dswire" has more) */
 	fd = send_head("POST", CMS, NULL);
 	for (size_t sent = 0; sent < n; sent += 65536) {
 		static const char hdr[] = "10000\r\n";

@@ -39,6 +39,7 @@ void ds_start(const struct ds_opts *o)
 		o = &plain;
 	ao.watch_history = o->history ? o->history : 1000;
 	ao.data_dir = o->data_dir;
+	ao.faults = o->faults;
 	ho.token = o->token;
 	ho.read_timeout_ms = o->read_timeout_ms;
 	ho.max_connections = o->max_connections;

@@ -20,6 +20,7 @@
 #include "devserver/tls.h"
 
 struct api;
+struct fault_opts;
 struct http_server;
 
 #define AGG_ACCEPT \
@@ -59,6 +60,7 @@ struct ds_opts {
 	const char *data_dir;      /* NULL: memory only */
 	unsigned read_timeout_ms;  /* http_opts; 0: the server default */
 	unsigned max_connections;  /* http_opts; 0: the server default */
+	const struct fault_opts *faults; /* api_opts; NULL: none */
 };
 
 /* Starts DS (aborts the test on failure); o may be NULL (plain HTTP). */

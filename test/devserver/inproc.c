@@ -160,6 +160,7 @@ static const struct {
 	{ "services", "", "v1" },
 	{ "jobs", "batch", "v1" },
 	{ "priorityclasses", "scheduling.k8s.io", "v1" },
+	{ "leases", "coordination.k8s.io", "v1" },
 	{ "mutatingwebhookconfigurations", "admissionregistration.k8s.io",
 	  "v1" },
 	{ "validatingwebhookconfigurations", "admissionregistration.k8s.io",

@@ -78,8 +78,8 @@ void inp_spin(int64_t ms);
 /* ---- objects (ns NULL for cluster-scoped resources) ---- */
 
 /* The api_ref of a resource (core, batch, scheduling.k8s.io,
- * admissionregistration.k8s.io, apiextensions.k8s.io and kueue.x-k8s.io
- * kinds); name NULL for the collection. An unknown resource aborts the
+ * coordination.k8s.io, admissionregistration.k8s.io,
+ * apiextensions.k8s.io and kueue.x-k8s.io kinds); name NULL for the collection. An unknown resource aborts the
  * test. The strings are borrowed from the arguments and the table. */
 struct api_ref inp_ref(const char *resource, const char *ns,
 		       const char *name);

@@ -18,7 +18,8 @@
 # ready-after=1s must be PodsReady before it, however loaded the machine:
 # the timeout counts from a whole-second timestamp, so it can fire up to
 # a second early), blockAdmission true, timestamp Creation and
-# backoffBaseSeconds 6, for scenarios 7, 4c and 3. Each
+# backoffBaseSeconds 10 (a manager restart must end well inside it,
+# however loaded the machine), for scenarios 7, 4c and 3. Each
 # scenario has its namespace sN and its queues
 # (manifests/podsready/setup.yaml); those of configuration A run at the
 # same time, their timers overlapping:
@@ -422,11 +423,11 @@ metric() {
 # The cluster and the recorders. Three Configurations: 0 (a PodsReady
 # timeout of 10m, so that the queue policies of scenarios 4e and 8 are
 # set while their Jobs are admitted and not ready, whatever the load), A
-# (the first configuration proper) and B (the second; backoff base 6 s).
+# (the first configuration proper) and B (the second; backoff base 10 s).
 
 mkcfg "$work/config-0.yaml" 10m false Eviction 2
 mkcfg "$work/config-a.yaml" 3s false Eviction 2
-mkcfg "$work/config-b.yaml" 5s true Creation 6
+mkcfg "$work/config-b.yaml" 5s true Creation 10
 export DEVCLUSTER_CONFIG=$work/config-0.yaml
 job_cluster_start
 
@@ -949,14 +950,14 @@ sum_in "s9: kueue_admitted_until_ready_wait_time_seconds: y ready at once" \
 history_start "first configuration"
 
 # ---------------------------------------------------------------------
-# 7. The second configuration (backoff base 6 s); the manager restarted
+# 7. The second configuration (backoff base 10 s); the manager restarted
 # (with it again) in the middle of r's first backoff.
 
 restart "$work/config-b.yaml" "manager restarted with the second configuration"
 # restart_at_count1 WL OFFSET: restarts the manager (second configuration)
 # as soon as the Workload watch, after byte OFFSET, records WL with
 # requeueState count 1 (its timeout's eviction written; polled every
-# 50 ms), so that the restart lands early in the 6 s backoff. Status 1
+# 50 ms), so that the restart lands early in the 10 s backoff. Status 1
 # if not seen within T.
 restart_at_count1() {
 	local end=$(($(now_ms) + T * 100))
@@ -991,7 +992,7 @@ seen "s7: r evicted: count 1, Requeued=False PodsReadyTimeout" "$T" s7 r \
 	'count=1 .*Requeued=False/PodsReadyTimeout'
 r_rv=$st_rv
 r_at=$(sv at)
-within "s7: r's requeueAt = eviction + 6 s (the second configuration's base)" 6 7 \
+within "s7: r's requeueAt = eviction + 10 s (the second configuration's base)" 10 11 \
 	$((r_at - $(sv Evicted@)))
 if [ "$r_read" -lt "$r_at" ]; then
 	pass "s7: the restart ended before r's requeueAt, r read again $((r_at - r_read)) s before it"

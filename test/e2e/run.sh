@@ -14,6 +14,7 @@
 # E2E_SERIAL=1 runs the suites one after the other with their output
 # streamed; by default they run concurrently and each suite's output is
 # printed, in name order, when it is done.
+# `run.sh NAME...` runs only the suites named (core, ha.sh, ...).
 # Exit status: 0 when every check passed and nothing was missing.
 set -u
 
@@ -68,9 +69,18 @@ fi
 export DEVSERVER_BIN=$logs/cueue-devserver
 
 suites=()
-for s in "$dir"/*.sh; do
-	[ "$(basename "$s")" = run.sh ] || suites+=("$s")
-done
+if [ $# -gt 0 ]; then
+	# run.sh NAME...: only those suites (core, ha, ...)
+	for n in "$@"; do
+		n=${n%.sh}
+		[ -f "$dir/${n##*/}.sh" ] || { echo "e2e: no suite ${n##*/}"; exit 2; }
+		suites+=("$dir/${n##*/}.sh")
+	done
+else
+	for s in "$dir"/*.sh; do
+		[ "$(basename "$s")" = run.sh ] || suites+=("$s")
+	done
+fi
 
 # A suite's own "N passed, M failed" line is replaced by this runner's
 # "== SUITE: N passed, M failed (Ts)", so the last line is the only bare one.
