@@ -1,16 +1,24 @@
 /*
  * certmgr: the internal certificate manager's passes (certmgr.h). A
  * pass is a chain of requests, one at a time:
- *   GET secret -> [POST | merge PATCH secret] -> on_certs ->
+ *   GET secret -> [POST | merge PATCH secret] -> [on_certs] ->
  *   for each target (mutating, validating, CRDs...): GET -> [JSON PATCH]
- *   -> done (ready; next pass in check_interval_ms).
+ *   -> [on_certs] -> done (ready; next pass when the certificates come
+ *   due, at most check_interval_ms later).
+ * on_certs runs before the injection when the new certificates keep the
+ * CA of those in use, after it when they bring another CA (so the
+ * bundles trust it before anything signed by it is served).
  * Any failure ends the pass and schedules another after retry_ms; a 409
- * or a failed "test" (another writer was first) schedules one at once.
+ * on the Secret (another replica was first) schedules one at once.
+ * Between passes one informer per target reports every version of it; a
+ * version whose bundle is not ours asks for a repair pass (repair_ms,
+ * doubling while repairs keep coming, see request_repair).
  * Owns: its copies of the options, the current certificates, the one
- * request in flight, its timer and the Secret watch. Never logs at more
- * than info for normal progress. JSON: it reads the Secret, webhook
- * configurations and CRDs and builds their patches as json_t, outside
- * STYLE P3(c)'s list (the certificates are all it takes from them).
+ * request in flight, its timer, the Secret watch and the target
+ * watches. Never logs at more than info for normal progress. JSON: it
+ * reads the Secret, webhook configurations and CRDs and builds their
+ * patches as json_t, outside STYLE P3(c)'s list (the certificates are
+ * all it takes from them).
  */
 #include "controller/certmgr.h"
 
@@ -28,7 +36,20 @@
 
 #define COMPONENT "certmgr"
 #define DEFAULT_RETRY_MS 5000
+#define DEFAULT_REPAIR_MS 200
 #define SECRET_CHANGE_DELAY_MS 1000
+/* A repair asked for within this long of the last one waits twice as
+ * long as that one did, up to REPAIR_MAX_MS: a writer that keeps putting
+ * another bundle back (a second manager with its own Secret) meets one
+ * patch per REPAIR_MAX_MS at worst, never a write loop. */
+#define REPAIR_WINDOW_MS 10000
+#define REPAIR_MAX_MS 30000
+/* JSON patches of targets refused in one pass (a failed "test": the
+ * object moved meanwhile) before the pass gives up and retries later. */
+#define MAX_REFUSALS 8
+/* Slack after the moment the certificates come due, so the pass that
+ * runs then sees them due (certs_check counts whole seconds). */
+#define DUE_SLACK_MS 50
 
 static const char *const default_crds[] = {
 	"clusterqueues.kueue.x-k8s.io",
@@ -42,9 +63,16 @@ static const char *const default_crds[] = {
 
 enum target_kind { T_MUTATING, T_VALIDATING, T_CRD };
 
+struct certmgr;
+
 struct target {
 	enum target_kind kind;
-	char *name; /* owned */
+	char *name;               /* owned */
+	struct certmgr *cm;       /* borrowed: the owner */
+	size_t index;             /* in cm->targets */
+	struct kube_watch *watch; /* owned; NULL with no_watch */
+	char *read_rv;            /* owned; the version a pass last read */
+	char *wrote_rv;           /* owned; the version it last wrote */
 };
 
 struct certmgr {
@@ -54,20 +82,30 @@ struct certmgr {
 	struct target *targets; /* owned */
 	size_t ntargets;
 	enum certs_key_type key_type;
-	int64_t interval_ms, retry_ms;
+	int64_t interval_ms, retry_ms, repair_base_ms;
+	int64_t ca_validity_s, serving_validity_s, lookahead_s;
 	certmgr_certs_fn *on_certs;
 	void *ud;
 
 	struct certs cur;     /* in use (handed to on_certs) */
-	struct certs next;    /* this pass's */
+	struct certs next;    /* this pass's, as in the Secret */
 	char *secret_rv;      /* owned; the Secret's version read or written */
 	bool secret_exists;
-	char *ca_bundle;      /* owned; this pass's */
+	char *ca_bundle;      /* owned; the bundle of the Secret last read,
+			       * the one every target must carry; NULL
+			       * before the first pass got that far */
 	size_t ti;            /* target being injected */
+	unsigned refusals;    /* target patches refused in this pass */
+	bool handed;          /* this pass's certificates are in use */
 	struct kube_call *call;
-	bool running, again, ready;
+	bool running, ready;
+	bool again;           /* another pass was asked for meanwhile */
+	int64_t again_ms;     /* ... this long after this one ends */
+	bool repair_pending;  /* a repair pass is asked for, not started */
+	int64_t repair_ms;    /* the delay of the last repair asked for */
+	int64_t last_repair_ms; /* loop_now_ms of that request; 0: none */
 	struct timer timer;
-	struct kube_watch *watch;
+	struct kube_watch *watch; /* the Secret's */
 	struct certmgr_stats stats;
 };
 
@@ -108,11 +146,71 @@ static void on_timer(void *ud, int64_t now_ms)
 	pass_start(ud);
 }
 
+/* Arms the pass timer delay_ms from now unless it fires sooner. */
+static void arm_by(struct certmgr *cm, int64_t delay_ms)
+{
+	if (cm->timer.slot != TIMERS_UNARMED &&
+	    cm->timer.due_ms <= loop_now_ms(cm->l) + delay_ms)
+		return;
+	loop_timer_arm(cm->l, &cm->timer, delay_ms);
+}
+
+/* A pass delay_ms from now, or after the running one. */
+static void request_pass(struct certmgr *cm, int64_t delay_ms)
+{
+	if (cm->running) {
+		if (!cm->again || delay_ms < cm->again_ms)
+			cm->again_ms = delay_ms;
+		cm->again = true;
+		return;
+	}
+	arm_by(cm, delay_ms);
+}
+
+/*
+ * A target does not carry our bundle: a repair pass soon. Repairs asked
+ * for in a burst (a restarted API server resets every target at once)
+ * share one pass; one asked for within REPAIR_WINDOW_MS of the last
+ * waits twice as long as it did (see REPAIR_WINDOW_MS).
+ */
+static void request_repair(struct certmgr *cm)
+{
+	int64_t now = loop_now_ms(cm->l);
+
+	if (cm->repair_pending)
+		return;
+	if (cm->last_repair_ms && now - cm->last_repair_ms < REPAIR_WINDOW_MS)
+		cm->repair_ms = cm->repair_ms * 2 < REPAIR_MAX_MS
+				? cm->repair_ms * 2 : REPAIR_MAX_MS;
+	else
+		cm->repair_ms = cm->repair_base_ms;
+	cm->repair_pending = true;
+	cm->last_repair_ms = now;
+	cm->stats.repairs++;
+	request_pass(cm, cm->repair_ms);
+}
+
+/* When the certificates in use come due (certs_check would renew them),
+ * as a delay from now, at most the check interval. */
+static int64_t due_in_ms(const struct certmgr *cm)
+{
+	int64_t ca_na, na, due_s, delay;
+	struct err ignored = { "" };
+
+	if (certs_not_after(cm->cur.cert_pem, &na, &ignored) < 0 ||
+	    certs_not_after(cm->cur.ca_pem, &ca_na, &ignored) < 0)
+		return cm->interval_ms;
+	due_s = (ca_na < na ? ca_na : na) - cm->lookahead_s;
+	delay = due_s * 1000 - loop_wall_ms(cm->l) + DUE_SLACK_MS;
+	if (delay < DUE_SLACK_MS)
+		delay = DUE_SLACK_MS;
+	return delay < cm->interval_ms ? delay : cm->interval_ms;
+}
+
 static void pass_end(struct certmgr *cm, bool ok, int64_t delay_ms)
 {
 	cm->running = false;
 	certs_release(&cm->next);
-	FREE_AND_NULL(cm->ca_bundle);
 	if (ok) {
 		cm->stats.passes++;
 		if (!cm->ready)
@@ -122,10 +220,9 @@ static void pass_end(struct certmgr *cm, bool ok, int64_t delay_ms)
 	} else {
 		cm->stats.failures++;
 	}
-	if (cm->again) {
-		cm->again = false;
-		delay_ms = 0;
-	}
+	if (cm->again && cm->again_ms < delay_ms)
+		delay_ms = cm->again_ms;
+	cm->again = false;
 	loop_timer_arm(cm->l, &cm->timer, delay_ms);
 }
 
@@ -137,6 +234,8 @@ static void fail(struct certmgr *cm, const char *what,
 	log_msg(conflict ? LOG_INFO : LOG_WARN, COMPONENT, cm->ns, cm->secret,
 		"%s: %s%s", what, r ? r->message : "failed",
 		conflict ? " (retrying)" : "");
+	if (conflict)
+		cm->stats.conflicts++;
 	pass_end(cm, false, conflict ? 0 : cm->retry_ms);
 }
 
@@ -248,12 +347,27 @@ static json_t *inject_patch(const struct certmgr *cm, const struct target *t,
 	return ops;
 }
 
+/* The resourceVersion of obj (borrowed), or NULL. */
+static const char *rv_of(const json_t *obj)
+{
+	return json_string_value(json_object_get(
+		json_object_get(obj, "metadata"), "resourceVersion"));
+}
+
+static void set_text(char **slot, const char *v)
+{
+	free(*slot);
+	*slot = v ? xstrdup(v) : NULL;
+}
+
 static void patched(void *ud, const struct kube_reply *r, json_t *body)
 {
 	struct certmgr *cm = ud;
-	const struct target *t = &cm->targets[cm->ti];
+	struct target *t = &cm->targets[cm->ti];
 
 	cm->call = NULL;
+	if (r->outcome == KUBE_OK)
+		set_text(&t->wrote_rv, rv_of(body));
 	json_decref(body);
 	if (r->outcome != KUBE_OK) {
 		/* 404: deleted meanwhile; 409/422: a test failed, the object
@@ -264,10 +378,18 @@ static void patched(void *ud, const struct kube_reply *r, json_t *body)
 			return;
 		}
 		if (r->code == 409 || r->code == 422) {
-			log_msg(LOG_INFO, COMPONENT, NULL, t->name,
-				"caBundle patch refused, re-reading: %s",
-				r->message);
-			inject_next(cm);
+			if (++cm->refusals <= MAX_REFUSALS) {
+				log_msg(LOG_INFO, COMPONENT, NULL, t->name,
+					"caBundle patch refused, re-reading: "
+					"%s", r->message);
+				inject_next(cm);
+				return;
+			}
+			/* the object keeps moving under us: later */
+			log_msg(LOG_WARN, COMPONENT, NULL, t->name,
+				"caBundle patch refused %u times; retrying "
+				"later", cm->refusals - 1);
+			pass_end(cm, false, cm->retry_ms);
 			return;
 		}
 		fail(cm, "caBundle patch", r);
@@ -282,7 +404,7 @@ static void patched(void *ud, const struct kube_reply *r, json_t *body)
 static void target_read(void *ud, const struct kube_reply *r, json_t *body)
 {
 	struct certmgr *cm = ud;
-	const struct target *t = &cm->targets[cm->ti];
+	struct target *t = &cm->targets[cm->ti];
 	json_t *ops;
 
 	cm->call = NULL;
@@ -300,6 +422,7 @@ static void target_read(void *ud, const struct kube_reply *r, json_t *body)
 		fail(cm, "reading a caBundle target", r);
 		return;
 	}
+	set_text(&t->read_rv, rv_of(body));
 	ops = inject_patch(cm, t, body);
 	json_decref(body);
 	if (!ops) {
@@ -311,10 +434,17 @@ static void target_read(void *ud, const struct kube_reply *r, json_t *body)
 	json_decref(ops);
 }
 
+static int hand_over(struct certmgr *cm);
+
 static void inject_next(struct certmgr *cm)
 {
 	if (cm->ti >= cm->ntargets) {
-		pass_end(cm, true, cm->interval_ms);
+		/* every bundle is in place: now a new CA may be served */
+		if (hand_over(cm) < 0) {
+			fail(cm, "using the certificates", NULL);
+			return;
+		}
+		pass_end(cm, true, due_in_ms(cm));
 		return;
 	}
 	submit(cm, KUBE_GET, target_path(cm, &cm->targets[cm->ti]), NULL,
@@ -323,22 +453,45 @@ static void inject_next(struct certmgr *cm)
 
 /* ---- the Secret ---- */
 
-/* The certificates of this pass are in the Secret: use them. */
-static void certs_in_place(struct certmgr *cm)
+/* Hands this pass's certificates to on_certs unless they are those in
+ * use already. Returns 0, or -1 when on_certs refused them. */
+static int hand_over(struct certmgr *cm)
 {
+	if (cm->handed)
+		return 0;
 	if (!certs_equal(&cm->cur, &cm->next)) {
-		if (cm->on_certs(cm->ud, &cm->next) < 0) {
-			fail(cm, "using the certificates", NULL);
-			return;
-		}
+		if (cm->on_certs(cm->ud, &cm->next) < 0)
+			return -1;
 		cm->stats.handed++;
 		certs_release(&cm->cur);
 		cm->cur = cm->next;
 		memset(&cm->next, 0, sizeof(cm->next));
 	}
-	cm->ca_bundle = certs_ca_bundle(&cm->cur);
-	if (!cm->ca_bundle) {
+	cm->handed = true;
+	return 0;
+}
+
+/*
+ * The certificates of this pass are in the Secret: their bundle is the
+ * one every target must carry from now on. They are used at once when
+ * they keep the CA in use (a renewed serving certificate, or the first
+ * certificates of this process), otherwise only once every bundle holds
+ * their CA (inject_next): a client holding the old bundle would refuse a
+ * certificate signed by a CA it does not know yet.
+ */
+static void certs_in_place(struct certmgr *cm)
+{
+	char *bundle = certs_ca_bundle(&cm->next);
+
+	if (!bundle) {
 		fail(cm, "no CA certificate", NULL);
+		return;
+	}
+	free(cm->ca_bundle);
+	cm->ca_bundle = bundle;
+	if ((!cm->cur.cert_pem || text_same(cm->cur.ca_pem, cm->next.ca_pem)) &&
+	    hand_over(cm) < 0) {
+		fail(cm, "using the certificates", NULL);
 		return;
 	}
 	cm->ti = 0;
@@ -405,7 +558,9 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 	struct certs_opts co = { .service = cm->service,
 				 .namespace = cm->ns,
 				 .key_type = cm->key_type,
-				 .now_s = loop_wall_ms(cm->l) / 1000 };
+				 .now_s = loop_wall_ms(cm->l) / 1000,
+				 .ca_validity_s = cm->ca_validity_s,
+				 .serving_validity_s = cm->serving_validity_s };
 	enum certs_verdict v = CERTS_RENEW_ALL;
 
 	cm->call = NULL;
@@ -420,12 +575,19 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 		set_rv(cm, body);
 		if (certs_from_secret_data(json_object_get(body, "data"),
 					   &cm->next, &why) == 0)
-			v = certs_check(&cm->next, cm->dns, co.now_s, 0, &why);
+			v = certs_check(&cm->next, cm->dns, co.now_s,
+					cm->lookahead_s, &why);
 	} else {
 		snprintf(why.msg, sizeof(why.msg), "no Secret");
 	}
 	json_decref(body);
 	if (v == CERTS_OK) {
+		if (certs_drop_expired_cas(&cm->next, co.now_s)) {
+			log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
+				"expired previous CA dropped from the bundle");
+			write_secret(cm);
+			return;
+		}
 		certs_in_place(cm);
 		return;
 	}
@@ -436,16 +598,25 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 			"serving certificate renewed");
 	} else {
 		struct err gerr = { "" };
+		/* the CA being replaced, trusted on beside the new one while
+		 * what it signed may still be served */
+		char *old_ca = cm->next.ca_pem ? xstrdup(cm->next.ca_pem)
+					       : NULL;
 
 		if (certs_generate(&co, &cm->next, &gerr) < 0) {
 			log_msg(LOG_ERROR, COMPONENT, cm->ns, cm->secret,
 				"generating certificates: %s", gerr.msg);
+			free(old_ca);
 			pass_end(cm, false, cm->retry_ms);
 			return;
 		}
 		cm->stats.generated++;
 		log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
-			"new CA and serving certificate (%s)", why.msg);
+			"new CA and serving certificate (%s)%s", why.msg,
+			certs_keep_previous_ca(&cm->next, old_ca, co.now_s)
+			? "; the previous CA stays in the bundle until it "
+			  "expires" : "");
+		free(old_ca);
 	}
 	write_secret(cm);
 }
@@ -453,28 +624,47 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 static void pass_start(struct certmgr *cm)
 {
 	if (cm->running) {
-		cm->again = true;
+		request_pass(cm, 0);
 		return;
 	}
 	loop_timer_cancel(cm->l, &cm->timer);
 	cm->running = true;
+	cm->handed = false;
+	cm->refusals = 0;
+	cm->repair_pending = false;
 	submit(cm, KUBE_GET, path_of("", "v1", "secrets", cm->ns, cm->secret),
 	       NULL, secret_read);
 }
 
 /* ---- the Secret watch: a change someone else made triggers a pass ---- */
 
+/* Does the Secret obj hold the certificates this manager uses or is
+ * putting in place? (Our own write may come back through the watch
+ * before its answer, so before its resourceVersion is known.) */
+static bool secret_is_ours(const struct certmgr *cm, const json_t *obj)
+{
+	struct certs c = CERTS_INIT;
+	struct err ignored = { "" };
+	bool ours;
+
+	if (certs_from_secret_data(json_object_get(obj, "data"), &c,
+				   &ignored) < 0)
+		return false;
+	ours = (cm->cur.cert_pem && certs_equal(&c, &cm->cur)) ||
+	       (cm->next.cert_pem && certs_equal(&c, &cm->next));
+	certs_release(&c);
+	return ours;
+}
+
 static void secret_changed(struct certmgr *cm, const json_t *obj)
 {
 	const char *rv = json_string_value(json_object_get(
 		json_object_get(obj, "metadata"), "resourceVersion"));
 
-	if (obj && rv && text_same(rv, cm->secret_rv))
+	if (obj && ((rv && text_same(rv, cm->secret_rv)) ||
+		    secret_is_ours(cm, obj)))
 		return; /* our own write, or what the pass read */
-	if (cm->running)
-		cm->again = true;
-	else
-		loop_timer_arm(cm->l, &cm->timer, SECRET_CHANGE_DELAY_MS);
+	request_pass(cm, cm->running ? 0 : SECRET_CHANGE_DELAY_MS);
 }
 
 static void w_event(void *ud, enum kube_event_type type, json_t *obj)
@@ -508,16 +698,89 @@ static const struct kube_watch_ops watch_ops = {
 	.error = w_error,
 };
 
+/* ---- the target watches: a bundle someone else changed is repaired ---- */
+
+/* A version of target t (borrowed; NULL: deleted). */
+static void target_seen(struct target *t, const json_t *obj)
+{
+	struct certmgr *cm = t->cm;
+	json_t *ops;
+
+	if (!obj || !cm->ca_bundle)
+		return; /* nothing to repair, or nothing to repair with yet */
+	if (cm->running && cm->ti < t->index)
+		return; /* the running pass reads it yet */
+	if (rv_of(obj) && (text_same(rv_of(obj), t->read_rv) ||
+			   text_same(rv_of(obj), t->wrote_rv)))
+		return; /* a version a pass handled already (its event came
+			 * late) */
+	ops = inject_patch(cm, t, obj);
+	if (!ops)
+		return; /* ours, or not a target of injection */
+	json_decref(ops);
+	log_msg(LOG_WARN, COMPONENT, NULL, t->name,
+		"caBundle missing or not ours; repairing");
+	request_repair(cm);
+}
+
+static void tw_event(void *ud, enum kube_event_type type, json_t *obj)
+{
+	target_seen(ud, type == KUBE_DELETED ? NULL : obj);
+	json_decref(obj);
+}
+
+static void tw_replace(void *ud, json_t *items, bool initial)
+{
+	const json_t *it;
+	size_t i;
+
+	(void)initial;
+	json_array_foreach(items, i, it)
+		target_seen(ud, it);
+	json_decref(items);
+}
+
+static void tw_error(void *ud, const char *message)
+{
+	const struct target *t = ud;
+
+	log_msg(LOG_DEBUG, COMPONENT, NULL, t->name, "watch: %s", message);
+}
+
+static const struct kube_watch_ops target_watch_ops = {
+	.event = tw_event,
+	.replace = tw_replace,
+	.error = tw_error,
+};
+
+static void watch_target(struct certmgr *cm, struct target *t)
+{
+	char *path = target_path(cm, t);
+	char *slash = strrchr(path, '/');
+	char *sel = xasprintf("metadata.name=%s", t->name);
+	struct kube_watch_opts wo = { .path = path, .field_selector = sel,
+				      .ops = &target_watch_ops, .ud = t };
+
+	*slash = '\0'; /* the collection */
+	t->watch = kube_watch_new(cm->k, &wo);
+	free(sel);
+	free(path);
+}
+
 /* ---- construction ---- */
 
 static void add_target(struct certmgr *cm, enum target_kind kind,
 		       char *name_take)
 {
+	struct target *t;
+
 	cm->targets = xrealloc(cm->targets,
 			       (cm->ntargets + 1) * sizeof(*cm->targets));
-	cm->targets[cm->ntargets].kind = kind;
-	cm->targets[cm->ntargets].name = name_take;
-	cm->ntargets++;
+	t = &cm->targets[cm->ntargets];
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->name = name_take;
+	t->index = cm->ntargets++;
 }
 
 struct certmgr *certmgr_new(struct kube *k, const struct certmgr_opts *o)
@@ -543,6 +806,11 @@ struct certmgr *certmgr_new(struct kube *k, const struct certmgr_opts *o)
 	cm->interval_ms = o->check_interval_ms ? o->check_interval_ms
 			  : CERTS_CHECK_INTERVAL_S * 1000;
 	cm->retry_ms = o->retry_ms ? o->retry_ms : DEFAULT_RETRY_MS;
+	cm->repair_base_ms = o->repair_ms ? o->repair_ms : DEFAULT_REPAIR_MS;
+	cm->ca_validity_s = o->ca_validity_s;
+	cm->serving_validity_s = o->serving_validity_s;
+	cm->lookahead_s = o->lookahead_s ? o->lookahead_s
+			  : CERTS_LOOKAHEAD_S;
 	cm->on_certs = o->on_certs;
 	cm->ud = o->ud;
 	timers_setup(&cm->timer, on_timer, cm);
@@ -556,6 +824,11 @@ struct certmgr *certmgr_new(struct kube *k, const struct certmgr_opts *o)
 		cm->watch = kube_watch_new(k, &wo);
 		free(sel);
 		free(path);
+		/* the array is complete: its entries no longer move */
+		for (size_t i = 0; i < cm->ntargets; i++) {
+			cm->targets[i].cm = cm;
+			watch_target(cm, &cm->targets[i]);
+		}
 	}
 	pass_start(cm);
 	return cm;
@@ -566,13 +839,18 @@ void certmgr_free(struct certmgr *cm)
 	if (!cm)
 		return;
 	kube_watch_free(cm->watch);
+	for (size_t i = 0; i < cm->ntargets; i++)
+		kube_watch_free(cm->targets[i].watch);
 	if (cm->call)
 		kube_cancel(cm->k, cm->call);
 	loop_timer_cancel(cm->l, &cm->timer);
 	certs_release(&cm->cur);
 	certs_release(&cm->next);
-	for (size_t i = 0; i < cm->ntargets; i++)
+	for (size_t i = 0; i < cm->ntargets; i++) {
 		free(cm->targets[i].name);
+		free(cm->targets[i].read_rv);
+		free(cm->targets[i].wrote_rv);
+	}
 	free(cm->targets);
 	free(cm->secret_rv);
 	free(cm->ca_bundle);

@@ -14,7 +14,10 @@
  *     its certificates);
  *  3. hand the PEMs to the on_certs callback when they differ from the
  *     last ones (main.c starts the webhook server or rotates its
- *     certificate);
+ *     certificate): at once when they keep the CA in use (a renewed
+ *     serving certificate; the first certificates of the process), after
+ *     step 4 when they bring another CA, so no client holding the old
+ *     bundle meets a certificate it cannot verify;
  *  4. inject the CA bundle: every webhooks[i].clientConfig.caBundle of
  *     the Mutating and ValidatingWebhookConfiguration
  *     (<base>-mutating-webhook-configuration and
@@ -27,9 +30,36 @@
  *     (tested likewise). An object that does not exist is skipped; one
  *     already carrying the bundle is not written;
  *  5. ready (certmgr_ready) once a pass finished; the next pass runs
- *     after check_interval_ms (12 h), or about a second after the Secret
- *     changed (a watch on that one Secret), or certmgr_check_now. A
- *     failed pass is retried after retry_ms.
+ *     when the certificates come due (lookahead before the first expiry),
+ *     at most check_interval_ms (12 h) later, or about a second after
+ *     the Secret changed (a watch on that one Secret), or
+ *     certmgr_check_now. A failed pass is retried after retry_ms.
+ *
+ * Repairs. One informer per target (a field selector on its name)
+ * reports every version of it: one whose caBundle is missing or not the
+ * bundle of the Secret last read (something reset or overwrote it: an
+ * API server restored from a backup, a kubectl apply of the manifests)
+ * asks for a pass repair_ms later (200 ms). Every pass reads the Secret
+ * first and writes a target only when it differs from that Secret's
+ * bundle, and its own writes come back equal, so there is no write
+ * loop; a burst of changes shares one pass, and repairs asked for within
+ * 10 s of the last one wait twice as long (up to 30 s), so a writer that
+ * keeps putting another bundle back is met at a bounded rate.
+ *
+ * Replicas. With leader election every replica runs a certmgr (as
+ * Kueue's rotator does: it does not need the lease), all on one Secret:
+ * two that find none both generate, one POST wins and the other's gets
+ * 409 AlreadyExists, so it reads the winner's Secret at once and uses
+ * those certificates (conflicts in the stats); a Secret rewritten by one
+ * reaches the others through their Secret watch. They all inject the
+ * same bundle, so none ever writes over another.
+ *
+ * CA rotation. A new CA (the old one expiring within lookahead) is
+ * written into ca.crt followed by the CA it replaces while that one is
+ * still valid (certs_keep_previous_ca): the bundle trusts both, so a
+ * replica still serving a certificate of the old CA is verified until it
+ * switches. The previous CA is dropped once expired
+ * (certs_drop_expired_cas, written back at the next pass).
  *
  * Files in webhook.certDir are not written: in a cluster the Secret is
  * mounted there read-only (Kueue's Deployment), and the webhook server
@@ -66,7 +96,15 @@ struct certmgr_opts {
 	enum certs_key_type key_type; /* CERTS_RSA_2048 (Kueue's) */
 	int64_t check_interval_ms;   /* 0: CERTS_CHECK_INTERVAL_S */
 	int64_t retry_ms;            /* after a failed pass; 0: 5 s */
-	bool no_watch;               /* tests: no Secret watch */
+	int64_t repair_ms;           /* a pass this long after a target's
+				      * bundle was seen wrong; 0: 200 ms */
+	int64_t ca_validity_s;       /* new CAs; 0: CERTS_CA_VALIDITY_S */
+	int64_t serving_validity_s;  /* new serving certificates; 0:
+				      * CERTS_SERVING_VALIDITY_S */
+	int64_t lookahead_s;         /* renew this long before expiry; 0:
+				      * CERTS_LOOKAHEAD_S (90 days). Tests
+				      * shorten all three to seconds */
+	bool no_watch;               /* tests: no Secret or target watch */
 	certmgr_certs_fn *on_certs;  /* required */
 	void *ud;                    /* borrowed */
 };
@@ -80,6 +118,8 @@ struct certmgr_stats {
 	uint64_t injections;  /* webhook configuration / CRD patches
 				 accepted */
 	uint64_t handed;      /* on_certs calls that returned 0 */
+	uint64_t conflicts;   /* Secret writes lost to another writer (409) */
+	uint64_t repairs;     /* repair passes asked for by a target watch */
 };
 
 /* NULL-terminated names of the Kueue CRDs that may use Webhook

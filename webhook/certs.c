@@ -489,6 +489,113 @@ out:
 	return v;
 }
 
+/* ---- a CA rotation's overlap ---- */
+
+/* Every certificate of a PEM text, in order (new stack; NULL when it
+ * holds none). */
+static STACK_OF(X509) *certs_of(const char *pem)
+{
+	STACK_OF(X509) *st;
+	BIO *b;
+	X509 *x;
+
+	if (!pem)
+		return NULL;
+	b = BIO_new_mem_buf(pem, -1);
+	st = sk_X509_new_null();
+	if (!b || !st)
+		BUG("BIO_new_mem_buf or sk_X509_new_null failed");
+	while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL)))
+		if (!sk_X509_push(st, x))
+			BUG("sk_X509_push failed");
+	BIO_free(b);
+	ERR_clear_error();
+	if (!sk_X509_num(st)) {
+		sk_X509_free(st);
+		return NULL;
+	}
+	return st;
+}
+
+static bool expired(X509 *x, int64_t now_s)
+{
+	int64_t na;
+
+	return asn1_epoch(X509_get0_notAfter(x), &na) || na <= now_s;
+}
+
+bool certs_keep_previous_ca(struct certs *c, const char *old_ca_pem,
+			    int64_t now_s)
+{
+	STACK_OF(X509) *old = certs_of(old_ca_pem);
+	X509 *cur = cert_from_pem(c->ca_pem), *prev;
+	bool kept = false;
+
+	if (!old || !cur)
+		goto out;
+	prev = sk_X509_value(old, 0);
+	if (!X509_cmp(prev, cur) || expired(prev, now_s) ||
+	    X509_check_ca(prev) < 1)
+		goto out;
+	{
+		char *pem = cert_to_pem(prev);
+		char *both = xasprintf("%s%s%s", c->ca_pem,
+				       c->ca_pem[0] && c->ca_pem[strlen(
+					       c->ca_pem) - 1] != '\n'
+				       ? "\n" : "", pem);
+
+		free(pem);
+		free(c->ca_pem);
+		c->ca_pem = both;
+		kept = true;
+	}
+out:
+	sk_X509_pop_free(old, X509_free);
+	X509_free(cur);
+	return kept;
+}
+
+bool certs_drop_expired_cas(struct certs *c, int64_t now_s)
+{
+	STACK_OF(X509) *all = certs_of(c->ca_pem);
+	bool dropped = false;
+	int n = all ? sk_X509_num(all) : 0;
+
+	for (int i = 1; i < n; i++)
+		dropped |= expired(sk_X509_value(all, i), now_s);
+	if (dropped) {
+		/* the CA itself stays as it was written; the others that
+		 * are still valid follow it */
+		char *first = cert_to_pem(sk_X509_value(all, 0)), *pem = first;
+
+		for (int i = 1; i < n; i++) {
+			X509 *x = sk_X509_value(all, i);
+			char *one, *joined;
+
+			if (expired(x, now_s))
+				continue;
+			one = cert_to_pem(x);
+			joined = xasprintf("%s%s", pem, one);
+			free(one);
+			free(pem);
+			pem = joined;
+		}
+		free(c->ca_pem);
+		c->ca_pem = pem;
+	}
+	sk_X509_pop_free(all, X509_free);
+	return dropped;
+}
+
+size_t certs_ca_count(const struct certs *c)
+{
+	STACK_OF(X509) *all = certs_of(c->ca_pem);
+	size_t n = all ? (size_t)sk_X509_num(all) : 0;
+
+	sk_X509_pop_free(all, X509_free);
+	return n;
+}
+
 /* ---- the Secret ---- */
 
 static const struct {

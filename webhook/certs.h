@@ -52,7 +52,9 @@ enum certs_key_type {
 
 /* A CA and a serving certificate, as PEM texts. */
 struct certs {
-	char *ca_pem;     /* owned; the CA certificate; NULL if unknown */
+	char *ca_pem;     /* owned; the CA certificate, then at most one
+			   * previous CA still trusted (see
+			   * certs_keep_previous_ca); NULL if unknown */
 	char *ca_key_pem; /* owned; the CA key (PKCS#8), NULL when the CA
 			   * came from outside (cert-manager, a directory) */
 	char *cert_pem;   /* owned; the serving certificate */
@@ -129,6 +131,28 @@ int certs_not_after(const char *pem, int64_t *out, struct err *err)
 /* notBefore likewise. */
 int certs_not_before(const char *pem, int64_t *out, struct err *err)
 	MUST_CHECK;
+
+/*
+ * A CA rotation's overlap. When certs_generate replaces a CA that is
+ * still valid, certificates it signed may still be served for a while
+ * (this replica until it switches, other replicas until they read the
+ * new Secret), so the caBundle must trust both: certs_keep_previous_ca
+ * appends the first certificate of old_ca_pem (the CA being replaced)
+ * to c->ca_pem, after the new CA, which stays first (the one ca.key
+ * matches; Kueue's cert-controller reads it the same way). Nothing
+ * happens when old_ca_pem holds no certificate, holds c's own CA, no CA,
+ * or one expired at now_s. Returns true when it appended. At most one
+ * previous CA is ever kept: the next rotation keeps only the CA it
+ * replaces.
+ */
+bool certs_keep_previous_ca(struct certs *c, const char *old_ca_pem,
+			    int64_t now_s);
+/* Drops from c->ca_pem the certificates after the first that have
+ * expired at now_s (a previous CA whose time is over). Returns true when
+ * it dropped any. */
+bool certs_drop_expired_cas(struct certs *c, int64_t now_s);
+/* The number of certificates in c->ca_pem (0 when none or unreadable). */
+size_t certs_ca_count(const struct certs *c);
 
 /*
  * The Secret's data map: a new JSON object { "ca.crt", "ca.key",

@@ -1,7 +1,8 @@
 /*
  * server: libmicrohttpd glue. One struct daemon_gen per running daemon
  * (its MHD handle and the PEM copies it was started with); rotation
- * swaps in a new one on the same listening socket (see server.h DESIGN).
+ * swaps in a new one on the same listening socket and keeps the old one,
+ * retired, until its connections are gone (see server.h DESIGN).
  *
  * Per request, the access handler runs three times, as libmicrohttpd
  * drives it: 1. headers in (route, method, type and length checks, any
@@ -14,6 +15,8 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +30,27 @@
 #define DEFAULT_THREADS 2u
 #define DEFAULT_TIMEOUT_S 30u
 #define DEFAULT_MAX_CONNECTIONS 512u
-#define ROTATE_DRAIN_MS 2000
+/* A retired daemon is stopped once it has no connection left, or this
+ * long after the idle timeout: by then every connection it kept idle was
+ * closed by that timeout, so stopping it cuts no client between two
+ * requests. */
+#define RETIRE_GRACE_MS 2000
 #define PRIO_TLS12 "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2"
 #define PRIO_TLS13 "NORMAL:-VERS-ALL:+VERS-TLS1.3"
 
+struct server;
+
 struct daemon_gen {
+	struct server *s;       /* borrowed: the owner (routes, limits) */
 	struct MHD_Daemon *d;
-	char *cert_pem; /* owned; kept while d runs */
-	char *key_pem;  /* owned */
+	char *cert_pem;         /* owned; kept while d runs */
+	char *key_pem;          /* owned */
+	atomic_bool retired;    /* set by the owner's thread, read by the
+				 * daemon's: answers carry Connection:
+				 * close, so a client does not send another
+				 * request on a connection that is going */
+	int64_t retired_ms;     /* CLOCK_MONOTONIC when retired */
+	struct daemon_gen *next; /* the retired list */
 };
 
 struct server {
@@ -47,7 +63,9 @@ struct server {
 	unsigned timeout_s;
 	unsigned max_conns;
 	const char *prio;            /* static GnuTLS priority string */
-	struct daemon_gen cur;
+	struct daemon_gen *cur;      /* owned; the daemon that accepts */
+	struct daemon_gen *retired;  /* owned list; quiesced daemons that
+				      * still serve their connections */
 	server_observe_fn *observe;  /* NULL: none */
 	void *observe_ud;
 };
@@ -70,7 +88,8 @@ void server_resp_text(struct server_resp *resp, unsigned code,
 }
 
 static enum MHD_Result send_resp(struct MHD_Connection *c,
-				 struct server_resp *r, const char *allow)
+				 struct server_resp *r, const char *allow,
+				 bool close)
 {
 	static char empty[1];
 	struct MHD_Response *mr;
@@ -90,18 +109,26 @@ static enum MHD_Result send_resp(struct MHD_Connection *c,
 					 : "text/plain; charset=utf-8");
 	if (allow)
 		MHD_add_response_header(mr, "Allow", allow);
+	if (close)
+		MHD_add_response_header(mr, "Connection", "close");
 	ret = MHD_queue_response(c, r->code ? r->code : 500, mr);
 	MHD_destroy_response(mr);
 	return ret;
 }
 
-static enum MHD_Result answer_text(struct MHD_Connection *c, unsigned code,
+static bool is_retired(const struct daemon_gen *g)
+{
+	return atomic_load_explicit(&g->retired, memory_order_relaxed);
+}
+
+static enum MHD_Result answer_text(const struct daemon_gen *g,
+				   struct MHD_Connection *c, unsigned code,
 				   const char *text, const char *allow)
 {
 	struct server_resp r = { 0, NULL, NULL, 0 };
 
 	server_resp_text(&r, code, text);
-	return send_resp(c, &r, allow);
+	return send_resp(c, &r, allow, is_retired(g));
 }
 
 static const struct server_route *find_route(const struct server *s,
@@ -126,7 +153,8 @@ static bool is_json_type(const char *ct)
 
 /* Checks made as soon as the headers are in; answers and returns true
  * when one fails. */
-static bool early_answer(struct server *s, struct MHD_Connection *c,
+static bool early_answer(const struct daemon_gen *g,
+			 struct MHD_Connection *c,
 			 const char *url, const char *method,
 			 struct reqstate *rs, enum MHD_Result *ret)
 {
@@ -134,14 +162,15 @@ static bool early_answer(struct server *s, struct MHD_Connection *c,
 						     "Content-Length");
 	const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 						     "Content-Type");
+	const struct server *s = g->s;
 
 	rs->route = find_route(s, url);
 	if (!rs->route) {
-		*ret = answer_text(c, 404, "404 page not found", NULL);
+		*ret = answer_text(g, c, 404, "404 page not found", NULL);
 		return true;
 	}
 	if (strcmp(method, "POST")) {
-		*ret = answer_text(c, 405, "method not allowed: use POST",
+		*ret = answer_text(g, c, 405, "method not allowed: use POST",
 				   "POST");
 		return true;
 	}
@@ -149,7 +178,7 @@ static bool early_answer(struct server *s, struct MHD_Connection *c,
 		char *m = xasprintf("contentType=%s, expected application/json",
 				    ct ? ct : "");
 
-		*ret = answer_text(c, 415, m, NULL);
+		*ret = answer_text(g, c, 415, m, NULL);
 		free(m);
 		return true;
 	}
@@ -163,7 +192,7 @@ static bool early_answer(struct server *s, struct MHD_Connection *c,
 			char *m = xasprintf("request body too large: limit is "
 					    "%zu bytes", s->max_body);
 
-			*ret = answer_text(c, 413, m, NULL);
+			*ret = answer_text(g, c, 413, m, NULL);
 			free(m);
 			return true;
 		}
@@ -189,7 +218,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *version, const char *upload,
 				  size_t *upload_size, void **con_cls)
 {
-	struct server *s = cls;
+	const struct daemon_gen *g = cls;
+	struct server *s = g->s;
 	struct reqstate *rs = *con_cls;
 	struct server_resp resp = { 0, NULL, NULL, 0 };
 	enum MHD_Result ret;
@@ -201,7 +231,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		rs = xcalloc(1, sizeof(*rs));
 		sbuf_init(&rs->body, s->max_body);
 		*con_cls = rs;
-		if (early_answer(s, c, url, method, rs, &ret))
+		if (early_answer(g, c, url, method, rs, &ret))
 			return ret;
 		return MHD_YES;
 	}
@@ -217,7 +247,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		char *m = xasprintf("request body too large: limit is %zu "
 				    "bytes", s->max_body);
 
-		ret = answer_text(c, 413, m, NULL);
+		ret = answer_text(g, c, 413, m, NULL);
 		free(m);
 		return ret;
 	}
@@ -232,7 +262,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 			clock_gettime(CLOCK_MONOTONIC, &t0);
 		rs->route->fn(rs->route->ctx, &req, &resp);
 		code = resp.code ? resp.code : 500;
-		ret = send_resp(c, &resp, NULL);
+		ret = send_resp(c, &resp, NULL, is_retired(g));
 		if (s->observe) {
 			clock_gettime(CLOCK_MONOTONIC, &t1);
 			s->observe(s->observe_ud, rs->route->path, code,
@@ -321,31 +351,58 @@ static int listen_on(const char *addr, unsigned port, unsigned *bound,
 	return fd;
 }
 
-/* Starts a daemon serving fd (or no socket at all when fd < 0: a dry run
- * that only proves GnuTLS accepts the PEM). */
-static struct MHD_Daemon *start_daemon(struct server *s, int fd,
-				       const char *cert, const char *key)
+/* A daemon generation for the PEM pair (copied), not started yet. */
+static struct daemon_gen *gen_new(struct server *s, const char *cert,
+				  const char *key)
 {
+	struct daemon_gen *g = xcalloc(1, sizeof(*g));
+
+	g->s = s;
+	g->cert_pem = xstrdup(cert);
+	g->key_pem = xstrdup(key);
+	atomic_init(&g->retired, false);
+	return g;
+}
+
+/* Stops g's daemon (if any: its threads are joined, its connections
+ * closed) and frees g. NULL-safe. */
+static void gen_free(struct daemon_gen *g)
+{
+	if (!g)
+		return;
+	if (g->d)
+		MHD_stop_daemon(g->d);
+	free(g->cert_pem);
+	free(g->key_pem);
+	free(g);
+}
+
+/* Starts a daemon serving fd (or no socket at all when fd < 0: a dry run
+ * that only proves GnuTLS accepts the PEM) with g's PEM; requests see g
+ * as their cls. */
+static struct MHD_Daemon *start_daemon(struct daemon_gen *g, int fd)
+{
+	const struct server *s = g->s;
 	unsigned flags = MHD_USE_TLS | MHD_USE_ITC;
 
 	if (fd < 0)
 		return MHD_start_daemon(flags | MHD_USE_NO_LISTEN_SOCKET, 0,
-					NULL, NULL, on_request, s,
-					MHD_OPTION_HTTPS_MEM_KEY, key,
-					MHD_OPTION_HTTPS_MEM_CERT, cert,
+					NULL, NULL, on_request, g,
+					MHD_OPTION_HTTPS_MEM_KEY, g->key_pem,
+					MHD_OPTION_HTTPS_MEM_CERT, g->cert_pem,
 					MHD_OPTION_HTTPS_PRIORITIES, s->prio,
 					MHD_OPTION_END);
 	flags |= MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
-	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, s,
+	return MHD_start_daemon(flags, 0, NULL, NULL, on_request, g,
 				MHD_OPTION_LISTEN_SOCKET, fd,
 				MHD_OPTION_THREAD_POOL_SIZE, s->threads,
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, s,
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, g,
 				MHD_OPTION_CONNECTION_TIMEOUT, s->timeout_s,
 				MHD_OPTION_CONNECTION_LIMIT, s->max_conns,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT,
 				(size_t)64 * 1024,
-				MHD_OPTION_HTTPS_MEM_KEY, key,
-				MHD_OPTION_HTTPS_MEM_CERT, cert,
+				MHD_OPTION_HTTPS_MEM_KEY, g->key_pem,
+				MHD_OPTION_HTTPS_MEM_CERT, g->cert_pem,
 				MHD_OPTION_HTTPS_PRIORITIES, s->prio,
 				MHD_OPTION_END);
 }
@@ -353,15 +410,16 @@ static struct MHD_Daemon *start_daemon(struct server *s, int fd,
 /* Does GnuTLS take this pair? (A daemon without a socket or threads.) */
 static bool pem_usable(struct server *s, const char *cert, const char *key)
 {
-	struct MHD_Daemon *d;
+	struct daemon_gen *g;
+	bool ok;
 
 	if (!cert || !key)
 		return false;
-	d = start_daemon(s, -1, cert, key);
-	if (!d)
-		return false;
-	MHD_stop_daemon(d);
-	return true;
+	g = gen_new(s, cert, key);
+	g->d = start_daemon(g, -1);
+	ok = g->d != NULL;
+	gen_free(g);
+	return ok;
 }
 
 struct server *server_start(const struct server_opts *o,
@@ -395,10 +453,9 @@ struct server *server_start(const struct server_opts *o,
 	s->fd = listen_on(o->addr, o->port, &s->port, err);
 	if (s->fd < 0)
 		goto fail;
-	s->cur.cert_pem = xstrdup(o->cert_pem);
-	s->cur.key_pem = xstrdup(o->key_pem);
-	s->cur.d = start_daemon(s, s->fd, s->cur.cert_pem, s->cur.key_pem);
-	if (!s->cur.d) {
+	s->cur = gen_new(s, o->cert_pem, o->key_pem);
+	s->cur->d = start_daemon(s->cur, s->fd);
+	if (!s->cur->d) {
 		err_set(err, "webhook: cannot start the HTTPS daemon on port "
 			"%u", s->port);
 		close(s->fd);
@@ -406,8 +463,7 @@ struct server *server_start(const struct server_opts *o,
 	}
 	return s;
 fail:
-	free(s->cur.cert_pem);
-	free(s->cur.key_pem);
+	gen_free(s->cur);
 	free(s->routes);
 	free(s);
 	return NULL;
@@ -421,52 +477,83 @@ static unsigned open_connections(struct MHD_Daemon *d)
 	return i ? i->num_connections : 0;
 }
 
-static void sleep_ms(long ms)
+static int64_t mono_ms(void)
 {
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+	struct timespec ts;
 
-	nanosleep(&ts, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Stops the retired daemons whose connections are gone, or whose grace
+ * is over (everything: all). */
+static void reap(struct server *s, bool all)
+{
+	struct daemon_gen **p = &s->retired;
+	int64_t now = mono_ms();
+	int64_t grace = (int64_t)s->timeout_s * 1000 + RETIRE_GRACE_MS;
+
+	while (*p) {
+		struct daemon_gen *g = *p;
+
+		if (all || open_connections(g->d) == 0 ||
+		    now - g->retired_ms > grace) {
+			*p = g->next;
+			gen_free(g);
+		} else {
+			p = &g->next;
+		}
+	}
 }
 
 int server_set_certificate(struct server *s, const char *cert_pem,
 			   const char *key_pem, struct err *err)
 {
-	struct daemon_gen old = s->cur, neu;
+	struct daemon_gen *old = s->cur, *neu;
 	MHD_socket fd;
+	int rc = 0;
 
+	reap(s, false);
 	if (!pem_usable(s, cert_pem, key_pem))
 		return err_set(err, "webhook: the new certificate or key is "
 			       "unusable (not PEM, or they do not match)");
-	neu.cert_pem = xstrdup(cert_pem);
-	neu.key_pem = xstrdup(key_pem);
-	/* 1. the old daemon stops accepting; its connections carry on */
-	fd = MHD_quiesce_daemon(old.d);
+	neu = gen_new(s, cert_pem, key_pem);
+	/* 1. the old daemon's answers from now on close their connection,
+	 * and it stops accepting; what it has open carries on */
+	atomic_store(&old->retired, true);
+	old->retired_ms = mono_ms();
+	fd = MHD_quiesce_daemon(old->d);
 	if (fd == MHD_INVALID_SOCKET)
 		BUG("MHD_quiesce_daemon failed (MHD_USE_ITC missing?)");
 	/* 2. the new one takes over the listening socket */
-	neu.d = start_daemon(s, fd, neu.cert_pem, neu.key_pem);
-	if (!neu.d) {
+	neu->d = start_daemon(neu, fd);
+	if (!neu->d) {
 		/* cannot happen after the dry run; keep serving the old PEM
 		 * from a fresh daemon rather than go deaf */
-		free(neu.cert_pem);
-		free(neu.key_pem);
-		neu.cert_pem = xstrdup(old.cert_pem);
-		neu.key_pem = xstrdup(old.key_pem);
-		neu.d = start_daemon(s, fd, neu.cert_pem, neu.key_pem);
-		if (!neu.d)
+		gen_free(neu);
+		neu = gen_new(s, old->cert_pem, old->key_pem);
+		neu->d = start_daemon(neu, fd);
+		if (!neu->d)
 			BUG("cannot restart the webhook daemon");
-		err_set(err, "webhook: cannot start a daemon with the new "
-			"certificate; still serving the old one");
+		rc = err_set(err, "webhook: cannot start a daemon with the "
+			     "new certificate; still serving the old one");
 	}
 	s->cur = neu;
-	/* 3. let the old daemon's requests finish, then stop it */
-	for (int waited = 0; waited < ROTATE_DRAIN_MS &&
-	     open_connections(old.d) > 0; waited += 20)
-		sleep_ms(20);
-	MHD_stop_daemon(old.d);
-	free(old.cert_pem);
-	free(old.key_pem);
-	return strcmp(s->cur.cert_pem, cert_pem) ? -1 : 0;
+	/* 3. the old one finishes its connections in its own time */
+	old->next = s->retired;
+	s->retired = old;
+	reap(s, false);
+	return rc;
+}
+
+size_t server_retired(struct server *s)
+{
+	size_t n = 0;
+
+	reap(s, false);
+	for (const struct daemon_gen *g = s->retired; g; g = g->next)
+		n++;
+	return n;
 }
 
 unsigned server_port(const struct server *s)
@@ -478,10 +565,9 @@ void server_stop(struct server *s)
 {
 	if (!s)
 		return;
+	reap(s, true);
 	/* the daemon owns the listening socket and closes it */
-	MHD_stop_daemon(s->cur.d);
-	free(s->cur.cert_pem);
-	free(s->cur.key_pem);
+	gen_free(s->cur);
 	free(s->routes);
 	free(s);
 }

@@ -18,14 +18,28 @@
  * DESIGN: certificate rotation restarts the daemon. libmicrohttpd's
  * per-handshake certificate callback hands out GnuTLS types (and so
  * needs -lgnutls), whereas a restart needs nothing beyond what we link:
- * server_set_certificate quiesces the running daemon (it stops
- * accepting, its open connections carry on), starts a new daemon with
- * the new PEM on the same listening socket, lets the old one finish its
- * connections for up to ROTATE_DRAIN_MS and stops it. The port never
- * closes; a connection in flight completes with the old certificate;
- * idle keep-alive connections past the drain time are closed and the
- * client reconnects (and then sees the new certificate). Rotation
- * happens every few months, so this costs nothing that matters.
+ * server_set_certificate retires the running daemon and starts a new
+ * one with the new PEM on the same listening socket. The port never
+ * closes and no client is ever cut off:
+ *  1. the old daemon is marked retired: each answer it gives from then
+ *     on carries "Connection: close", so the client learns with a
+ *     complete answer that this connection ends (a client must not be
+ *     left to find a kept-alive connection closed under the request it
+ *     just sent: kube-apiserver does not resend a POST);
+ *  2. it is quiesced (it stops accepting; libmicrohttpd hands the
+ *     listening socket back) and the new daemon takes the socket, so
+ *     every new connection sees the new certificate;
+ *  3. the old one keeps serving what it has open, in its own time: the
+ *     owner's thread never waits for it. It is stopped (its threads
+ *     joined) at a later server_set_certificate, server_retired or
+ *     server_stop once it has no connection left, or once the idle
+ *     timeout plus RETIRE_GRACE_MS (2 s) have passed since it retired:
+ *     by then libmicrohttpd's own idle timeout closed every connection
+ *     it kept idle, so stopping it cuts no client between two requests.
+ * A connection accepted by the old daemon just before the quiesce gets
+ * the old certificate; that is why the certificate manager keeps the CA
+ * across serving-certificate renewals, and keeps the previous CA in the
+ * bundle across a CA rotation (certs_keep_previous_ca).
  *
  * Threads: libmicrohttpd's internal thread pool (opts.threads polling
  * threads; a slow client holds a socket, never a thread) runs the
@@ -109,11 +123,16 @@ struct server *server_start(const struct server_opts *o,
 			    struct err *err);
 
 /*
- * Serves cert_pem/key_pem from now on (see DESIGN). On failure (a PEM
- * GnuTLS refuses) the old daemon keeps serving and -1 + err is returned.
+ * Serves cert_pem/key_pem to every new connection from now on (see
+ * DESIGN); never waits for the old daemon's connections. On failure (a
+ * PEM GnuTLS refuses) the old daemon keeps serving and -1 + err is
+ * returned.
  */
 int server_set_certificate(struct server *s, const char *cert_pem,
 			   const char *key_pem, struct err *err) MUST_CHECK;
+/* Stops the retired daemons that are done (DESIGN, step 3) and returns
+ * how many still serve connections. */
+size_t server_retired(struct server *s);
 
 unsigned server_port(const struct server *s);
 /* Stops accepting, closes every connection, waits for the threads,

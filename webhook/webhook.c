@@ -192,25 +192,26 @@ static void answer_json(struct server_resp *resp, json_t *j)
 	resp->len = strlen(text);
 }
 
-static void serve_admission(void *ctx, const struct server_req *req,
-			    struct server_resp *resp)
+/* The answer of one admission route to a body, with the policy and the
+ * view the request reads (view NULL: nothing published yet). */
+static void answer_admission(const struct admit_policy *pol,
+			     const struct nsview *view, admit_fn *fn,
+			     enum kind want, const char *body, size_t len,
+			     struct server_resp *resp)
 {
-	struct route_ctx *rc = ctx;
 	struct review_request rr;
 	struct review_response out;
 	struct err err = { "" };
 
 	memset(&out, 0, sizeof(out));
-	if (review_decode_admission(req->body, req->len, &rr, &err) != 0) {
+	if (review_decode_admission(body, len, &rr, &err) != 0) {
 		/* controller-runtime answers a review it cannot read with
 		 * an AdmissionReview denying it, code 400 */
 		review_deny(&out, 400, NULL, err.msg);
 	} else {
-		struct snap *s = snap_get(rc->wh);
-		struct admit_ctx ac = { &rc->wh->pol, s ? s->view : NULL };
+		struct admit_ctx ac = { pol, view };
 
-		rc->fn(&ac, rc->want, &rr, &out);
-		snap_put(rc->wh, s);
+		fn(&ac, want, &rr, &out);
 	}
 	answer_json(resp, review_encode_admission(rr.api_version, rr.uid,
 						  &out));
@@ -218,18 +219,52 @@ static void serve_admission(void *ctx, const struct server_req *req,
 	review_request_release(&rr);
 }
 
-static void serve_conversion(void *ctx, const struct server_req *req,
-			     struct server_resp *resp)
+static void answer_conversion(const char *body, size_t len,
+			      struct server_resp *resp)
 {
 	struct review_conversion c;
 	struct err err = { "" };
 
-	(void)ctx;
-	if (review_decode_conversion(req->body, req->len, &c, &err) != 0)
+	if (review_decode_conversion(body, len, &c, &err) != 0)
 		server_resp_text(resp, 400, err.msg);
 	else
 		answer_json(resp, admit_convert(&c));
 	review_conversion_release(&c);
+}
+
+static void serve_admission(void *ctx, const struct server_req *req,
+			    struct server_resp *resp)
+{
+	struct route_ctx *rc = ctx;
+	struct snap *s = snap_get(rc->wh);
+
+	answer_admission(&rc->wh->pol, s ? s->view : NULL, rc->fn, rc->want,
+			 req->body, req->len, resp);
+	snap_put(rc->wh, s);
+}
+
+static void serve_conversion(void *ctx, const struct server_req *req,
+			     struct server_resp *resp)
+{
+	(void)ctx;
+	answer_conversion(req->body, req->len, resp);
+}
+
+bool webhook_answer(const struct admit_policy *pol,
+		    const struct nsview *view, const char *path,
+		    const char *body, size_t len, struct server_resp *resp)
+{
+	for (size_t i = 0; i < NROUTES; i++) {
+		if (strcmp(routes[i].info.path, path))
+			continue;
+		if (routes[i].fn)
+			answer_admission(pol, view, routes[i].fn,
+					 routes[i].want, body, len, resp);
+		else
+			answer_conversion(body, len, resp);
+		return true;
+	}
+	return false;
 }
 
 /* ---- lifecycle ---- */
@@ -268,6 +303,11 @@ int webhook_set_certificate(struct webhook *wh, const char *cert_pem,
 			    const char *key_pem, struct err *err)
 {
 	return server_set_certificate(wh->srv, cert_pem, key_pem, err);
+}
+
+size_t webhook_retired(struct webhook *wh)
+{
+	return server_retired(wh->srv);
 }
 
 unsigned webhook_port(const struct webhook *wh)

@@ -80,16 +80,33 @@ struct webhook *webhook_new(const struct webhook_opts *o, struct err *err);
  */
 void webhook_publish_snapshot(struct webhook *wh, struct nsview *v);
 
-/* Serves a new certificate (server_set_certificate; may block up to 2 s
- * while old connections drain). */
+/* Serves a new certificate to every new connection
+ * (server_set_certificate: the old daemon finishes its connections, each
+ * answer telling the client to close; nothing waits for it). */
 int webhook_set_certificate(struct webhook *wh, const char *cert_pem,
 			    const char *key_pem, struct err *err) MUST_CHECK;
+/* Daemons of earlier certificates still serving connections
+ * (server_retired; stops those that are done). */
+size_t webhook_retired(struct webhook *wh);
 
 unsigned webhook_port(const struct webhook *wh);
 /* True once a snapshot was published (the readiness the manager's
  * /readyz may want besides certificates). */
 bool webhook_has_snapshot(struct webhook *wh);
 void webhook_free(struct webhook *wh);
+
+/*
+ * What the route at path answers to the len bytes at body (need not be
+ * NUL-terminated), without TLS or a server: the step the HTTP handler
+ * runs once a body is in, with pol and view (both borrowed; view frozen,
+ * or NULL: nothing published yet). For the fuzz harness
+ * (test/fuzz/fuzz_webhook.c) and tests. Fills resp (code, static ctype,
+ * new body) and returns true; false when path is no route (resp
+ * untouched). Pure; any thread.
+ */
+bool webhook_answer(const struct admit_policy *pol,
+		    const struct nsview *view, const char *path,
+		    const char *body, size_t len, struct server_resp *resp);
 
 /* One served path, for manifests/ and tests. */
 struct webhook_path {

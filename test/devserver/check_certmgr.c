@@ -16,7 +16,20 @@
  *    alone;
  *  - deleting the Secret (the watch) brings a new one;
  *  - an existing, empty Secret (as manifests/manager.yaml creates it) is
- *    filled by a merge patch.
+ *    filled by a merge patch;
+ *  - repairs: a webhook configuration's caBundle set to garbage or
+ *    removed, a CRD's conversion caBundle removed or replaced, a webhook
+ *    configuration deleted and created again without bundles (what an
+ *    API server restarted from its manifests does) are put right by the
+ *    target watches within seconds, with one patch each and no write
+ *    after that; a writer that keeps putting another bundle back meets
+ *    doubling delays, not a write loop;
+ *  - replicas: two certmgrs (two clients, as two manager processes)
+ *    started together against no Secret end with one Secret (one write;
+ *    the other's POST lost with 409 and it took the winner's), both
+ *    serving the same certificate, every bundle that Secret's CA, and
+ *    nothing written afterwards; a CA rotation by one reaches the other
+ *    through its Secret watch.
  * Keys are ECDSA P-256 (certs.h) so generation costs microseconds.
  */
 #include <jansson.h>
@@ -26,8 +39,10 @@
 #include <time.h>
 
 #include "base/alloc.h"
+#include "config/yamljson.h"
 #include "controller/certmgr.h"
 #include "controller/kube.h"
+#include "controller/kubeconfig.h"
 #include "controller/loop.h"
 #include "inproc.h"
 #include "suites.h"
@@ -40,10 +55,19 @@
 #define MWC "cueue-mutating-webhook-configuration"
 #define VWC "cueue-validating-webhook-configuration"
 
+/* What one certmgr handed over (on_certs's ud). */
+struct seen {
+	int handed;
+	char *last_cert;
+};
+
 static struct {
 	struct certmgr *cm;
 	int handed;
 	char *last_cert;
+	struct certmgr *cm2;  /* a second replica */
+	struct kube *k2;      /* its own client */
+	struct seen seen2;
 } S;
 
 static void setup(void)
@@ -55,8 +79,11 @@ static void setup(void)
 static void teardown(void)
 {
 	certmgr_free(S.cm);
+	certmgr_free(S.cm2);
+	kube_free(S.k2);
 	inp_stop();
 	free(S.last_cert);
+	free(S.seen2.last_cert);
 	memset(&S, 0, sizeof(S));
 }
 
@@ -83,6 +110,45 @@ static void cm_start(void)
 	};
 
 	S.cm = certmgr_new(inp_kube(), &o);
+}
+
+static int on_certs2(void *ud, const struct certs *c)
+{
+	struct seen *w = ud;
+
+	w->handed++;
+	free(w->last_cert);
+	w->last_cert = xstrdup(c->cert_pem);
+	return 0;
+}
+
+/* A second certmgr on a client of its own, as another replica. */
+static struct certmgr *cm2_start(const struct certmgr_opts *extra)
+{
+	struct kubeconfig kc = KUBECONFIG_INIT;
+	struct kube_opts ko = { .qps = -1 };
+	struct err err = { "" };
+	struct certmgr_opts o = {
+		.namespace = NS,
+		.secret_name = SECRET,
+		.service_name = SVC,
+		.key_type = CERTS_EC_P256,
+		.retry_ms = 100,
+		.on_certs = on_certs2,
+		.ud = &S.seen2,
+	};
+
+	if (extra) {
+		o.ca_validity_s = extra->ca_validity_s;
+		o.serving_validity_s = extra->serving_validity_s;
+		o.lookahead_s = extra->lookahead_s;
+	}
+	kc.server = xstrdup(inp_url());
+	S.k2 = kube_new(inp_loop(), &kc, &ko, &err);
+	kubeconfig_release(&kc);
+	ck_assert_msg(S.k2 != NULL, "kube_new: %s", err.msg);
+	S.cm2 = certmgr_new(S.k2, &o);
+	return S.cm2;
 }
 
 static void cm_stop(void)
@@ -392,6 +458,357 @@ START_TEST(config_names)
 }
 END_TEST
 
+/* ---- repairs ---- */
+
+/* Does every webhook of the configuration carry ca? */
+static bool bundles_are(const char *resource, const char *name,
+			const char *ca)
+{
+	json_t *o = inp_get(resource, NULL, name);
+	const json_t *h;
+	size_t i;
+	bool all = o && json_array_size(json_object_get(o, "webhooks")) > 0;
+
+	json_array_foreach(json_object_get(o, "webhooks"), i, h) {
+		const char *b = json_string_value(json_object_get(
+			json_object_get(h, "clientConfig"), "caBundle"));
+
+		all &= b && !strcmp(b, ca);
+	}
+	json_decref(o);
+	return all;
+}
+
+static bool crd_bundle_is(const char *name, const char *ca)
+{
+	char *b = crd_bundle(name);
+	bool same = b && !strcmp(b, ca);
+
+	free(b);
+	return same;
+}
+
+/* Sets webhooks[i].clientConfig.caBundle of a configuration to value
+ * (NULL: removes it), for i in [from, to], in one JSON patch, as another
+ * writer would. */
+static void set_hook_bundles(const char *resource, const char *name,
+			     size_t from, size_t to, const char *value)
+{
+	struct api_ref r = inp_ref(resource, NULL, name);
+	struct api_status st = API_STATUS_INIT;
+	json_t *ops = json_array();
+
+	for (size_t i = from; i <= to; i++) {
+		char path[96];
+
+		snprintf(path, sizeof(path),
+			 "/webhooks/%zu/clientConfig/caBundle", i);
+		json_array_append_new(ops, value
+			? json_pack("{s:s, s:s, s:s}", "op", "replace", "path",
+				    path, "value", value)
+			: json_pack("{s:s, s:s}", "op", "remove", "path",
+				    path));
+	}
+	ck_assert_msg(api_internal_patch(inp_api(), &r, NULL, API_PATCH_JSON,
+					 ops, NULL, &st) == 0, "%s",
+		      st.message);
+	status_release(&st);
+	json_decref(ops);
+}
+
+static void set_hook_bundle(const char *resource, const char *name,
+			    size_t i, const char *value)
+{
+	set_hook_bundles(resource, name, i, i, value);
+}
+
+/* Injections and repairs stay where they are for a second and a half:
+ * nothing writes in a loop. */
+static void assert_quiet(struct certmgr *cm)
+{
+	uint64_t inj = certmgr_stats(cm)->injections;
+	uint64_t rep = certmgr_stats(cm)->repairs;
+	uint64_t sw = certmgr_stats(cm)->secret_writes;
+
+	inp_spin(1500);
+	ck_assert_uint_eq(certmgr_stats(cm)->injections, inj);
+	ck_assert_uint_eq(certmgr_stats(cm)->repairs, rep);
+	ck_assert_uint_eq(certmgr_stats(cm)->secret_writes, sw);
+}
+
+START_TEST(repairs_webhook_bundles)
+{
+	char *ca;
+	uint64_t inj;
+
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ca = secret_ca_bundle();
+	inj = certmgr_stats(S.cm)->injections;
+	ck_assert_uint_eq(certmgr_stats(S.cm)->repairs, 0);
+
+	/* garbage in one entry: repaired with one patch */
+	set_hook_bundle("mutatingwebhookconfigurations", MWC, 0,
+			"Z2FyYmFnZQ==");
+	ck_assert(!bundles_are("mutatingwebhookconfigurations", MWC, ca));
+	WAIT_FOR(bundles_are("mutatingwebhookconfigurations", MWC, ca), 10000);
+	WAIT_FOR(certmgr_stats(S.cm)->passes >= 2, 5000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->injections, inj + 1);
+	ck_assert_uint_ge(certmgr_stats(S.cm)->repairs, 1);
+	assert_quiet(S.cm);
+
+	/* removed from two entries of the other: one patch again */
+	set_hook_bundles("validatingwebhookconfigurations", VWC, 0, 1, NULL);
+	WAIT_FOR(bundles_are("validatingwebhookconfigurations", VWC, ca),
+		 10000);
+	WAIT_FOR(certmgr_stats(S.cm)->passes >= 3, 5000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->injections, inj + 2);
+	assert_quiet(S.cm);
+	assert_bundles("mutatingwebhookconfigurations", MWC, ca);
+	free(ca);
+}
+END_TEST
+
+START_TEST(repairs_crd_bundles)
+{
+	json_t *gone = t_json("{\"spec\":{\"conversion\":{\"webhook\":"
+			      "{\"clientConfig\":{\"caBundle\":null}}}}}");
+	json_t *other = t_json("{\"spec\":{\"conversion\":{\"webhook\":"
+			       "{\"clientConfig\":{\"caBundle\":"
+			       "\"b3RoZXI=\"}}}}}");
+	char *ca;
+	uint64_t inj;
+
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ca = secret_ca_bundle();
+	inj = certmgr_stats(S.cm)->injections;
+	inp_patch("customresourcedefinitions", NULL, "workloads.kueue.x-k8s.io",
+		  NULL, gone);
+	inp_patch("customresourcedefinitions", NULL,
+		  "clusterqueues.kueue.x-k8s.io", NULL, other);
+	ck_assert(!crd_bundle_is("workloads.kueue.x-k8s.io", ca));
+	WAIT_FOR(crd_bundle_is("workloads.kueue.x-k8s.io", ca) &&
+		 crd_bundle_is("clusterqueues.kueue.x-k8s.io", ca), 10000);
+	inp_spin(300);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->injections, inj + 2);
+	assert_quiet(S.cm);
+	for (size_t i = 0; i < NCRD_NAMES; i++)
+		ck_assert_msg(crd_bundle_is(crd_names[i], ca), "%s",
+			      crd_names[i]);
+	json_decref(gone);
+	json_decref(other);
+	free(ca);
+}
+END_TEST
+
+/* An API server restarted from its manifests: the configuration comes
+ * back without bundles (deleted and created again). */
+START_TEST(repairs_recreated_config)
+{
+	char *path = t_src_path("manifests/webhooks.yaml");
+	json_t *docs = NULL;
+	struct err err = { "" };
+	char *ca;
+	size_t i;
+	json_t *d;
+
+	ck_assert_msg(yamljson_load_file(path, &docs, &err) == 0, "%s",
+		      err.msg);
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ca = secret_ca_bundle();
+	inp_del("mutatingwebhookconfigurations", NULL, MWC, NULL);
+	json_array_foreach(docs, i, d) {
+		struct api_ref r;
+		struct api_status st = API_STATUS_INIT;
+
+		if (strcmp(json_string_value(json_object_get(d, "kind")),
+			   "MutatingWebhookConfiguration"))
+			continue;
+		r = inp_ref("mutatingwebhookconfigurations", NULL, NULL);
+		ck_assert_msg(api_internal_create(inp_api(), &r, d, NULL,
+						  &st) == 0, "%s", st.message);
+		status_release(&st);
+	}
+	assert_bundles("mutatingwebhookconfigurations", MWC, NULL);
+	WAIT_FOR(bundles_are("mutatingwebhookconfigurations", MWC, ca), 10000);
+	inp_spin(300);
+	assert_quiet(S.cm);
+	json_decref(docs);
+	free(path);
+	free(ca);
+}
+END_TEST
+
+/* Another writer puts its own bundle back each time ours lands (a
+ * second manager with another Secret): each repair waits twice as long
+ * as the one before (200, 400, 800, 1600 ms), instead of answering each
+ * write at once. Timers never fire early, so the four repairs cannot
+ * land in less than three seconds. */
+START_TEST(fighting_writer_backs_off)
+{
+	char *ca;
+	int64_t t0;
+	uint64_t passes;
+
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ca = secret_ca_bundle();
+	passes = certmgr_stats(S.cm)->passes;
+	t0 = t_mono_ms();
+	for (int i = 0; i < 4; i++) {
+		set_hook_bundle("mutatingwebhookconfigurations", MWC, 0,
+				"b3RoZXI=");
+		WAIT_FOR(bundles_are("mutatingwebhookconfigurations", MWC, ca),
+			 40000);
+	}
+	ck_assert_int_ge(t_mono_ms() - t0, 200 + 400 + 800 + 1600);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->repairs, 4);
+	/* each repaired by a pass of its own (no other pass came between) */
+	WAIT_FOR(certmgr_stats(S.cm)->passes >= passes + 4, 5000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->passes, passes + 4);
+	free(ca);
+}
+END_TEST
+
+/* ---- replicas ---- */
+
+static char *secret_rv(void)
+{
+	json_t *s = get_secret();
+	char *rv;
+
+	ck_assert_ptr_nonnull(s);
+	rv = xstrdup(json_string_value(json_object_get(
+		json_object_get(s, "metadata"), "resourceVersion")));
+	json_decref(s);
+	return rv;
+}
+
+static bool serve_ca_of_secret(const struct certmgr *cm, const char *ca)
+{
+	const struct certs *c = certmgr_certs(cm);
+	char *b = c ? certs_ca_bundle(c) : NULL;
+	bool same = b && !strcmp(b, ca);
+
+	free(b);
+	return same;
+}
+
+START_TEST(replicas_converge)
+{
+	const struct certmgr_stats *a, *b;
+	char *ca, *rv;
+
+	/* both start in the same loop turn: each GETs no Secret */
+	cm_start();
+	cm2_start(NULL);
+	WAIT_FOR(certmgr_ready(S.cm) && certmgr_ready(S.cm2), 10000);
+	a = certmgr_stats(S.cm);
+	b = certmgr_stats(S.cm2);
+	/* one Secret, written once; the loser (if both generated) took the
+	 * winner's after its 409 */
+	ck_assert_uint_eq(a->secret_writes + b->secret_writes, 1);
+	ck_assert_uint_eq(a->generated + b->generated,
+			  1 + a->conflicts + b->conflicts);
+	ck_assert_int_eq(S.handed, 1);
+	ck_assert_int_eq(S.seen2.handed, 1);
+	ck_assert_str_eq(S.last_cert, S.seen2.last_cert);
+	ca = secret_ca_bundle();
+	ck_assert(serve_ca_of_secret(S.cm, ca));
+	ck_assert(serve_ca_of_secret(S.cm2, ca));
+	assert_bundles("mutatingwebhookconfigurations", MWC, ca);
+	assert_bundles("validatingwebhookconfigurations", VWC, ca);
+	for (size_t i = 0; i < NCRD_NAMES; i++)
+		ck_assert_msg(crd_bundle_is(crd_names[i], ca), "%s",
+			      crd_names[i]);
+	/* and nobody writes afterwards */
+	rv = secret_rv();
+	assert_quiet(S.cm);
+	assert_quiet(S.cm2);
+	{
+		char *rv2 = secret_rv();
+
+		ck_assert_str_eq(rv, rv2);
+		free(rv2);
+	}
+	/* a repair with two replicas: both see it, the bundle is the same
+	 * Secret's, so they do not fight */
+	set_hook_bundle("mutatingwebhookconfigurations", MWC, 1, NULL);
+	WAIT_FOR(bundles_are("mutatingwebhookconfigurations", MWC, ca), 10000);
+	inp_spin(300);
+	assert_quiet(S.cm);
+	assert_quiet(S.cm2);
+	free(rv);
+	free(ca);
+}
+END_TEST
+
+/* A CA within its renewal window is replaced, and the Secret's ca.crt
+ * (so every bundle) holds the new CA first and the old one after it,
+ * while certificates the old one signed may still be served. */
+START_TEST(ca_rotation_keeps_previous)
+{
+	struct certs old = CERTS_INIT, now = CERTS_INIT;
+	struct err err = { "" };
+	json_t *s;
+	char *ca;
+	const char *at;
+
+	plant_secret(1, 60, 80, &old);
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->generated, 1);
+	s = get_secret();
+	ck_assert_int_eq(certs_from_secret_data(json_object_get(s, "data"),
+						&now, &err), 0);
+	json_decref(s);
+	ck_assert_uint_eq(certs_ca_count(&now), 2);
+	at = strstr(now.ca_pem, old.ca_pem);
+	ck_assert_ptr_nonnull(at);
+	ck_assert_ptr_ne(at, now.ca_pem);
+	ck_assert_str_eq(certmgr_certs(S.cm)->ca_pem, now.ca_pem);
+	ck_assert_int_eq(certs_check(&now, SVC "." NS ".svc", time(NULL), 0,
+				     NULL), CERTS_OK);
+	ca = secret_ca_bundle();
+	assert_bundles("mutatingwebhookconfigurations", MWC, ca);
+	assert_bundles("validatingwebhookconfigurations", VWC, ca);
+	free(ca);
+	certs_release(&now);
+	certs_release(&old);
+}
+END_TEST
+
+/* One replica rotates the CA; the other follows through its Secret
+ * watch (its own lookahead of a day would not have rotated it) and
+ * serves the same certificate, without generating anything. */
+START_TEST(replica_follows_ca_rotation)
+{
+	struct certs old = CERTS_INIT;
+	char *ca;
+
+	plant_secret(1, 60, 80, &old);
+	cm2_start(&(struct certmgr_opts){ .lookahead_s = 86400 });
+	WAIT_FOR(certmgr_ready(S.cm2), 10000);
+	ck_assert_uint_eq(certmgr_stats(S.cm2)->generated, 0);
+	ck_assert_int_eq(S.seen2.handed, 1);
+	ck_assert_str_eq(S.seen2.last_cert, old.cert_pem);
+	cm_start();
+	WAIT_FOR(certmgr_ready(S.cm), 10000);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->generated, 1);
+	WAIT_FOR(S.seen2.handed == 2, 10000);
+	ck_assert_str_eq(S.seen2.last_cert, S.last_cert);
+	ck_assert_uint_eq(certmgr_stats(S.cm2)->generated, 0);
+	ck_assert_uint_eq(certmgr_stats(S.cm2)->secret_writes, 0);
+	ca = secret_ca_bundle();
+	ck_assert(serve_ca_of_secret(S.cm2, ca));
+	assert_bundles("validatingwebhookconfigurations", VWC, ca);
+	free(ca);
+	certs_release(&old);
+}
+END_TEST
+
 Suite *certmgr_suite(void)
 {
 	Suite *s = suite_create("certmgr");
@@ -406,6 +823,23 @@ Suite *certmgr_suite(void)
 	tcase_add_test(tc, crd_conversion_bundle);
 	tcase_add_test(tc, deleted_secret_comes_back);
 	tcase_add_test(tc, empty_secret_is_filled);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("repairs");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, repairs_webhook_bundles);
+	tcase_add_test(tc, repairs_crd_bundles);
+	tcase_add_test(tc, repairs_recreated_config);
+	tcase_add_test(tc, fighting_writer_backs_off);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("replicas");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, replicas_converge);
+	tcase_add_test(tc, ca_rotation_keeps_previous);
+	tcase_add_test(tc, replica_follows_ca_rotation);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("names");

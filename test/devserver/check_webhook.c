@@ -5,8 +5,10 @@
  * generated CA under the Service's DNS name. HTTP errors (404, 405, 415,
  * 413 declared and chunked, malformed reviews), the TLS floor (1.1
  * refused, 1.2 and 1.3 served, 1.3-only mode), certificate rotation on
- * the same port, the published namespace snapshot (also swapped while
- * requests run), and an in-process devserver whose webhook
+ * the same port (a kept-alive connection is answered on with
+ * "Connection: close", then the client reconnects to the new
+ * certificate, and the retired daemon is stopped), the published
+ * namespace snapshot (also swapped while requests run), and an in-process devserver whose webhook
  * configurations point at the server: Jobs are suspended and defaulted,
  * bad ones denied with Kueue's text, ClusterQueues get their finalizer
  * and are converted through /convert. The observe hook (server.h) sees
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -730,6 +733,121 @@ START_TEST(rotation)
 }
 END_TEST
 
+/* One request on a kept handle: its code, whether it opened a
+ * connection, whether the answer said Connection: close. */
+struct kept {
+	long code;
+	long connects;
+	bool close;
+};
+
+static size_t kept_header(char *p, size_t sz, size_t n, void *ud)
+{
+	static const char want[] = "connection: close";
+	bool *close = ud;
+
+	if (sz * n >= sizeof(want) - 1 &&
+	    !strncasecmp(p, want, sizeof(want) - 1))
+		*close = true;
+	return sz * n;
+}
+
+static size_t kept_body(char *p, size_t sz, size_t n, void *ud)
+{
+	(void)p;
+	(void)ud;
+	return sz * n;
+}
+
+static struct kept kept_call(CURL *h)
+{
+	struct kept k = { 0, 0, false };
+
+	curl_easy_setopt(h, CURLOPT_HEADERDATA, &k.close);
+	ck_assert_int_eq(curl_easy_perform(h), CURLE_OK);
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &k.code);
+	curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &k.connects);
+	return k;
+}
+
+/* A rotation with a client holding a kept-alive connection (to a route
+ * that reads the body: an early answer such as a 404 closes the
+ * connection anyway): its next
+ * request is answered (by the old daemon, on the old connection) and
+ * told to close; the one after it connects again and meets the new
+ * certificate; the old daemon, its connection gone, is stopped. */
+START_TEST(rotation_keepalive)
+{
+	struct certs neu = CERTS_INIT;
+	struct certs_opts co = { .service = SVC, .namespace = NS,
+				 .key_type = CERTS_EC_P256,
+				 .now_s = (int64_t)time(NULL) };
+	struct err err = { "" };
+	CURL *h = curl_easy_init();
+	struct curl_slist *hdrs = curl_slist_append(
+		NULL, "Content-Type: application/json");
+	char *url = xasprintf("https://%s:%u/validate-batch-v1-job", HOST,
+			      W.port);
+	char *map = xasprintf("%s:%u:127.0.0.1", HOST, W.port);
+	struct curl_slist *res = curl_slist_append(NULL, map);
+	struct curl_blob ca = { W.c.ca_pem, strlen(W.c.ca_pem),
+				CURL_BLOB_COPY };
+	struct curl_certinfo *ci = NULL;
+	struct kept k;
+	bool saw_new = false;
+
+	/* the same CA, a new serving certificate */
+	neu.ca_pem = xstrdup(W.c.ca_pem);
+	neu.ca_key_pem = xstrdup(W.c.ca_key_pem);
+	ck_assert_int_eq(certs_renew_serving(&co, &neu, &err), 0);
+	curl_easy_setopt(h, CURLOPT_URL, url);
+	curl_easy_setopt(h, CURLOPT_RESOLVE, res);
+	curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, "{}");
+	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, kept_header);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, kept_body);
+	curl_easy_setopt(h, CURLOPT_CERTINFO, 1L);
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 20L);
+
+	k = kept_call(h);
+	ck_assert_int_eq(k.code, 200);
+	ck_assert_int_eq(k.connects, 1);
+	ck_assert(!k.close);
+	k = kept_call(h);
+	ck_assert_int_eq(k.connects, 0); /* kept alive */
+
+	ck_assert_msg(webhook_set_certificate(W.wh, neu.cert_pem, neu.key_pem,
+					      &err) == 0, "%s", err.msg);
+	ck_assert_uint_eq(webhook_retired(W.wh), 1);
+	/* answered on the old connection, told to close it */
+	k = kept_call(h);
+	ck_assert_int_eq(k.code, 200);
+	ck_assert_int_eq(k.connects, 0);
+	ck_assert(k.close);
+	/* a new connection, the new certificate */
+	k = kept_call(h);
+	ck_assert_int_eq(k.code, 200);
+	ck_assert_int_eq(k.connects, 1);
+	ck_assert(!k.close);
+	ck_assert_int_eq(curl_easy_getinfo(h, CURLINFO_CERTINFO, &ci),
+			 CURLE_OK);
+	ck_assert_int_ge(ci->num_of_certs, 1);
+	for (struct curl_slist *l = ci->certinfo[0]; l; l = l->next)
+		if (!strncmp(l->data, "Cert:", 5))
+			saw_new = !strcmp(l->data + 5, neu.cert_pem);
+	ck_assert(saw_new);
+	/* the old daemon has no connection left: it is stopped */
+	T_POLL_UNTIL(webhook_retired(W.wh) == 0, 10000);
+	curl_slist_free_all(hdrs);
+	curl_slist_free_all(res);
+	curl_easy_cleanup(h);
+	free(url);
+	free(map);
+	certs_release(&neu);
+}
+END_TEST
+
 /* ---- the snapshot ---- */
 
 static struct nsview *team_view(bool with_default)
@@ -1106,6 +1224,7 @@ Suite *webhook_suite(void)
 	tcase_add_test(tc, tls_versions);
 	tcase_add_test(tc, tls_verification);
 	tcase_add_test(tc, rotation);
+	tcase_add_test(tc, rotation_keepalive);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("tls13");

@@ -3,8 +3,10 @@
  * management of kueue-api.md §15.2: the CA and serving certificate's
  * subjects, SANs, key types, extensions and validity window, the
  * rotator's check at chosen times (renewal inside 90 days, wrong name,
- * wrong key, foreign CA), renewal that keeps the CA, and the Secret and
- * certDir round trips. Certificates are read back with OpenSSL.
+ * wrong key, foreign CA), renewal that keeps the CA, a CA rotation's
+ * overlap (the previous CA kept after the new one, then dropped once
+ * expired), and the Secret and certDir round trips. Certificates are
+ * read back with OpenSSL.
  */
 #include <jansson.h>
 #include <openssl/bio.h>
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/alloc.h"
@@ -367,6 +370,95 @@ START_TEST(cert_dir)
 }
 END_TEST
 
+/* Does the PEM bundle verify cert (PEM) at time at? */
+static bool bundle_verifies(const char *bundle, const char *cert, int64_t at)
+{
+	X509_STORE *st = X509_STORE_new();
+	X509_STORE_CTX *ctx = X509_STORE_CTX_new();
+	BIO *b = BIO_new_mem_buf(bundle, -1), *cb = BIO_new_mem_buf(cert, -1);
+	X509 *x, *leaf = PEM_read_bio_X509(cb, NULL, NULL, NULL);
+	bool ok;
+
+	while ((x = PEM_read_bio_X509(b, NULL, NULL, NULL))) {
+		X509_STORE_add_cert(st, x);
+		X509_free(x);
+	}
+	ck_assert_ptr_nonnull(leaf);
+	X509_STORE_CTX_init(ctx, st, leaf, NULL);
+	X509_STORE_CTX_set_time(ctx, 0, (time_t)at);
+	ok = X509_verify_cert(ctx) == 1;
+	X509_STORE_CTX_free(ctx);
+	X509_STORE_free(st);
+	X509_free(leaf);
+	BIO_free(b);
+	BIO_free(cb);
+	return ok;
+}
+
+START_TEST(ca_overlap)
+{
+	struct certs_opts o = opts(CERTS_EC_P256);
+	struct certs old = CERTS_INIT, neu = CERTS_INIT, third = CERTS_INIT;
+	char *kept;
+
+	o.ca_validity_s = 80 * DAY;
+	ck_assert_int_eq(certs_generate(&o, &old, NULL), 0);
+	/* the rotator replaces a CA inside its window: the new one first,
+	 * the old one after it */
+	o.now_s = NOW + 10 * DAY;
+	ck_assert_int_eq(certs_generate(&o, &neu, NULL), 0);
+	kept = xstrdup(neu.ca_pem);
+	ck_assert(certs_keep_previous_ca(&neu, old.ca_pem, o.now_s));
+	ck_assert_uint_eq(certs_ca_count(&neu), 2);
+	ck_assert(!strncmp(neu.ca_pem, kept, strlen(kept)));
+	free(kept);
+	ck_assert_ptr_nonnull(strstr(neu.ca_pem, old.ca_pem));
+	ck_assert_ptr_ne(strstr(neu.ca_pem, old.ca_pem), neu.ca_pem);
+	/* still a valid set: the CA key matches the first certificate */
+	ck_assert_int_eq(certs_check(&neu, SVC_DNS, o.now_s, DAY, NULL),
+			 CERTS_OK);
+	/* the bundle trusts what either CA signed */
+	ck_assert(bundle_verifies(neu.ca_pem, neu.cert_pem, o.now_s));
+	ck_assert(bundle_verifies(neu.ca_pem, old.cert_pem, o.now_s));
+	ck_assert(!bundle_verifies(old.ca_pem, neu.cert_pem, o.now_s));
+	/* nothing to keep: the same CA, none, not PEM, or expired */
+	kept = xstrdup(neu.ca_pem);
+	ck_assert(!certs_keep_previous_ca(&neu, neu.ca_pem, o.now_s));
+	ck_assert(!certs_keep_previous_ca(&neu, NULL, o.now_s));
+	ck_assert(!certs_keep_previous_ca(&neu, "junk", o.now_s));
+	ck_assert_str_eq(neu.ca_pem, kept);
+	/* the next rotation keeps only the CA it replaces */
+	o.now_s = NOW + 20 * DAY;
+	ck_assert_int_eq(certs_generate(&o, &third, NULL), 0);
+	ck_assert(certs_keep_previous_ca(&third, neu.ca_pem, o.now_s));
+	ck_assert_uint_eq(certs_ca_count(&third), 2);
+	ck_assert_ptr_null(strstr(third.ca_pem, old.ca_pem));
+	/* an expired previous CA is not kept, and is dropped later */
+	ck_assert(!certs_keep_previous_ca(&third, old.ca_pem, NOW + 81 * DAY));
+	ck_assert(!certs_drop_expired_cas(&neu, NOW + 79 * DAY));
+	ck_assert_str_eq(neu.ca_pem, kept);
+	ck_assert(certs_drop_expired_cas(&neu, NOW + 81 * DAY));
+	ck_assert_uint_eq(certs_ca_count(&neu), 1);
+	ck_assert_ptr_null(strstr(neu.ca_pem, old.ca_pem));
+	ck_assert(!certs_drop_expired_cas(&neu, NOW + 81 * DAY));
+	/* and the Secret carries both */
+	{
+		json_t *d = certs_to_secret_data(&third);
+		struct certs back = CERTS_INIT;
+
+		ck_assert_int_eq(certs_from_secret_data(d, &back, NULL), 0);
+		ck_assert_uint_eq(certs_ca_count(&back), 2);
+		ck_assert_str_eq(back.ca_pem, third.ca_pem);
+		certs_release(&back);
+		json_decref(d);
+	}
+	free(kept);
+	certs_release(&old);
+	certs_release(&neu);
+	certs_release(&third);
+}
+END_TEST
+
 Suite *webhook_certs_suite(void)
 {
 	Suite *s = suite_create("webhook_certs");
@@ -378,6 +470,7 @@ Suite *webhook_certs_suite(void)
 	tcase_add_test(tc, renewal_window);
 	tcase_add_test(tc, secret_round_trip);
 	tcase_add_test(tc, cert_dir);
+	tcase_add_test(tc, ca_overlap);
 	suite_add_tcase(s, tc);
 	return s;
 }
