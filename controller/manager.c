@@ -824,12 +824,6 @@ static void before_sleep(void *ud)
 		return;
 	}
 	process_dirty(m);
-	if (m->changed && m->preempt_holds) {
-		/* held until the preemptions' writes are answered; their
-		 * answers set changed again */
-		manager_wl_pump(m);
-		return;
-	}
 	if (m->changed) {
 		cycle(m);
 		process_dirty(m);

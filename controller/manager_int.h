@@ -166,9 +166,6 @@ struct wl_entry {
 	 * ClusterQueue and the preemptor's priority (for the Event) */
 	const char *chk_preempt;
 	char *chk_by_cq;         /* owned */
-	bool preempt_hold;       /* a preemption of it is decided and not
-				    yet answered: holds the cycles
-				    (manager_int.h, preempt_holds) */
 	int32_t chk_by_prio;
 	bool chk_first;          /* the eviction sent is the first of its
 				    reason and cause (schedulingStats) */
@@ -257,12 +254,6 @@ struct manager {
 	bool leading;             /* may feed sched and write (manager_lead;
 				     from the start without opts.standby) */
 	bool draining;            /* manager_drain: decide nothing more */
-	size_t preempt_holds;     /* workloads with preempt_hold: while
-				     any, no cycle runs (Kueue's cycle
-				     waits for its preemptions' writes, so
-				     no later decision, an admission of
-				     the preemptor on quota freed
-				     meanwhile say, lands before them) */
 	uint64_t gen[INF_N];      /* list generation per kind (entries
 				     record the one they were seen in) */
 	struct hmap rfs, cohorts, cqs, nss, lqs, wpcs, wls;
@@ -381,9 +372,6 @@ sweep_fn manager_wl_sweep;
 
 /* Tells sched, cancels e's write in flight, unlinks and frees e (and
  * its LocalQueue placeholder when that was its last use). */
-/* The preemption decided on e was written, failed or dropped: its
- * hold on the cycles goes (manager_int.h, preempt_holds). */
-void manager_wl_preempt_release(struct manager *m, struct wl_entry *e);
 void manager_wl_drop(struct manager *m, struct wl_entry *e);
 
 /* Submits body as a merge patch of the workload (its /status when

@@ -781,8 +781,6 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 			sched_wl_recheck(m->s, ns, name);
 			m->changed = true;
 		}
-		if (!e->chk_pending)
-			manager_wl_preempt_release(m, e);
 		/* a decision applied while this write was in flight is
 		 * still to be sent, with its own fields */
 		if (!e->chk_pending) {
@@ -854,10 +852,6 @@ void manager_wl_apply_decisions(struct manager *m)
 			e->chk_preempt = d->preempt_reason;
 			set_str(&e->chk_by_cq, d->preemptor_cq);
 			e->chk_by_prio = workload_priority(d->preemptor);
-			if (!e->preempt_hold) {
-				e->preempt_hold = true;
-				m->preempt_holds++;
-			}
 			/* fall through */
 		case DEC_EVICT:
 		case DEC_REQUEUE:
@@ -1239,15 +1233,6 @@ void manager_wl_apply(struct manager *m, const json_t *obj, const char *key)
 		manager_queues_lq_gc(m, old_lqe);
 }
 
-void manager_wl_preempt_release(struct manager *m, struct wl_entry *e)
-{
-	if (!e->preempt_hold)
-		return;
-	e->preempt_hold = false;
-	if (!--m->preempt_holds)
-		m->changed = true; /* the cycles held meanwhile run now */
-}
-
 void manager_wl_drop(struct manager *m, struct wl_entry *e)
 {
 	struct lq_entry *l = e->lqe;
@@ -1265,7 +1250,6 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 			m->pend_inflight--;
 	}
 	wl_dequeue(m, e);
-	manager_wl_preempt_release(m, e);
 	defer_del(m, e);
 	manager_dl_drop(m, e);
 	wl_unlink_lq(e);
