@@ -22,9 +22,11 @@
  */
 #include "controller/certmgr.h"
 
+#include <inttypes.h>
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/alloc.h"
 #include "base/text.h"
@@ -98,6 +100,7 @@ struct certmgr {
 	unsigned refusals;    /* target patches refused in this pass */
 	bool handed;          /* this pass's certificates are in use */
 	struct kube_call *call;
+	struct loop_work *work; /* key generation running, or NULL */
 	bool running, ready;
 	bool again;           /* another pass was asked for meanwhile */
 	int64_t again_ms;     /* ... this long after this one ends */
@@ -551,6 +554,133 @@ static void write_secret(struct certmgr *cm)
 	json_decref(body);
 }
 
+/* ---- key generation, off the loop thread ---- */
+
+/* One generation: everything the worker thread reads is its own copy. */
+struct keygen {
+	struct certmgr *cm;   /* borrowed; never read on the worker */
+	char *service, *ns;   /* owned copies for co */
+	struct certs_opts co; /* points at service and ns */
+	bool serving_only;    /* renew the serving certificate only */
+	struct certs c;       /* in: the Secret's; out: the new ones */
+	char *old_ca;         /* owned; the CA being replaced, or NULL */
+	char why[ERR_MAX];     /* the reason a pass generates */
+	struct err err;       /* the worker's error */
+	bool renewed;         /* the serving renewal worked */
+	int rc;               /* of certs_generate */
+	bool kept_ca;         /* the previous CA stays in the bundle */
+	int64_t ms;           /* how long the worker took */
+};
+
+static void keygen_free(struct keygen *kg)
+{
+	certs_release(&kg->c);
+	free(kg->old_ca);
+	free(kg->service);
+	free(kg->ns);
+	free(kg);
+}
+
+static int64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* On the worker thread: kg alone. */
+static void keygen_work(void *arg)
+{
+	struct keygen *kg = arg;
+	int64_t t0 = mono_ms();
+
+	if (kg->serving_only)
+		kg->renewed = certs_renew_serving(&kg->co, &kg->c, &kg->err)
+			      == 0;
+	if (!kg->renewed) {
+		kg->err.msg[0] = '\0';
+		kg->rc = certs_generate(&kg->co, &kg->c, &kg->err);
+		if (kg->rc == 0)
+			kg->kept_ca = certs_keep_previous_ca(
+				&kg->c, kg->old_ca, kg->co.now_s);
+	}
+	kg->ms = mono_ms() - t0;
+}
+
+/* Back on the loop thread. */
+static void keygen_done(void *arg, bool cancelled)
+{
+	struct keygen *kg = arg;
+	struct certmgr *cm = kg->cm;
+
+	if (cancelled) {
+		keygen_free(kg);
+		return;
+	}
+	cm->work = NULL;
+	if (kg->renewed) {
+		cm->stats.renewed++;
+		log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
+			"serving certificate renewed (%" PRId64 " ms)",
+			kg->ms);
+	} else if (kg->rc < 0) {
+		log_msg(LOG_ERROR, COMPONENT, cm->ns, cm->secret,
+			"generating certificates: %s", kg->err.msg);
+		keygen_free(kg);
+		pass_end(cm, false, cm->retry_ms);
+		return;
+	} else {
+		cm->stats.generated++;
+		log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
+			"new CA and serving certificate (%s; %" PRId64
+			" ms)%s", kg->why, kg->ms,
+			kg->kept_ca ? "; the previous CA stays in the bundle "
+				      "until it expires" : "");
+	}
+	certs_release(&cm->next);
+	cm->next = kg->c;
+	kg->c = (struct certs)CERTS_INIT;
+	keygen_free(kg);
+	write_secret(cm);
+}
+
+/*
+ * The Secret read into cm->next needs new certificates (verdict v, for
+ * the reason why): renews the serving certificate, or makes a new CA
+ * and serving certificate keeping the old CA in the bundle, on a worker
+ * thread; the pass goes on in keygen_done.
+ */
+static void keygen_start(struct certmgr *cm, enum certs_verdict v,
+			 const char *why, int64_t now_s)
+{
+	struct keygen *kg = xcalloc(1, sizeof(*kg));
+	struct err err = { "" };
+
+	kg->cm = cm;
+	kg->service = xstrdup(cm->service);
+	kg->ns = xstrdup(cm->ns);
+	kg->co = (struct certs_opts){
+		.service = kg->service,
+		.namespace = kg->ns,
+		.key_type = cm->key_type,
+		.now_s = now_s,
+		.ca_validity_s = cm->ca_validity_s,
+		.serving_validity_s = cm->serving_validity_s };
+	kg->serving_only = v == CERTS_RENEW_SERVING;
+	snprintf(kg->why, sizeof(kg->why), "%s", why);
+	kg->old_ca = cm->next.ca_pem ? xstrdup(cm->next.ca_pem) : NULL;
+	kg->c = cm->next;
+	cm->next = (struct certs)CERTS_INIT;
+	cm->work = loop_work_start(cm->l, keygen_work, keygen_done, kg, &err);
+	if (!cm->work) {
+		log_msg(LOG_ERROR, COMPONENT, cm->ns, cm->secret,
+			"generating certificates: %s", err.msg);
+		keygen_free(kg);
+		pass_end(cm, false, cm->retry_ms);
+	}
+}
+
 static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 {
 	struct certmgr *cm = ud;
@@ -591,34 +721,7 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 		certs_in_place(cm);
 		return;
 	}
-	if (v == CERTS_RENEW_SERVING &&
-	    certs_renew_serving(&co, &cm->next, &why) == 0) {
-		cm->stats.renewed++;
-		log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
-			"serving certificate renewed");
-	} else {
-		struct err gerr = { "" };
-		/* the CA being replaced, trusted on beside the new one while
-		 * what it signed may still be served */
-		char *old_ca = cm->next.ca_pem ? xstrdup(cm->next.ca_pem)
-					       : NULL;
-
-		if (certs_generate(&co, &cm->next, &gerr) < 0) {
-			log_msg(LOG_ERROR, COMPONENT, cm->ns, cm->secret,
-				"generating certificates: %s", gerr.msg);
-			free(old_ca);
-			pass_end(cm, false, cm->retry_ms);
-			return;
-		}
-		cm->stats.generated++;
-		log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
-			"new CA and serving certificate (%s)%s", why.msg,
-			certs_keep_previous_ca(&cm->next, old_ca, co.now_s)
-			? "; the previous CA stays in the bundle until it "
-			  "expires" : "");
-		free(old_ca);
-	}
-	write_secret(cm);
+	keygen_start(cm, v, why.msg, co.now_s);
 }
 
 static void pass_start(struct certmgr *cm)
@@ -843,6 +946,7 @@ void certmgr_free(struct certmgr *cm)
 		kube_watch_free(cm->targets[i].watch);
 	if (cm->call)
 		kube_cancel(cm->k, cm->call);
+	loop_work_cancel(cm->l, cm->work);
 	loop_timer_cancel(cm->l, &cm->timer);
 	certs_release(&cm->cur);
 	certs_release(&cm->next);

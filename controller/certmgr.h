@@ -7,7 +7,8 @@
  *     certs_check for <service>.<namespace>.svc;
  *  2. when missing, unreadable, for another name or expiring within 90
  *     days: certs_generate (or certs_renew_serving when only the serving
- *     certificate is bad, keeping the CA and so the caBundles), then
+ *     certificate is bad, keeping the CA and so the caBundles) on a worker
+ *     thread (loop_work_start: an RSA key can take seconds), then
  *     write the Secret: POST a kubernetes.io/tls Secret when there was
  *     none, else a merge patch of data with the read resourceVersion (a
  *     409 or AlreadyExists means another replica won: start over, read

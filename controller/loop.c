@@ -11,6 +11,11 @@
  * requests take a reference to under snap_lock (webhook/webhook.c); the
  * metrics registry (atomic values, one mutex per family and one for the
  * family list, never two held at once); the readiness flags (atomics).
+ * Background work (loop_work_start: certificate key generation) runs on
+ * a thread of its own that sees only its argument; it reports back by
+ * setting its record's atomic done flag and writing a 0 byte to the
+ * self-pipe (signals are never 0), and the loop joins it and runs its
+ * done callback in step 1. The records' list is the loop's alone.
  * Adding a thread or a lock means editing this text and the README first.
  *
  * Each iteration, in this order (nginx's ngx_process_events_and_timers,
@@ -49,7 +54,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -71,6 +78,17 @@ struct loop_transfer {
 	bool stopped;   /* stopped inside a callback; freed by sync_pending */
 	bool finishing; /* its done callback is running */
 	struct dlist link;                  /* on the loop's transfers */
+};
+
+struct loop_work {
+	struct loop *l;               /* borrowed */
+	loop_work_fn *work;
+	loop_work_done_fn *done;
+	void *arg;                    /* the work's until done */
+	pthread_t thread;
+	atomic_bool finished;         /* set by the thread as it ends */
+	bool cancelled;
+	struct dlist link;            /* on the loop's works */
 };
 
 struct loop {
@@ -97,6 +115,8 @@ struct loop {
 	CURL *easy_pool[LOOP_EASY_POOL]; /* owned; reset handles of ended
 					    transfers (loop_easy_new) */
 	size_t neasy;
+	struct dlist works;       /* every loop_work not yet done */
+	size_t nworks;
 };
 
 /* The write end of the self-pipe of the loop that handles signals. A
@@ -203,6 +223,7 @@ struct loop *loop_new(const struct loop_opts *o, struct err *err)
 	int fds[2];
 
 	dlist_init(&l->transfers);
+	dlist_init(&l->works);
 	l->pipe_rd = l->pipe_wr = -1;
 	l->epfd = -1;
 	l->multi_due_ms = -1;
@@ -296,10 +317,13 @@ static void transfer_destroy(struct loop *l, struct loop_transfer *t,
 	free(t);
 }
 
+static void works_reap(struct loop *l, bool wait);
+
 void loop_free(struct loop *l)
 {
 	if (!l)
 		return;
+	works_reap(l, true);
 	while (!dlist_empty(&l->transfers))
 		transfer_destroy(l, DLIST_ENTRY(l->transfers.next,
 						struct loop_transfer, link),
@@ -556,6 +580,84 @@ static int drain(struct loop *l, const struct epoll_event *evs, int nev,
 	return 0;
 }
 
+/* ---- background work ---- */
+
+static void *work_main(void *p)
+{
+	struct loop_work *w = p;
+	unsigned char zero = 0;
+
+	w->work(w->arg);
+	atomic_store(&w->finished, true);
+	/* A full pipe already holds a wake-up; the loop reaps every
+	 * finished work whichever byte woke it. */
+	if (write(w->l->pipe_wr, &zero, 1) < 0) {
+	}
+	return NULL;
+}
+
+struct loop_work *loop_work_start(struct loop *l, loop_work_fn *work,
+				  loop_work_done_fn *done, void *arg,
+				  struct err *err)
+{
+	struct loop_work *w = xcalloc(1, sizeof(*w));
+	int rc;
+
+	w->l = l;
+	w->work = work;
+	w->done = done;
+	w->arg = arg;
+	atomic_init(&w->finished, false);
+	rc = pthread_create(&w->thread, NULL, work_main, w);
+	if (rc != 0) {
+		free(w);
+		err_set(err, "pthread_create: %s", strerror(rc));
+		return NULL;
+	}
+	dlist_insert_after(&l->works, &w->link);
+	l->nworks++;
+	return w;
+}
+
+void loop_work_cancel(struct loop *l, struct loop_work *w)
+{
+	(void)l;
+	if (w)
+		w->cancelled = true;
+}
+
+size_t loop_work_running(const struct loop *l)
+{
+	return l->nworks;
+}
+
+/* Joins the finished works (every one when wait) and runs their done
+ * callbacks. A done callback may start or cancel works. */
+static void works_reap(struct loop *l, bool wait)
+{
+	for (;;) {
+		struct loop_work *w = NULL;
+		struct dlist *pos;
+
+		DLIST_FOREACH(pos, &l->works) {
+			struct loop_work *c =
+				DLIST_ENTRY(pos, struct loop_work, link);
+
+			if (wait || atomic_load(&c->finished)) {
+				w = c;
+				break;
+			}
+		}
+		if (!w)
+			return;
+		pthread_join(w->thread, NULL);
+		dlist_remove(&w->link);
+		l->nworks--;
+		w->done(w->arg, w->cancelled || wait);
+		free(w);
+	}
+}
+
 /* Reads every byte of the self-pipe; each is a signal number. */
 static void drain_signals(struct loop *l)
 {
@@ -603,9 +705,12 @@ int loop_run_once(struct loop *l, int64_t max_wait_ms, struct err *err)
 	for (int i = 0; i < nev; i++)
 		if (evs[i].data.fd == l->pipe_rd)
 			drain_signals(l);
-	/* 1. Transfers: streaming bytes, then the finished ones. */
+	/* 1. Transfers: streaming bytes, then the finished ones; then
+	 * finished background work. */
 	if (drain(l, evs, nev, err) < 0)
 		return -1;
+	if (l->nworks)
+		works_reap(l, false);
 	/* 2. Due timers. */
 	timers_fire_due(&l->timers, l->now_ms);
 	/* 3. Before sleep. */

@@ -99,6 +99,32 @@ void loop_timer_arm_at(struct loop *l, struct timer *t, int64_t due_ms);
 void loop_timer_cancel(struct loop *l, struct timer *t);
 
 /*
+ * Background work, the loop's one way to run CPU-heavy code (an RSA key
+ * generation takes from 50 ms to seconds on a loaded machine) without
+ * stalling every timer, watch and Lease renewal behind it. work(arg)
+ * runs on a thread of its own and may touch nothing but arg (no loop,
+ * no log of controller state, no JSON shared with the loop); afterwards
+ * done(arg, false) runs on the loop thread, in step 1 of an iteration.
+ * arg is owned by the work until done has run: done frees it.
+ */
+typedef void loop_work_fn(void *arg);
+typedef void loop_work_done_fn(void *arg, bool cancelled);
+struct loop_work;
+/* Starts work; returns its handle (valid until done has been called or
+ * loop_work_cancel), or NULL + err when no thread can be made (then
+ * nothing runs and arg stays the caller's). Any loop callback. */
+struct loop_work *loop_work_start(struct loop *l, loop_work_fn *work,
+				  loop_work_done_fn *done, void *arg,
+				  struct err *err);
+/* The owner no longer wants the result: done(arg, true) runs instead,
+ * once the thread has finished (the work cannot be interrupted), so done
+ * must not reach the owner when cancelled. NULL-safe; any loop
+ * callback. loop_free waits for every running work and cancels it. */
+void loop_work_cancel(struct loop *l, struct loop_work *w);
+/* Works started and not yet done, for tests. */
+size_t loop_work_running(const struct loop *l);
+
+/*
  * Byte sink of a transfer: body bytes, or one header line (with its
  * CRLF). Returns len to go on; anything else aborts the transfer, which
  * then ends with CURLE_WRITE_ERROR. data is borrowed for the call.

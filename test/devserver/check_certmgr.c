@@ -30,7 +30,11 @@
  *    serving the same certificate, every bundle that Secret's CA, and
  *    nothing written afterwards; a CA rotation by one reaches the other
  *    through its Secret watch.
- * Keys are ECDSA P-256 (certs.h) so generation costs microseconds.
+ *  - generation runs off the loop thread: with RSA keys the loop turns
+ *    while the work runs, and a certmgr freed meanwhile leaves the
+ *    work to be reaped (cancelled) by loop_free, nothing leaked.
+ * Keys are ECDSA P-256 (certs.h) so generation costs microseconds, but
+ * for those two tests.
  */
 #include <jansson.h>
 #include <stdio.h>
@@ -268,6 +272,60 @@ START_TEST(creates_secret_and_injects)
 	ck_assert_int_eq(certs_check(certmgr_certs(S.cm), SVC "." NS ".svc",
 				     time(NULL), 0, NULL), CERTS_OK);
 	free(ca);
+}
+END_TEST
+
+/* The RSA generation (tens of milliseconds at best) runs on a worker:
+ * loop iterations return while it is running. */
+START_TEST(rsa_generation_off_the_loop)
+{
+	struct certmgr_opts o = {
+		.namespace = NS,
+		.secret_name = SECRET,
+		.service_name = SVC,
+		.key_type = CERTS_RSA_2048,
+		.retry_ms = 100,
+		.on_certs = on_certs,
+	};
+	bool seen_running = false;
+	struct err err = { "" };
+	int64_t t0 = t_mono_ms();
+
+	S.cm = certmgr_new(inp_kube(), &o);
+	while (!certmgr_ready(S.cm)) {
+		ck_assert_int_lt(t_mono_ms() - t0, 60000);
+		ck_assert_int_eq(loop_run_once(inp_loop(), 20, &err), 0);
+		if (loop_work_running(inp_loop()))
+			seen_running = true;
+	}
+	ck_assert(seen_running);
+	ck_assert_uint_eq(certmgr_stats(S.cm)->generated, 1);
+	ck_assert_int_eq(S.handed, 1);
+	ck_assert_int_eq(certs_check(certmgr_certs(S.cm), SVC "." NS ".svc",
+				     time(NULL), 0, NULL), CERTS_OK);
+}
+END_TEST
+
+/* Freed while its generation runs: the work's end is cancelled. */
+START_TEST(freed_while_generating)
+{
+	struct certmgr_opts o = {
+		.namespace = NS,
+		.secret_name = SECRET,
+		.service_name = SVC,
+		.key_type = CERTS_RSA_2048,
+		.retry_ms = 100,
+		.on_certs = on_certs,
+	};
+
+	S.cm = certmgr_new(inp_kube(), &o);
+	WAIT_FOR(loop_work_running(inp_loop()) > 0, 10000);
+	certmgr_free(S.cm);
+	S.cm = NULL;
+	inp_spin(50);
+	/* nothing was written, nothing handed over */
+	ck_assert_int_eq(S.handed, 0);
+	/* teardown's inp_stop frees the loop, which reaps the work */
 }
 END_TEST
 
@@ -823,6 +881,8 @@ Suite *certmgr_suite(void)
 	tcase_add_test(tc, crd_conversion_bundle);
 	tcase_add_test(tc, deleted_secret_comes_back);
 	tcase_add_test(tc, empty_secret_is_filled);
+	tcase_add_test(tc, rsa_generation_off_the_loop);
+	tcase_add_test(tc, freed_while_generating);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("repairs");

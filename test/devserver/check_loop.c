@@ -4,10 +4,13 @@
  * never answers), so the tests see the iteration order of STYLE P7 —
  * transfers, then timers, then the before-sleep hook — the clock cached
  * per iteration, starts and stops made inside libcurl's callbacks,
- * loop_stop, SIGTERM through the self-pipe, and the wait bounded by the
- * nearest timer.
+ * loop_stop, SIGTERM through the self-pipe, the wait bounded by the
+ * nearest timer, and background work (loop_work_start) that leaves the
+ * loop turning and reports back on the loop's thread.
  */
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -414,6 +417,114 @@ START_TEST(sigterm_stops_the_loop)
 }
 END_TEST
 
+/* ---- background work ---- */
+
+struct bg {
+	atomic_int go;        /* the work spins until this is set */
+	atomic_int ran;       /* the work ran */
+	int done_calls;
+	bool cancelled;
+	pthread_t done_thread;
+	int ticks;            /* timer firings while the work waited */
+	struct timer tick;
+};
+
+static void bg_work(void *arg)
+{
+	struct bg *b = arg;
+
+	while (!atomic_load(&b->go)) {
+		struct timespec ts = { 0, 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
+	atomic_store(&b->ran, 1);
+}
+
+static void bg_done(void *arg, bool cancelled)
+{
+	struct bg *b = arg;
+
+	b->done_calls++;
+	b->cancelled = cancelled;
+	b->done_thread = pthread_self();
+}
+
+/* Ticks on the loop; the fifth lets the work finish. */
+static void bg_tick(void *ud, int64_t now)
+{
+	struct bg *b = ud;
+
+	(void)now;
+	if (++b->ticks == 5)
+		atomic_store(&b->go, 1);
+	else
+		loop_timer_arm(L, &b->tick, 10);
+}
+
+START_TEST(background_work)
+{
+	struct err err = { "" };
+	struct bg b;
+	struct loop_work *w;
+	int64_t t0;
+
+	memset(&b, 0, sizeof(b));
+	b.tick = (struct timer)TIMER_INIT(bg_tick, &b);
+	w = loop_work_start(L, bg_work, bg_done, &b, &err);
+	ck_assert_msg(w != NULL, "%s", err.msg);
+	ck_assert_uint_eq(loop_work_running(L), 1);
+	/* the loop keeps turning (timers fire) while the work runs, and
+	 * the work's end wakes a long wait at once */
+	loop_timer_arm(L, &b.tick, 10);
+	t0 = t_mono_ms();
+	while (!b.done_calls)
+		ck_assert_int_eq(loop_run_once(L, 5000, &err), 0);
+	ck_assert_int_lt(t_mono_ms() - t0, 4000);
+	ck_assert_int_eq(b.ticks, 5);
+	ck_assert_int_eq(atomic_load(&b.ran), 1);
+	ck_assert_int_eq(b.done_calls, 1);
+	ck_assert(!b.cancelled);
+	ck_assert(pthread_equal(b.done_thread, pthread_self()));
+	ck_assert_uint_eq(loop_work_running(L), 0);
+	/* nothing more is called */
+	ck_assert_int_eq(loop_run_once(L, 0, &err), 0);
+	ck_assert_int_eq(b.done_calls, 1);
+}
+END_TEST
+
+START_TEST(background_work_cancelled)
+{
+	struct err err = { "" };
+	struct bg b, c;
+	struct loop_work *w;
+
+	memset(&b, 0, sizeof(b));
+	memset(&c, 0, sizeof(c));
+	w = loop_work_start(L, bg_work, bg_done, &b, &err);
+	ck_assert_msg(w != NULL, "%s", err.msg);
+	loop_work_cancel(L, w);
+	loop_work_cancel(L, NULL);
+	/* a cancelled work still ends: done(arg, true) once it has */
+	ck_assert_int_eq(loop_run_once(L, 20, &err), 0);
+	ck_assert_int_eq(b.done_calls, 0);
+	atomic_store(&b.go, 1);
+	while (!b.done_calls)
+		ck_assert_int_eq(loop_run_once(L, 5000, &err), 0);
+	ck_assert(b.cancelled);
+	ck_assert_int_eq(atomic_load(&b.ran), 1);
+	/* loop_free waits for a running work and cancels it */
+	ck_assert_ptr_nonnull(loop_work_start(L, bg_work, bg_done, &c, &err));
+	atomic_store(&c.go, 1);
+	loop_free(L);
+	L = NULL;
+	ck_assert_int_eq(c.done_calls, 1);
+	ck_assert(c.cancelled);
+	L = loop_new(NULL, &err);
+	ck_assert_msg(L != NULL, "%s", err.msg);
+}
+END_TEST
+
 Suite *loop_suite(void)
 {
 	Suite *s = suite_create("loop");
@@ -427,6 +538,8 @@ Suite *loop_suite(void)
 	tcase_add_test(tc, stop_and_run_again);
 	tcase_add_test(tc, waits_are_bounded);
 	tcase_add_test(tc, sigterm_stops_the_loop);
+	tcase_add_test(tc, background_work);
+	tcase_add_test(tc, background_work_cancelled);
 	suite_add_tcase(s, tc);
 	return s;
 }
