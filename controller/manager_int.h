@@ -167,6 +167,15 @@ struct wl_entry {
 	const char *chk_preempt;
 	char *chk_by_cq;         /* owned */
 	int32_t chk_by_prio;
+	/* DEC_PREEMPT: the preemptor's key ("ns/name"), of the decision
+	 * waiting (chk_by_key) and of the write in flight (call_by_key);
+	 * each counts once in that preemptor's victims_out */
+	char *chk_by_key;        /* owned; NULL unless chk_pending */
+	char *call_by_key;       /* owned; NULL unless a WC_CHECK flies */
+	/* as a preemptor: evictions decided for it whose writes have not
+	 * been answered; its admission write waits for none left (see
+	 * controller/README.md "Preemption writes") */
+	unsigned victims_out;
 	bool chk_first;          /* the eviction sent is the first of its
 				    reason and cause (schedulingStats) */
 	bool recheck_on_update;  /* 409 on it: sched checks again when the

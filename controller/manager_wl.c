@@ -479,6 +479,34 @@ void manager_wl_clear_conds(struct workload *tmp, const char *reason,
  *  - requeue: Requeued=True with the decision's reason and message.
  * Both carry the decided version as precondition.
  */
+/*
+ * One eviction decided for the preemptor by_key (NULL: none) is no
+ * longer unanswered (delta -1) or is new (+1). When the preemptor's last
+ * one is answered, its held admission write goes to the queue.
+ */
+static void victims_move(struct manager *m, const char *by_key, int delta)
+{
+	struct wl_entry *p = by_key ? hmap_get(&m->wls, by_key) : NULL;
+
+	if (!p)
+		return;
+	if (delta > 0) {
+		p->victims_out++;
+		return;
+	}
+	if (p->victims_out && --p->victims_out == 0 && p->admit_pending)
+		wl_sync(m, p);
+}
+
+/* Drops the preemptor link of e's waiting decision (it is replaced). */
+static void chk_unlink(struct manager *m, struct wl_entry *e)
+{
+	if (e->chk_by_key) {
+		victims_move(m, e->chk_by_key, -1);
+		FREE_AND_NULL(e->chk_by_key);
+	}
+}
+
 static void send_check(struct manager *m, struct wl_entry *e)
 {
 	struct workload tmp;
@@ -540,6 +568,10 @@ static void send_check(struct manager *m, struct wl_entry *e)
 	json_decref(enc);
 	workload_release(&tmp);
 	e->chk_pending = false;
+	/* the link follows the decision into its write */
+	free(e->call_by_key);
+	e->call_by_key = e->chk_by_key;
+	e->chk_by_key = NULL;
 	manager_wl_evict_note(e);
 	m->stats.check_writes++;
 	manager_wl_submit(m, e, patch_with_rv(e->chk_rv, st), WC_CHECK,
@@ -654,7 +686,9 @@ void manager_wl_pump(struct manager *m)
 		e->inq = WQ_NONE;
 		if (e->call)
 			continue;
-		if (e->admit_pending)
+		if (e->admit_pending && e->victims_out)
+			m->stats.admits_held++; /* sent by victims_move */
+		else if (e->admit_pending)
 			send_admit(m, e);
 		else if (e->chk_pending)
 			send_check(m, e);
@@ -755,6 +789,10 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 			m->changed = true;
 		}
 	} else if (kind == WC_CHECK) {
+		if (e->call_by_key) {
+			victims_move(m, e->call_by_key, -1);
+			FREE_AND_NULL(e->call_by_key);
+		}
 		if (r->outcome == KUBE_OK) {
 			if (e->chk_kind != DEC_REQUEUE) {
 				m->stats.evicted++;
@@ -852,9 +890,16 @@ void manager_wl_apply_decisions(struct manager *m)
 			e->chk_preempt = d->preempt_reason;
 			set_str(&e->chk_by_cq, d->preemptor_cq);
 			e->chk_by_prio = workload_priority(d->preemptor);
+			chk_unlink(m, e);
+			e->chk_by_key = object_key_buf(NULL, 0,
+				d->preemptor->meta.namespace,
+				d->preemptor->meta.name);
+			victims_move(m, e->chk_by_key, +1);
 			/* fall through */
 		case DEC_EVICT:
 		case DEC_REQUEUE:
+			if (d->kind != DEC_PREEMPT)
+				chk_unlink(m, e);
 			e->chk_kind = d->kind;
 			e->chk_reason = d->reason;
 			set_str(&e->chk_msg, d->message);
@@ -1249,7 +1294,13 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 		if (e->call_kind == WC_PENDING)
 			m->pend_inflight--;
 	}
+	/* its eviction, waiting or cancelled, no longer holds anyone */
 	wl_dequeue(m, e);
+	chk_unlink(m, e);
+	if (e->call_by_key) {
+		victims_move(m, e->call_by_key, -1);
+		FREE_AND_NULL(e->call_by_key);
+	}
 	defer_del(m, e);
 	manager_dl_drop(m, e);
 	wl_unlink_lq(e);
@@ -1265,6 +1316,8 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 	free(e->chk_msg);
 	free(e->chk_rv);
 	free(e->chk_by_cq);
+	free(e->chk_by_key);
+	free(e->call_by_key);
 	free(e->ev_cq);
 	free(e->call_rv);
 	free(e->sent_rv);

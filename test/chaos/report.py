@@ -89,9 +89,12 @@ def main(argv):
                                      sorted((ch.get('preemption_reasons')
                                              or {}).items(),
                                             key=lambda x: str(x[0])))
-        or 'none', '; %d of a Workload whose admission was still in '
-        'flight' % ch['preempted_unreserved']
-        if ch.get('preempted_unreserved') else ''))
+        or 'none', ('; %d of a Workload whose admission was still in '
+                    'flight' % ch['preempted_unreserved']
+                    if ch.get('preempted_unreserved') else '') +
+        ('; %d decided on a view that had not yet seen Finished writes'
+         % ch['preempted_stale_view']
+         if ch.get('preempted_stale_view') else '')))
     fo = ch.get('failover') or {}
     for kind, what in (('sigkill', 'failover after SIGKILL'),
                        ('sigterm', 'failover after SIGTERM'),

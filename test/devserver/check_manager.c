@@ -35,13 +35,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/alloc.h"
+#include "base/b64.h"
 #include "controller/events.h"
 #include "controller/kube.h"
 #include "controller/log.h"
 #include "controller/loop.h"
 #include "controller/manager.h"
+#include "devserver/http.h"
+#include "devserver/tls.h"
 #include "inproc.h"
 #include "suites.h"
 #include "test/support/support.h"
@@ -927,6 +931,137 @@ START_TEST(max_exec_time)
 }
 END_TEST
 
+/* ---- preemption writes: a slow victim ---- */
+
+/* A validating webhook on workloads/status for objects labelled
+ * slow=yes that answers "allowed" after 1.5 s: that victim's eviction
+ * write stays unanswered for that long. */
+static struct {
+	struct tls_material tm;
+	struct http_server *hooks;
+	char *ca;
+} SLOW;
+
+static void slow_serve(void *ctx, const struct http_req *req,
+		       struct http_resp *resp)
+{
+	json_t *rev = json_loads(req->body, 0, NULL);
+	const char *uid = json_string_value(json_object_get(
+		json_object_get(rev, "request"), "uid"));
+	json_t *a = json_pack("{s:s, s:s, s:{s:s, s:b}}", "apiVersion",
+			      "admission.k8s.io/v1", "kind",
+			      "AdmissionReview", "response", "uid",
+			      uid ? uid : "", "allowed", 1);
+	char *text = json_dumps(a, JSON_COMPACT);
+
+	(void)ctx;
+	usleep(1500 * 1000);
+	http_resp_set(resp, 200, "application/json", text, strlen(text));
+	json_decref(a);
+	json_decref(rev);
+}
+
+static void slow_setup(void)
+{
+	static const char *const ips[] = { "127.0.0.1", NULL };
+	static const char *const dns[] = { "slow.webhooks.svc", NULL };
+	struct http_opts ho = { .addr = "127.0.0.1" };
+	struct api_endpoint ep = { "webhooks", "slow", "127.0.0.1", 0 };
+	struct err err = { "" };
+
+	memset(&MO, 0, sizeof(MO));
+	MO.status_interval_ms = 20;
+	memset(&SLOW, 0, sizeof(SLOW));
+	ck_assert_int_eq(tls_generate(dns, ips, &SLOW.tm, &err), 0);
+	SLOW.ca = b64_encode(SLOW.tm.ca_pem, strlen(SLOW.tm.ca_pem),
+			     B64_STD);
+	ho.cert_pem = SLOW.tm.cert_pem;
+	ho.key_pem = SLOW.tm.key_pem;
+	SLOW.hooks = http_server_start(&ho, slow_serve, NULL, &err);
+	ck_assert_msg(SLOW.hooks != NULL, "webhook server: %s", err.msg);
+	ep.port = http_server_port(SLOW.hooks);
+	inp_start(&(struct inp_opts){ .endpoint = &ep });
+}
+
+static void slow_teardown(void)
+{
+	mgr_stop();
+	inp_stop();
+	http_server_stop(SLOW.hooks);
+	tls_material_release(&SLOW.tm);
+	free(SLOW.ca);
+	memset(&SLOW, 0, sizeof(SLOW));
+}
+
+/*
+ * The race the chaos suite found: a cycle decides to evict V for P; V's
+ * eviction write is slow; meanwhile X finishes, and a later cycle finds
+ * room for P beside V. P's admission must not reach the server before
+ * V's eviction (Kueue writes a cycle's preemptions before any later
+ * cycle runs): the manager holds P's write until V's is answered.
+ */
+START_TEST(preemptor_written_after_its_victims)
+{
+	json_t *cq, *hook, *v;
+	char *text;
+
+	mk_flavor("default");
+	cq = json_loads(t_cq_json("cq", "default", "4"), 0, NULL);
+	ck_assert_ptr_nonnull(cq);
+	json_object_set_new(json_object_get(cq, "spec"), "preemption",
+			    json_pack("{s:s}", "withinClusterQueue",
+				      "LowerPriority"));
+	text = json_dumps(cq, JSON_COMPACT);
+	inp_create_take("clusterqueues", NULL, text);
+	json_decref(cq);
+	mk_lq("default", "lq", "cq");
+	hook = json_pack(
+		"{s:s, s:s, s:{s:s}, s:[{s:s, s:[s], s:s, s:s, s:i,"
+		" s:{s:{s:s}}, s:[{s:[s], s:[s], s:[s], s:[s]}],"
+		" s:{s:{s:s, s:s, s:s, s:i}, s:s}}]}",
+		"apiVersion", "admissionregistration.k8s.io/v1",
+		"kind", "ValidatingWebhookConfiguration",
+		"metadata", "name", "slow-victims",
+		"webhooks", "name", "slow.cueue.dev",
+		"admissionReviewVersions", "v1", "sideEffects", "None",
+		"failurePolicy", "Fail", "timeoutSeconds", 10,
+		"objectSelector", "matchLabels", "slow", "yes",
+		"rules", "operations", "UPDATE", "apiGroups",
+		"kueue.x-k8s.io", "apiVersions", "*", "resources",
+		"workloads/status",
+		"clientConfig", "service", "namespace", "webhooks", "name",
+		"slow", "path", "/slow", "port", 443, "caBundle", SLOW.ca);
+	inp_create_take("validatingwebhookconfigurations", NULL,
+			json_dumps(hook, JSON_COMPACT));
+	json_decref(hook);
+	/* V (priority 0, the victim, slow) and X (priority 5) fill cq */
+	v = json_loads(t_wl_json("default", "v", "lq", "2", 0), 0, NULL);
+	ck_assert_ptr_nonnull(v);
+	json_object_set_new(json_object_get(v, "metadata"), "labels",
+			    json_pack("{s:s}", "slow", "yes"));
+	inp_create_take("workloads", "default", json_dumps(v, JSON_COMPACT));
+	json_decref(v);
+	mk_wl("default", "x", "lq", "2", 5);
+	mgr_start();
+	settle();
+	ck_assert(admitted("default", "v"));
+	ck_assert(admitted("default", "x"));
+	/* P (priority 10) needs V's place */
+	mk_wl("default", "p", "lq", "2", 10);
+	WAIT_FOR(manager_stats(M)->check_writes == 1, 10000);
+	/* V's eviction is in the webhook for 1.5 s: X ends, and there
+	 * is room for P without V */
+	finish("default", "x");
+	WAIT_FOR(admitted("default", "p"), 20000);
+	ck_assert_msg(inp_has_cond("workloads", "default", "v", "Evicted",
+				   "True", "Preempted", NULL),
+		      "P was admitted before V's eviction was written");
+	ck_assert_uint_ge(manager_stats(M)->admits_held, 1);
+	settle();
+	ck_assert(manager_check(M));
+}
+END_TEST
+
 Suite *manager_suite(void)
 {
 	Suite *s = suite_create("manager");
@@ -958,6 +1093,12 @@ Suite *manager_suite(void)
 	tcase_add_test(tc, pods_ready_timeout);
 	tcase_add_test(tc, pods_ready_holds);
 	tcase_add_test(tc, max_exec_time);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("preemption_writes");
+	tcase_set_timeout(tc, 60);
+	tcase_add_checked_fixture(tc, slow_setup, slow_teardown);
+	tcase_add_test(tc, preemptor_written_after_its_victims);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("helpers");
