@@ -427,7 +427,7 @@ metric() {
 
 mkcfg "$work/config-0.yaml" 10m false Eviction 2
 mkcfg "$work/config-a.yaml" 3s false Eviction 2
-mkcfg "$work/config-b.yaml" 5s true Creation 10
+mkcfg "$work/config-b.yaml" 8s true Creation 10
 export DEVCLUSTER_CONFIG=$work/config-0.yaml
 job_cluster_start
 
@@ -1067,7 +1067,7 @@ match "s3: kubectl describe workload p5: WaitingForPodsReady" 0 \
 seen "s3: n evicted by its timeout" "$T" s3 n 'Evicted=True/PodsReadyTimeout'
 n_ev_rv=$st_rv
 n_ev=$(sv Evicted@)
-within "s3: ... 5 s after its admission" 5 7 $((n_ev - $(sv Admitted@)))
+within "s3: ... 8 s after its admission" 8 10 $((n_ev - $(sv Admitted@)))
 seen "s3: p5 admitted" "$T" s3 p5 'QuotaReserved=True/'
 p5_rv=$st_rv
 if [ "$p5_rv" -gt "$n_ev_rv" ] && [ "$(sv Admitted@)" -ge "$n_ev" ]; then
