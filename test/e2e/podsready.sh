@@ -14,12 +14,13 @@
 # backoffBaseSeconds 2, backoffMaxSeconds 10}; before it 0, A with a
 # timeout of 10m, under which the queue policies of scenarios 4 and 8 are
 # set while their Jobs run not ready (no race with a 3 s timeout, however
-# loaded the machine); after it B, A with a timeout of 5s (a Job made
+# loaded the machine); after it B, A with a timeout of 8s (a Job made
 # ready-after=1s must be PodsReady before it, however loaded the machine:
 # the timeout counts from a whole-second timestamp, so it can fire up to
 # a second early), blockAdmission true, timestamp Creation and
-# backoffBaseSeconds 10 (a manager restart must end well inside it,
-# however loaded the machine), for scenarios 7, 4c and 3. Each
+# backoffBaseSeconds and backoffMaxSeconds 20 (a manager restart and
+# the checks after it must end inside it, however loaded the machine),
+# for scenarios 7, 4c and 3. Each
 # scenario has its namespace sN and its queues
 # (manifests/podsready/setup.yaml); those of configuration A run at the
 # same time, their timers overlapping:
@@ -101,7 +102,7 @@ mkcfg() {
 			'  recoveryTimeout: 2s' "  blockAdmission: $3" \
 			'  requeuingStrategy:' "    timestamp: $4" \
 			'    backoffLimitCount: 2' "    backoffBaseSeconds: $5" \
-			'    backoffMaxSeconds: 10'
+			"    backoffMaxSeconds: $(($5 > 10 ? $5 : 10))"
 	} >"$1"
 }
 
@@ -423,11 +424,14 @@ metric() {
 # The cluster and the recorders. Three Configurations: 0 (a PodsReady
 # timeout of 10m, so that the queue policies of scenarios 4e and 8 are
 # set while their Jobs are admitted and not ready, whatever the load), A
-# (the first configuration proper) and B (the second; backoff base 10 s).
+# (the first configuration proper) and B (the second; backoff base and
+# maximum 20 s: s7's manager restart, and the checks after it, must end
+# before r's requeueAt; a loaded make check saw the restart alone take
+# 13 s, and r readmitted before its Job got its ready-after annotation).
 
 mkcfg "$work/config-0.yaml" 10m false Eviction 2
 mkcfg "$work/config-a.yaml" 3s false Eviction 2
-mkcfg "$work/config-b.yaml" 8s true Creation 10
+mkcfg "$work/config-b.yaml" 8s true Creation 20
 export DEVCLUSTER_CONFIG=$work/config-0.yaml
 job_cluster_start
 
@@ -950,14 +954,14 @@ sum_in "s9: kueue_admitted_until_ready_wait_time_seconds: y ready at once" \
 history_start "first configuration"
 
 # ---------------------------------------------------------------------
-# 7. The second configuration (backoff base 10 s); the manager restarted
+# 7. The second configuration (backoff base 20 s); the manager restarted
 # (with it again) in the middle of r's first backoff.
 
 restart "$work/config-b.yaml" "manager restarted with the second configuration"
 # restart_at_count1 WL OFFSET: restarts the manager (second configuration)
 # as soon as the Workload watch, after byte OFFSET, records WL with
 # requeueState count 1 (its timeout's eviction written; polled every
-# 50 ms), so that the restart lands early in the 10 s backoff. Status 1
+# 50 ms), so that the restart lands early in the 20 s backoff. Status 1
 # if not seen within T.
 restart_at_count1() {
 	local end=$(($(now_ms) + T * 100))
@@ -992,7 +996,7 @@ seen "s7: r evicted: count 1, Requeued=False PodsReadyTimeout" "$T" s7 r \
 	'count=1 .*Requeued=False/PodsReadyTimeout'
 r_rv=$st_rv
 r_at=$(sv at)
-within "s7: r's requeueAt = eviction + 10 s (the second configuration's base)" 10 11 \
+within "s7: r's requeueAt = eviction + 20 s (the second configuration's base)" 20 21 \
 	$((r_at - $(sv Evicted@)))
 if [ "$r_read" -lt "$r_at" ]; then
 	pass "s7: the restart ended before r's requeueAt, r read again $((r_at - r_read)) s before it"
