@@ -280,11 +280,8 @@ def usage_of(objs, cq):
         adm = (w.get('status') or {}).get('admission') or {}
         if adm.get('clusterQueue') != cq:
             continue
-        for psa in adm.get('podSetAssignments') or []:
-            fl = psa.get('flavors') or {}
-            for res, q in (psa.get('resourceUsage') or {}).items():
-                key = (fl.get(res), res)
-                u[key] = u.get(key, 0) + milli(q)
+        for key, v in wl_usage(adm).items():
+            u[key] = u.get(key, 0) + v
     return u
 
 

@@ -102,18 +102,23 @@ static int on_certs(void *ud, const struct certs *c)
 	return 0;
 }
 
-static void cm_start(void)
+static void cm_start_keys(enum certs_key_type kt)
 {
 	struct certmgr_opts o = {
 		.namespace = NS,
 		.secret_name = SECRET,
 		.service_name = SVC,
-		.key_type = CERTS_EC_P256,
+		.key_type = kt,
 		.retry_ms = 100,
 		.on_certs = on_certs,
 	};
 
 	S.cm = certmgr_new(inp_kube(), &o);
+}
+
+static void cm_start(void)
+{
+	cm_start_keys(CERTS_EC_P256);
 }
 
 static int on_certs2(void *ud, const struct certs *c)
@@ -279,19 +284,11 @@ END_TEST
  * loop iterations return while it is running. */
 START_TEST(rsa_generation_off_the_loop)
 {
-	struct certmgr_opts o = {
-		.namespace = NS,
-		.secret_name = SECRET,
-		.service_name = SVC,
-		.key_type = CERTS_RSA_2048,
-		.retry_ms = 100,
-		.on_certs = on_certs,
-	};
 	bool seen_running = false;
 	struct err err = { "" };
 	int64_t t0 = t_mono_ms();
 
-	S.cm = certmgr_new(inp_kube(), &o);
+	cm_start_keys(CERTS_RSA_2048);
 	while (!certmgr_ready(S.cm)) {
 		ck_assert_int_lt(t_mono_ms() - t0, 60000);
 		ck_assert_int_eq(loop_run_once(inp_loop(), 20, &err), 0);
@@ -309,16 +306,8 @@ END_TEST
 /* Freed while its generation runs: the work's end is cancelled. */
 START_TEST(freed_while_generating)
 {
-	struct certmgr_opts o = {
-		.namespace = NS,
-		.secret_name = SECRET,
-		.service_name = SVC,
-		.key_type = CERTS_RSA_2048,
-		.retry_ms = 100,
-		.on_certs = on_certs,
-	};
 
-	S.cm = certmgr_new(inp_kube(), &o);
+	cm_start_keys(CERTS_RSA_2048);
 	WAIT_FOR(loop_work_running(inp_loop()) > 0, 10000);
 	certmgr_free(S.cm);
 	S.cm = NULL;
