@@ -685,12 +685,7 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 {
 	struct certmgr *cm = ud;
 	struct err why = { "" };
-	struct certs_opts co = { .service = cm->service,
-				 .namespace = cm->ns,
-				 .key_type = cm->key_type,
-				 .now_s = loop_wall_ms(cm->l) / 1000,
-				 .ca_validity_s = cm->ca_validity_s,
-				 .serving_validity_s = cm->serving_validity_s };
+	int64_t now_s = loop_wall_ms(cm->l) / 1000;
 	enum certs_verdict v = CERTS_RENEW_ALL;
 
 	cm->call = NULL;
@@ -705,14 +700,14 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 		set_rv(cm, body);
 		if (certs_from_secret_data(json_object_get(body, "data"),
 					   &cm->next, &why) == 0)
-			v = certs_check(&cm->next, cm->dns, co.now_s,
+			v = certs_check(&cm->next, cm->dns, now_s,
 					cm->lookahead_s, &why);
 	} else {
 		snprintf(why.msg, sizeof(why.msg), "no Secret");
 	}
 	json_decref(body);
 	if (v == CERTS_OK) {
-		if (certs_drop_expired_cas(&cm->next, co.now_s)) {
+		if (certs_drop_expired_cas(&cm->next, now_s)) {
 			log_msg(LOG_INFO, COMPONENT, cm->ns, cm->secret,
 				"expired previous CA dropped from the bundle");
 			write_secret(cm);
@@ -721,7 +716,7 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 		certs_in_place(cm);
 		return;
 	}
-	keygen_start(cm, v, why.msg, co.now_s);
+	keygen_start(cm, v, why.msg, now_s);
 }
 
 static void pass_start(struct certmgr *cm)

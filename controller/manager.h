@@ -112,9 +112,9 @@ struct manager_stats {
 	uint64_t admit_failures;  /* of those, other failures */
 	uint64_t pending_writes;  /* QuotaReserved=False patches sent */
 	uint64_t finalizer_writes; /* metadata.finalizers patches sent */
-	uint64_t admits_held;     /* times an admission write waited for
-				     the evictions made for it to be
-				     answered */
+	uint64_t admits_held;     /* write-queue passes that found an
+				     admission waiting for the evictions
+				     made for it to be answered */
 	uint64_t status_writes;   /* CQ + LQ status patches sent */
 	uint64_t invalid;         /* object versions that failed to decode
 				     or validate */

@@ -469,20 +469,10 @@ void manager_wl_clear_conds(struct workload *tmp, const char *reason,
 }
 
 /*
- * The write of an evict or requeue decision (kueue-scheduler.md §5):
- *  - evict: Evicted=True with the decision's reason and message. The
- *    workload keeps its quota: the integration that runs it (jobs.c for
- *    a batch/v1 Job) stops it, then clears the reservation. A workload
- *    with no owner has nothing running for it, so the same write clears
- *    the reservation too (QuotaReserved=False Pending, Admitted=False,
- *    Requeued, no admission), as jobs.c would once the Job stopped.
- *  - requeue: Requeued=True with the decision's reason and message.
- * Both carry the decided version as precondition.
- */
-/*
- * One eviction decided for the preemptor by_key (NULL: none) is no
- * longer unanswered (delta -1) or is new (+1). When the preemptor's last
- * one is answered, its held admission write goes to the queue.
+ * Preemption writes (controller/README.md): one eviction decided for
+ * the preemptor by_key (NULL: none) is new (delta +1) or answered or
+ * dropped (-1). When the preemptor's last one goes, its held admission
+ * write goes to the queue.
  */
 static void victims_move(struct manager *m, const char *by_key, int delta)
 {
@@ -498,15 +488,28 @@ static void victims_move(struct manager *m, const char *by_key, int delta)
 		wl_sync(m, p);
 }
 
-/* Drops the preemptor link of e's waiting decision (it is replaced). */
-static void chk_unlink(struct manager *m, struct wl_entry *e)
+/* Drops a victim's link to its preemptor (e->chk_by_key or
+ * e->call_by_key): the decision was replaced, its write answered, or
+ * the victim is gone. */
+static void victim_unlink(struct manager *m, char **by_key)
 {
-	if (e->chk_by_key) {
-		victims_move(m, e->chk_by_key, -1);
-		FREE_AND_NULL(e->chk_by_key);
+	if (*by_key) {
+		victims_move(m, *by_key, -1);
+		FREE_AND_NULL(*by_key);
 	}
 }
 
+/*
+ * The write of an evict or requeue decision (kueue-scheduler.md §5):
+ *  - evict: Evicted=True with the decision's reason and message. The
+ *    workload keeps its quota: the integration that runs it (jobs.c for
+ *    a batch/v1 Job) stops it, then clears the reservation. A workload
+ *    with no owner has nothing running for it, so the same write clears
+ *    the reservation too (QuotaReserved=False Pending, Admitted=False,
+ *    Requeued, no admission), as jobs.c would once the Job stopped.
+ *  - requeue: Requeued=True with the decision's reason and message.
+ * Both carry the decided version as precondition.
+ */
 static void send_check(struct manager *m, struct wl_entry *e)
 {
 	struct workload tmp;
@@ -789,10 +792,7 @@ static void wl_done(void *ud, const struct kube_reply *r, json_t *body)
 			m->changed = true;
 		}
 	} else if (kind == WC_CHECK) {
-		if (e->call_by_key) {
-			victims_move(m, e->call_by_key, -1);
-			FREE_AND_NULL(e->call_by_key);
-		}
+		victim_unlink(m, &e->call_by_key);
 		if (r->outcome == KUBE_OK) {
 			if (e->chk_kind != DEC_REQUEUE) {
 				m->stats.evicted++;
@@ -887,19 +887,19 @@ void manager_wl_apply_decisions(struct manager *m)
 				e->want_msg);
 			break;
 		case DEC_PREEMPT:
-			e->chk_preempt = d->preempt_reason;
-			set_str(&e->chk_by_cq, d->preemptor_cq);
-			e->chk_by_prio = workload_priority(d->preemptor);
-			chk_unlink(m, e);
-			e->chk_by_key = object_key_buf(NULL, 0,
-				d->preemptor->meta.namespace,
-				d->preemptor->meta.name);
-			victims_move(m, e->chk_by_key, +1);
-			/* fall through */
 		case DEC_EVICT:
 		case DEC_REQUEUE:
-			if (d->kind != DEC_PREEMPT)
-				chk_unlink(m, e);
+			/* a waiting decision replaced drops its link */
+			victim_unlink(m, &e->chk_by_key);
+			if (d->kind == DEC_PREEMPT) {
+				e->chk_preempt = d->preempt_reason;
+				set_str(&e->chk_by_cq, d->preemptor_cq);
+				e->chk_by_prio = workload_priority(d->preemptor);
+				e->chk_by_key = object_key_buf(NULL, 0,
+					d->preemptor->meta.namespace,
+					d->preemptor->meta.name);
+				victims_move(m, e->chk_by_key, +1);
+			}
 			e->chk_kind = d->kind;
 			e->chk_reason = d->reason;
 			set_str(&e->chk_msg, d->message);
@@ -1296,11 +1296,8 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 	}
 	/* its eviction, waiting or cancelled, no longer holds anyone */
 	wl_dequeue(m, e);
-	chk_unlink(m, e);
-	if (e->call_by_key) {
-		victims_move(m, e->call_by_key, -1);
-		FREE_AND_NULL(e->call_by_key);
-	}
+	victim_unlink(m, &e->chk_by_key);
+	victim_unlink(m, &e->call_by_key);
 	defer_del(m, e);
 	manager_dl_drop(m, e);
 	wl_unlink_lq(e);

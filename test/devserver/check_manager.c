@@ -136,6 +136,16 @@ static bool admitted(const char *ns, const char *name)
 			    "Admitted", NULL);
 }
 
+/* Holds quota: QuotaReserved=True and not Finished (as the invariant
+ * checker counts it). */
+static int holds(const char *ns, const char *name)
+{
+	return inp_has_cond("workloads", ns, name, "QuotaReserved", "True",
+			    NULL, NULL) &&
+	       !inp_has_cond("workloads", ns, name, "Finished", "True", NULL,
+			     NULL);
+}
+
 /* Adds Finished=True to a workload's conditions (the job controller's
  * job, done by hand). */
 static void finish(const char *ns, const char *name)
@@ -1052,7 +1062,24 @@ START_TEST(preemptor_written_after_its_victims)
 	/* V's eviction is in the webhook for 1.5 s: X ends, and there
 	 * is room for P without V */
 	finish("default", "x");
-	WAIT_FOR(admitted("default", "p"), 20000);
+	/* quota safety on every state seen meanwhile: cq's 4 cpu hold at
+	 * most two of the three 2-cpu Workloads */
+	{
+		struct err err = { "" };
+		int64_t t0 = t_mono_ms();
+
+		while (!admitted("default", "p")) {
+			ck_assert_int_lt(t_mono_ms() - t0, 20000);
+			ck_assert_int_le(holds("default", "v") +
+					 holds("default", "x") +
+					 holds("default", "p"), 2);
+			ck_assert_int_eq(loop_run_once(inp_loop(), 5, &err),
+					 0);
+		}
+		ck_assert_int_le(holds("default", "v") +
+				 holds("default", "x") +
+				 holds("default", "p"), 2);
+	}
 	ck_assert_msg(inp_has_cond("workloads", "default", "v", "Evicted",
 				   "True", "Preempted", NULL),
 		      "P was admitted before V's eviction was written");
