@@ -1016,7 +1016,9 @@ START_TEST(preemptor_written_after_its_victims)
 	char *text;
 
 	mk_flavor("default");
-	cq = json_loads(t_cq_json("cq", "default", "4"), 0, NULL);
+	text = t_cq_json("cq", "default", "4");
+	cq = json_loads(text, 0, NULL);
+	free(text);
 	ck_assert_ptr_nonnull(cq);
 	json_object_set_new(json_object_get(cq, "spec"), "preemption",
 			    json_pack("{s:s}", "withinClusterQueue",
@@ -1045,7 +1047,9 @@ START_TEST(preemptor_written_after_its_victims)
 			json_dumps(hook, JSON_COMPACT));
 	json_decref(hook);
 	/* V (priority 0, the victim, slow) and X (priority 5) fill cq */
-	v = json_loads(t_wl_json("default", "v", "lq", "2", 0), 0, NULL);
+	text = t_wl_json("default", "v", "lq", "2", 0);
+	v = json_loads(text, 0, NULL);
+	free(text);
 	ck_assert_ptr_nonnull(v);
 	json_object_set_new(json_object_get(v, "metadata"), "labels",
 			    json_pack("{s:s}", "slow", "yes"));
