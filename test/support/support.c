@@ -79,6 +79,14 @@ int64_t t_mono_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int64_t t_wait_ms(int64_t ms)
+{
+	const char *v = getenv("CK_TIMEOUT_MULTIPLIER");
+	double f = v ? atof(v) : 1.0;
+
+	return f > 1.0 ? (int64_t)((double)ms * f) : ms;
+}
+
 void t_sleep_ms(int64_t ms)
 {
 	struct timespec d = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000L };

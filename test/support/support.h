@@ -38,11 +38,15 @@ const char *t_fe_text(const struct field_errors *fe);
 int64_t t_mono_ms(void);
 /* Sleeps ms milliseconds. */
 void t_sleep_ms(int64_t ms);
+/* ms stretched by CK_TIMEOUT_MULTIPLIER (at least 1), as Check stretches
+ * its per-test timeouts: `make asan` sets 10, so the waits below grow
+ * with the sanitizer's slowdown, as the tests' own timeouts do. */
+int64_t t_wait_ms(int64_t ms);
 
 /* Polls expr every 10 ms until it holds, failing the test after ms
  * milliseconds: for work done by other threads. */
 #define T_POLL_UNTIL(expr, ms) do { \
-	int64_t t_end_ = t_mono_ms() + (ms); \
+	int64_t t_end_ = t_mono_ms() + t_wait_ms(ms); \
 	while (!(expr) && t_mono_ms() < t_end_) \
 		t_sleep_ms(10); \
 	ck_assert_msg((expr), "timed out waiting for: %s", #expr); \
@@ -52,7 +56,7 @@ void t_sleep_ms(int64_t ms);
  * in 20 ms turns until cond holds, failing the test after ms
  * milliseconds or on a loop error: for work done on the loop. */
 #define T_LOOP_UNTIL(l, cond, ms) do { \
-	int64_t t_end_ = t_mono_ms() + (ms); \
+	int64_t t_end_ = t_mono_ms() + t_wait_ms(ms); \
 	struct err t_e_ = { "" }; \
 	while (!(cond)) { \
 		ck_assert_msg(t_mono_ms() < t_end_, "timed out: " #cond); \
