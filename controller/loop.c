@@ -30,8 +30,8 @@
  *      to the store and cache; then every finished transfer's done
  *      callback runs (replies, retries, re-lists);
  *   2. fire due timers (rate-limit waits, backoff retries, resyncs);
- *   3. the before-sleep hook: if anything changed, run one scheduling
- *      cycle and queue the resulting writes.
+ *   3. the before-sleep hooks (the manager's: if anything changed, run
+ *      one scheduling cycle and queue the resulting writes).
  * A signal (SIGINT/SIGTERM) only writes a byte to the self-pipe; step 0
  * notices it and the loop finishes the iteration and returns.
  *
@@ -106,8 +106,11 @@ struct loop {
 	int64_t wall_ms;          /* CLOCK_REALTIME, cached at the same time */
 	int64_t max_wait_ms;      /* > 0 */
 	uint64_t iterations;
-	loop_hook_fn *hook;       /* before-sleep step, or NULL */
-	void *hook_ud;
+	struct {
+		loop_hook_fn *fn;
+		void *ud;
+	} hooks[LOOP_HOOKS_MAX];  /* before-sleep steps, in order added */
+	size_t nhooks;
 	int in_callback;          /* nesting of curl byte callbacks */
 	bool pending;             /* a transfer waits for add or removal */
 	struct dlist transfers;     /* every loop_transfer, newest first */
@@ -386,10 +389,27 @@ uint64_t loop_iterations(const struct loop *l)
 	return l->iterations;
 }
 
-void loop_set_before_sleep(struct loop *l, loop_hook_fn *fn, void *ud)
+void loop_before_sleep_add(struct loop *l, loop_hook_fn *fn, void *ud)
 {
-	l->hook = fn;
-	l->hook_ud = ud;
+	for (size_t i = 0; i < l->nhooks; i++)
+		if (l->hooks[i].fn == fn && l->hooks[i].ud == ud)
+			BUG("before-sleep hook added twice");
+	if (l->nhooks == LOOP_HOOKS_MAX)
+		BUG("more than LOOP_HOOKS_MAX before-sleep hooks");
+	l->hooks[l->nhooks].fn = fn;
+	l->hooks[l->nhooks].ud = ud;
+	l->nhooks++;
+}
+
+void loop_before_sleep_remove(struct loop *l, loop_hook_fn *fn, void *ud)
+{
+	for (size_t i = 0; i < l->nhooks; i++)
+		if (l->hooks[i].fn == fn && l->hooks[i].ud == ud) {
+			memmove(&l->hooks[i], &l->hooks[i + 1],
+				(l->nhooks - i - 1) * sizeof(l->hooks[0]));
+			l->nhooks--;
+			return;
+		}
 }
 
 void loop_timer_arm(struct loop *l, struct timer *t, int64_t delay_ms)
@@ -714,8 +734,8 @@ int loop_run_once(struct loop *l, int64_t max_wait_ms, struct err *err)
 	/* 2. Due timers. */
 	timers_fire_due(&l->timers, l->now_ms);
 	/* 3. Before sleep. */
-	if (l->hook)
-		l->hook(l->hook_ud);
+	for (size_t i = 0; i < l->nhooks; i++)
+		l->hooks[i].fn(l->hooks[i].ud);
 	l->iterations++;
 	return 0;
 }

@@ -84,12 +84,17 @@ int64_t loop_now_ms(const struct loop *l);
 int64_t loop_wall_ms(const struct loop *l);
 
 /*
- * The before-sleep step (3 of every iteration); fn(ud) runs after the
- * timers and before the wait. One hook per loop: a second call replaces
- * the first; fn NULL removes it. ud is borrowed.
+ * The before-sleep step (3 of every iteration): every hook added runs,
+ * in the order added, after the timers and before the wait. A process
+ * has one manager per loop, but tests run two replicas on one loop, and
+ * each must keep its step. At most LOOP_HOOKS_MAX hooks (BUG beyond);
+ * adding the same (fn, ud) twice is a BUG. Remove takes the pair back
+ * (absent: nothing); not from inside a hook. ud is borrowed.
  */
+#define LOOP_HOOKS_MAX 4
 typedef void loop_hook_fn(void *ud);
-void loop_set_before_sleep(struct loop *l, loop_hook_fn *fn, void *ud);
+void loop_before_sleep_add(struct loop *l, loop_hook_fn *fn, void *ud);
+void loop_before_sleep_remove(struct loop *l, loop_hook_fn *fn, void *ud);
 
 /* Timers on the loop's heap (see timers.h for the callback rules). The
  * delay counts from loop_now_ms; a negative delay is 0. t is borrowed and

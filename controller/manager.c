@@ -965,7 +965,7 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 		loop_timer_arm(m->l, &m->afs, m->o.afs_sampling_ms);
 	if (log_enabled(LOG_DEBUG))
 		loop_timer_arm(m->l, &m->audit, AUDIT_MS);
-	loop_set_before_sleep(m->l, before_sleep, m);
+	loop_before_sleep_add(m->l, before_sleep, m);
 	for (int i = 0; i < INF_N; i++) {
 		const struct inf_def *d = &manager_queues_inf_defs[i];
 		struct kube_ref ref = { .group = d->group,
@@ -1009,7 +1009,7 @@ void manager_free(struct manager *m)
 	m->closing = true;
 	for (int i = 0; i < INF_N; i++)
 		kube_watch_free(m->inf[i].w);
-	loop_set_before_sleep(m->l, NULL, NULL);
+	loop_before_sleep_remove(m->l, before_sleep, m);
 	loop_timer_cancel(m->l, &m->wake);
 	loop_timer_cancel(m->l, &m->backoff);
 	loop_timer_cancel(m->l, &m->defer);

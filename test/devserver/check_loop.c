@@ -152,7 +152,7 @@ START_TEST(iteration_order)
 
 	memset(&R, 0, sizeof(R));
 	timers_setup(&R.t, on_timer, NULL);
-	loop_set_before_sleep(L, on_hook, NULL);
+	loop_before_sleep_add(L, on_hook, NULL);
 	loop_transfer_start(L, file_easy(), &plain_ops, NULL);
 	ck_assert_uint_eq(loop_transfer_count(L), 1);
 	for (int i = 0; i < 50 && find('D') < 0; i++)
@@ -187,6 +187,41 @@ START_TEST(iteration_order)
 	/* the clock moves between iterations */
 	ck_assert_int_eq(loop_run_once(L, 30, &err), 0);
 	ck_assert_int_gt(loop_now_ms(L), R.v[t].now);
+}
+END_TEST
+
+static void on_hook2(void *ud)
+{
+	(void)ud;
+	note('h');
+}
+
+/* Two hooks (two replicas on one loop, as the lease tests run them) both
+ * run every iteration in the order added; removing one keeps the other. */
+START_TEST(before_sleep_hooks_stack)
+{
+	struct err err = { "" };
+	size_t h = 0, h2 = 0;
+
+	memset(&R, 0, sizeof(R));
+	loop_before_sleep_add(L, on_hook, NULL);
+	loop_before_sleep_add(L, on_hook2, NULL);
+	ck_assert_int_eq(loop_run_once(L, 0, &err), 0);
+	ck_assert_uint_eq(R.n, 2);
+	ck_assert_int_eq(R.v[0].what, 'H');
+	ck_assert_int_eq(R.v[1].what, 'h');
+	ck_assert_uint_eq(R.v[0].iter, R.v[1].iter);
+	loop_before_sleep_remove(L, on_hook, NULL);
+	loop_before_sleep_remove(L, on_hook, NULL); /* absent: nothing */
+	ck_assert_int_eq(loop_run_once(L, 0, &err), 0);
+	ck_assert_int_eq(loop_run_once(L, 0, &err), 0);
+	for (size_t i = 0; i < R.n; i++) {
+		h += R.v[i].what == 'H';
+		h2 += R.v[i].what == 'h';
+	}
+	ck_assert_uint_eq(h, 1);
+	ck_assert_uint_eq(h2, 3);
+	loop_before_sleep_remove(L, on_hook2, NULL);
 }
 END_TEST
 
@@ -399,7 +434,7 @@ START_TEST(sigterm_stops_the_loop)
 	ck_assert_ptr_null(l2);
 	ck_assert_ptr_nonnull(strstr(err.msg, "another loop"));
 	memset(&R, 0, sizeof(R));
-	loop_set_before_sleep(L, on_hook, NULL);
+	loop_before_sleep_add(L, on_hook, NULL);
 	loop_timer_arm(L, &t, 20);
 	ck_assert_int_eq(loop_run(L, &err), 0);
 	ck_assert_int_eq(loop_signal(L), SIGTERM);
@@ -533,6 +568,7 @@ Suite *loop_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_set_timeout(tc, 20);
 	tcase_add_test(tc, iteration_order);
+	tcase_add_test(tc, before_sleep_hooks_stack);
 	tcase_add_test(tc, easy_handles_reused);
 	tcase_add_test(tc, start_and_stop_inside_callbacks);
 	tcase_add_test(tc, stop_and_run_again);
