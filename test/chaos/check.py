@@ -391,7 +391,11 @@ class Replay:
                 p = int(r['prev']) if r.get('prev') else -1
                 if p < rv:
                     self.gaps[r['kind']].append((p, rv))
-        recs.sort(key=lambda x: (x[0], x[1], x[3]['kind'], x[2]))
+        # A LIST at L is the state of its kind at L, so it goes before
+        # any event of the other kind with the same resourceVersion (L
+        # is the latest version when listed: it can be that event's).
+        recs.sort(key=lambda x: (x[0], x[3]['type'] != 'LIST', x[1],
+                                 x[3]['kind'], x[2]))
         for rv, _, _, r in recs:
             changed = self.apply(r)
             self.after(rv, r, changed)
