@@ -950,6 +950,69 @@ void queue_visit_parked(const struct cq_queue *q, queue_visit_fn *fn,
 			fn(ctx, c->h.v[i]);
 }
 
+/* ---- snapshot ------------------------------------------------------------ */
+
+struct snap {
+	struct qitem **v;
+	size_t n, cap;
+};
+
+static void snap_add(void *ctx, struct qitem *it)
+{
+	struct snap *sn = ctx;
+
+	if (sn->n == sn->cap) {
+		sn->cap = sn->cap ? sn->cap * 2 : 64;
+		sn->v = xrealloc(sn->v, sn->cap * sizeof(*sn->v));
+	}
+	sn->v[sn->n++] = it;
+}
+
+/* Stable merge sort of v[0..n) by queue_compare, tmp holding n. */
+static void snap_sort(const struct cq_queue *q, struct qitem **v,
+		      struct qitem **tmp, size_t n)
+{
+	size_t h = n / 2, i = 0, j = h, k = 0;
+
+	if (n < 2)
+		return;
+	snap_sort(q, v, tmp, h);
+	snap_sort(q, v + h, tmp, n - h);
+	while (i < h && j < n)
+		tmp[k++] = queue_compare(q, v[j], v[i]) < 0 ? v[j++] : v[i++];
+	while (i < h)
+		tmp[k++] = v[i++];
+	while (j < n)
+		tmp[k++] = v[j++];
+	memcpy(v, tmp, n * sizeof(*v));
+}
+
+size_t queue_snapshot(const struct cq_queue *q, struct qitem ***out,
+		      size_t *nactive)
+{
+	struct snap sn = { 0 };
+	struct qitem **tmp;
+	size_t na = 0;
+
+	queue_visit(q, snap_add, &sn);
+	/* active first, keeping the visit order inside each part */
+	tmp = xmalloc((sn.n ? sn.n : 1) * sizeof(*tmp));
+	for (size_t i = 0; i < sn.n; i++)
+		if (!queue_item_parked(q, sn.v[i]))
+			tmp[na++] = sn.v[i];
+	for (size_t i = 0, k = na; i < sn.n; i++)
+		if (queue_item_parked(q, sn.v[i]))
+			tmp[k++] = sn.v[i];
+	if (sn.n)
+		memcpy(sn.v, tmp, sn.n * sizeof(*tmp));
+	snap_sort(q, sn.v, tmp, na);
+	snap_sort(q, sn.v + na, tmp, sn.n - na);
+	free(tmp);
+	*out = sn.v;
+	*nactive = na;
+	return sn.n;
+}
+
 /* ---- invariants (STYLE P15) -------------------------------------------- */
 
 /* Classes: members' heaps, representatives, counts and lists agree. */

@@ -209,6 +209,20 @@ void queue_visit(const struct cq_queue *q, queue_visit_fn *fn, void *ctx);
 void queue_visit_parked(const struct cq_queue *q, queue_visit_fn *fn,
 			void *ctx);
 
+/*
+ * The pending items in the order the next cycles would try them, as the
+ * visibility API lists them (Kueue's PendingWorkloadsInfo): the active
+ * ones (heap and the members waiting behind their class's
+ * representative) in queue order, then the parked ones (inadmissible,
+ * in backoff, or in a parked class) in queue order. Inflight items are
+ * not listed (a cycle holds them; between cycles there are none).
+ * *out is a new array of borrowed items (the caller frees the array);
+ * returns its length, and the number of active ones in *nactive.
+ * O(n log n).
+ */
+size_t queue_snapshot(const struct cq_queue *q, struct qitem ***out,
+		      size_t *nactive);
+
 /* The first 8 bytes of s packed big-endian (0-padded): comparing two
  * prefixes orders like strcmp, equal prefixes need strcmp. */
 uint64_t queue_uid_prefix(const char *s);

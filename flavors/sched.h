@@ -392,6 +392,19 @@ void sched_cq_parked_by_lq(struct sched *s, const char *cq,
 			   sched_lq_count_fn *fn, void *ud);
 
 /*
+ * The pending workloads of ClusterQueue cq in the order the next cycles
+ * would try them (queue_snapshot: active ones in queue order, then the
+ * parked ones), for the visibility API: fn(ud, w, lq, priority, parked)
+ * for each, lq its LocalQueue "namespace/name" or NULL, priority the
+ * effective one the queue orders by; fn returns false to stop. Returns
+ * false (nothing visited) when cq is unknown. Between cycles only.
+ */
+typedef bool sched_pending_fn(void *ud, const struct workload *w,
+			      const char *lq, int32_t priority, bool parked);
+bool sched_cq_pending(const struct sched *s, const char *cq,
+		      sched_pending_fn *fn, void *ud);
+
+/*
  * Coalesced status writes: every ClusterQueue and LocalQueue whose
  * status (counts, usage, Active) may have changed since the last call is
  * visited once, then forgotten. Names are borrowed for the call.

@@ -280,6 +280,29 @@ void sched_cq_parked_by_lq(struct sched *s, const char *cq,
 	free(pc.seen);
 }
 
+bool sched_cq_pending(const struct sched *s, const char *cq,
+		      sched_pending_fn *fn, void *ud)
+{
+	int32_t id = sched_find_cq(s, cq);
+	struct qitem **v;
+	size_t n, na;
+
+	if (id < 0 || !s->cqs[id].exists)
+		return false;
+	n = queue_snapshot(&s->cqs[id].q, &v, &na);
+	for (size_t i = 0; i < n; i++) {
+		const struct swl *r = SWL_OF(v[i]);
+
+		if (!r->w)
+			continue;
+		if (!fn(ud, r->w, r->lq >= 0 ? s->lqs[r->lq].name : NULL,
+			v[i]->priority, i >= na))
+			break;
+	}
+	free(v);
+	return true;
+}
+
 void sched_take_dirty(struct sched *s, sched_dirty_fn *cq_fn,
 		      sched_dirty_fn *lq_fn, void *ud)
 {

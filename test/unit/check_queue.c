@@ -759,6 +759,42 @@ static bool keep_by_mod(void *ctx, const struct qitem *it)
 	return REC_OF(it)->id % k->mod != k->rem;
 }
 
+/* queue_snapshot lists the model's HEAP items in order, then its PARKED
+ * ones in order (the visibility API's positions). */
+static void snapshot_matches_model(const struct cq_queue *q,
+				   struct model *m, struct rec *recs)
+{
+	int want[RN];
+	size_t nw = 0, na, n;
+	struct qitem **v;
+
+	g_recs = recs;
+	g_model = m;
+	for (int pass = 0; pass < 2; pass++) {
+		size_t from = nw;
+
+		for (int i = 0; i < RN; i++)
+			if (m->place[i] == (pass ? QPLACE_PARKED : QPLACE_HEAP))
+				want[nw++] = i;
+		qsort(want + from, nw - from, sizeof(want[0]), ref_cmp_ids);
+		if (!pass)
+			na = nw;
+	}
+	{
+		size_t got_na;
+
+		n = queue_snapshot(q, &v, &got_na);
+		T_ASSERT_MSG(n == nw && got_na == na,
+			     "snapshot has %zu (%zu active), model %zu (%zu)",
+			     n, got_na, nw, na);
+		for (size_t i = 0; i < n; i++)
+			T_ASSERT_MSG(REC_OF(v[i])->id == want[i],
+				     "snapshot[%zu] is %d, model %d", i,
+				     REC_OF(v[i])->id, want[i]);
+	}
+	free(v);
+}
+
 static void compare_with_model(const struct cq_queue *q,
 			       const struct model *m, struct rec *recs)
 {
@@ -915,6 +951,8 @@ START_TEST(randomized_against_model)
 			queue_set_strategy(&q, m.strategy);
 		}
 		compare_with_model(&q, &m, recs);
+		if (op % 16 == 0)
+			snapshot_matches_model(&q, &m, recs);
 	}
 	ck_assert_int_gt(pops, ROPS / 4);
 
