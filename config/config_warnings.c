@@ -100,9 +100,6 @@ static const struct unhonoured rows[] = {
 	  .off = M(tls_curve_preferences),
 	  .instead = "not applied yet; the servers offer GnuTLS's default "
 		     "key exchange groups" },
-	{ .key = "visibilityServer", .when = WHEN_GIVEN,
-	  .instead = "the visibility API (pending workloads on demand) is not "
-		     "served yet; nothing listens on this address" },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))

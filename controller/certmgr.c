@@ -81,6 +81,7 @@ struct certmgr {
 	struct kube *k;       /* borrowed */
 	struct loop *l;       /* borrowed */
 	char *ns, *secret, *service, *dns;
+	char *vis_service, *vis_dns; /* the visibility API's Service */
 	struct target *targets; /* owned */
 	size_t ntargets;
 	enum certs_key_type key_type;
@@ -131,6 +132,17 @@ char *certmgr_webhook_config_name(const char *service, bool mutating)
 			mutating ? "mutating" : "validating");
 	free(base);
 	return out;
+}
+
+char *certmgr_visibility_service_name(const char *service)
+{
+	static const char suffix[] = "-webhook-service";
+	size_t n = strlen(service), sl = sizeof(suffix) - 1;
+
+	if (n > sl && !strcmp(service + n - sl, suffix))
+		return xasprintf("%.*s-visibility-server", (int)(n - sl),
+				 service);
+	return xasprintf("%s-visibility-server", service);
 }
 
 static bool certs_equal(const struct certs *a, const struct certs *b)
@@ -560,7 +572,9 @@ static void write_secret(struct certmgr *cm)
 struct keygen {
 	struct certmgr *cm;   /* borrowed; never read on the worker */
 	char *service, *ns;   /* owned copies for co */
-	struct certs_opts co; /* points at service and ns */
+	char *extra[5];       /* owned: the visibility Service's names,
+				 NULL-terminated, for co.extra_dns */
+	struct certs_opts co; /* points at service, ns and extra */
 	bool serving_only;    /* renew the serving certificate only */
 	struct certs c;       /* in: the Secret's; out: the new ones */
 	char *old_ca;         /* owned; the CA being replaced, or NULL */
@@ -578,6 +592,8 @@ static void keygen_free(struct keygen *kg)
 	free(kg->old_ca);
 	free(kg->service);
 	free(kg->ns);
+	for (size_t i = 0; kg->extra[i]; i++)
+		free(kg->extra[i]);
 	free(kg);
 }
 
@@ -660,9 +676,14 @@ static void keygen_start(struct certmgr *cm, enum certs_verdict v,
 	kg->cm = cm;
 	kg->service = xstrdup(cm->service);
 	kg->ns = xstrdup(cm->ns);
+	kg->extra[0] = xstrdup(cm->vis_dns);
+	kg->extra[1] = xstrdup(cm->vis_service);
+	kg->extra[2] = xasprintf("%s.%s", cm->vis_service, cm->ns);
+	kg->extra[3] = xasprintf("%s.cluster.local", cm->vis_dns);
 	kg->co = (struct certs_opts){
 		.service = kg->service,
 		.namespace = kg->ns,
+		.extra_dns = (const char *const *)kg->extra,
 		.key_type = cm->key_type,
 		.now_s = now_s,
 		.ca_validity_s = cm->ca_validity_s,
@@ -702,6 +723,12 @@ static void secret_read(void *ud, const struct kube_reply *r, json_t *body)
 					   &cm->next, &why) == 0)
 			v = certs_check(&cm->next, cm->dns, now_s,
 					cm->lookahead_s, &why);
+		/* the visibility Service's name too (a Secret made before
+		 * cueue served the visibility API lacks it) */
+		if (v == CERTS_OK &&
+		    certs_check(&cm->next, cm->vis_dns, now_s,
+				cm->lookahead_s, &why) != CERTS_OK)
+			v = CERTS_RENEW_SERVING;
 	} else {
 		snprintf(why.msg, sizeof(why.msg), "no Secret");
 	}
@@ -892,6 +919,8 @@ struct certmgr *certmgr_new(struct kube *k, const struct certmgr_opts *o)
 	cm->secret = xstrdup(o->secret_name);
 	cm->service = xstrdup(o->service_name);
 	cm->dns = xasprintf("%s.%s.svc", o->service_name, o->namespace);
+	cm->vis_service = certmgr_visibility_service_name(o->service_name);
+	cm->vis_dns = xasprintf("%s.%s.svc", cm->vis_service, o->namespace);
 	add_target(cm, T_MUTATING, o->mutating_name
 		   ? xstrdup(o->mutating_name)
 		   : certmgr_webhook_config_name(o->service_name, true));
@@ -957,6 +986,8 @@ void certmgr_free(struct certmgr *cm)
 	free(cm->secret);
 	free(cm->service);
 	free(cm->dns);
+	free(cm->vis_dns);
+	free(cm->vis_service);
 	free(cm);
 }
 

@@ -4,7 +4,9 @@
  * calls of kube.h:
  *
  *  1. GET Secret <namespace>/<secret>; certs_from_secret_data +
- *     certs_check for <service>.<namespace>.svc;
+ *     certs_check for <service>.<namespace>.svc and for the visibility
+ *     API's Service, <base>-visibility-server.<namespace>.svc (a
+ *     serving certificate without it is renewed);
  *  2. when missing, unreadable, for another name or expiring within 90
  *     days: certs_generate (or certs_renew_serving when only the serving
  *     certificate is bad, keeping the CA and so the caBundles) on a worker
@@ -143,5 +145,9 @@ const struct certmgr_stats *certmgr_stats(const struct certmgr *cm);
 
 /* "<base>-mutating-webhook-configuration" for a service name (new). */
 char *certmgr_webhook_config_name(const char *service, bool mutating);
+/* "<base>-visibility-server" (new): the visibility API's Service, whose
+ * names the serving certificate carries too (controller/visibility.h);
+ * a certificate without them is renewed. */
+char *certmgr_visibility_service_name(const char *service);
 
 #endif

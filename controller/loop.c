@@ -602,17 +602,24 @@ static int drain(struct loop *l, const struct epoll_event *evs, int nev,
 
 /* ---- background work ---- */
 
+void loop_wake(struct loop *l)
+{
+	unsigned char zero = 0;
+
+	/* signals are never 0: drain_signals ignores the byte */
+	if (write(l->pipe_wr, &zero, 1) < 0) {
+	}
+}
+
 static void *work_main(void *p)
 {
 	struct loop_work *w = p;
-	unsigned char zero = 0;
 
 	w->work(w->arg);
 	atomic_store(&w->finished, true);
 	/* A full pipe already holds a wake-up; the loop reaps every
 	 * finished work whichever byte woke it. */
-	if (write(w->l->pipe_wr, &zero, 1) < 0) {
-	}
+	loop_wake(w->l);
 	return NULL;
 }
 

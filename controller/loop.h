@@ -112,6 +112,12 @@ void loop_timer_cancel(struct loop *l, struct timer *t);
  * done(arg, false) runs on the loop thread, in step 1 of an iteration.
  * arg is owned by the work until done has run: done frees it.
  */
+/* Wakes the loop from any thread: the current or next wait returns at
+ * once and the iteration runs its before-sleep hooks (where the caller's
+ * hook finds what the thread left for it, under its own lock).
+ * Async-signal-safe; never blocks (a full pipe already holds a wake-up). */
+void loop_wake(struct loop *l);
+
 typedef void loop_work_fn(void *arg);
 typedef void loop_work_done_fn(void *arg, bool cancelled);
 struct loop_work;

@@ -18,12 +18,17 @@
  *   --webhook-bind-address ADDR       override webhook.host/port
  *                       (HOST:PORT, :PORT; port 0 = a free port; "0" =
  *                       no webhook server and no certificate management)
+ *   --visibility-bind-address ADDR    override visibilityServer
+ *                       bindAddress/bindPort (8082): the visibility API,
+ *                       served with the webhook's certificates ("0" =
+ *                       off; port 0 = a free port)
  *   --metrics-cert-dir DIR  serve /metrics over HTTPS with DIR/tls.crt,
  *                       DIR/tls.key (plain HTTP otherwise)
  *   --leader-elect true|false  cueue's own: overrides the Configuration's
  *                       leaderElection.leaderElect (devcluster runs a
  *                       single replica with false)
- *   The metrics, health and webhook servers: controller/wiring.h (each
+ *   The metrics, health, webhook and visibility servers:
+ *   controller/wiring.h (each
  *   logs "... listening on ..." once bound).
  *
  * Leader election (leaderElection in the Configuration): election.h.
@@ -62,6 +67,7 @@ struct flags {
 	const char *metrics_bind; /* NULL: from the Configuration */
 	const char *health_bind;
 	const char *webhook_bind;
+	const char *visibility_bind;
 	const char *metrics_cert_dir;
 	int leader_elect;       /* -1: the Configuration's; 0/1 */
 };
@@ -75,6 +81,7 @@ static void usage(FILE *f)
 		"                     [--metrics-bind-address ADDR]\n"
 		"                     [--health-probe-bind-address ADDR]\n"
 		"                     [--webhook-bind-address ADDR]\n"
+		"                     [--visibility-bind-address ADDR]\n"
 		"                     [--metrics-cert-dir DIR]\n"
 		"                     [--leader-elect true|false]\n");
 }
@@ -84,7 +91,7 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 {
 	enum { F_KUBECONFIG = 1, F_CONFIG, F_QPS, F_BURST, F_LOG, F_HELP,
 	       F_METRICS, F_HEALTH, F_WEBHOOK, F_METRICS_CERTS,
-	       F_LEADER_ELECT };
+	       F_LEADER_ELECT, F_VISIBILITY };
 	static const struct option opts[] = {
 		{ "kubeconfig", required_argument, NULL, F_KUBECONFIG },
 		{ "config", required_argument, NULL, F_CONFIG },
@@ -96,6 +103,8 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 		{ "health-probe-bind-address", required_argument, NULL,
 		  F_HEALTH },
 		{ "webhook-bind-address", required_argument, NULL, F_WEBHOOK },
+		{ "visibility-bind-address", required_argument, NULL,
+		  F_VISIBILITY },
 		{ "metrics-cert-dir", required_argument, NULL,
 		  F_METRICS_CERTS },
 		{ "leader-elect", required_argument, NULL, F_LEADER_ELECT },
@@ -152,6 +161,9 @@ static int parse_flags(int argc, char **argv, struct flags *fl)
 			break;
 		case F_WEBHOOK:
 			fl->webhook_bind = optarg;
+			break;
+		case F_VISIBILITY:
+			fl->visibility_bind = optarg;
 			break;
 		case F_METRICS_CERTS:
 			fl->metrics_cert_dir = optarg;
@@ -312,6 +324,7 @@ int main(int argc, char **argv)
 	wo.metrics_bind = fl.metrics_bind;
 	wo.health_bind = fl.health_bind;
 	wo.webhook_bind = fl.webhook_bind;
+	wo.visibility_bind = fl.visibility_bind;
 	wo.metrics_cert_dir = fl.metrics_cert_dir;
 	w = wiring_new(k, &wo, &err);
 	if (!w) {

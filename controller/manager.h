@@ -166,6 +166,26 @@ const struct manager_stats *manager_stats(const struct manager *m);
 bool manager_check(const struct manager *m);
 
 /*
+ * One visibility API query (manager_vis.c): the pending workloads of
+ * ClusterQueue cq, or (lq set) of LocalQueue ns/lq, as a
+ * PendingWorkloadsSummary of api_version (e.g.
+ * "visibility.kueue.x-k8s.io/v1beta1"); offset and limit as given (0:
+ * the defaults). Returns the JSON text (new) and the HTTP status in
+ * *code: 200, 404 with a Status, or 503 when this replica does not
+ * schedule. Loop thread.
+ */
+struct manager_vis_query {
+	const char *api_version;
+	const char *cq;  /* ClusterQueue query */
+	const char *ns;  /* LocalQueue query: namespace and name */
+	const char *lq;
+	int64_t offset;
+	int64_t limit;
+};
+char *manager_visibility(struct manager *m, const struct manager_vis_query *q,
+			 unsigned *code);
+
+/*
  * What the webhook's namespace view (webhook/nsview.h) is built from
  * (controller/webhookview.h does it). The generation grows whenever a
  * Namespace, a LocalQueue or a WorkloadPriorityClass is added, changed

@@ -938,7 +938,7 @@ static void wl_link_lq(struct wl_entry *e, struct lq_entry *l)
  * status), so the rest of a decoded workload is dropped to keep a cache
  * of tens of thousands small: raw pod templates, template and object
  * labels (all but kueue.x-k8s.io/job-uid) and annotations, owner
- * references, finalizers.
+ * references but the controller's, finalizers.
  */
 static void wl_trim(struct workload *w)
 {
@@ -962,16 +962,28 @@ static void wl_trim(struct workload *w)
 		}
 	}
 	smap_release(&w->meta.annotations);
-	for (size_t i = 0; i < w->meta.nowners; i++) {
-		struct owner_ref *o = &w->meta.owners[i];
+	{
+		/* the controller reference stays: the visibility API names
+		 * it (manager_vis.c) */
+		size_t keep = 0;
 
-		free(o->api_version);
-		free(o->kind);
-		free(o->name);
-		free(o->uid);
+		for (size_t i = 0; i < w->meta.nowners; i++) {
+			struct owner_ref *o = &w->meta.owners[i];
+
+			if (o->controller && !keep &&
+			    o->api_version && o->kind && o->name && o->uid) {
+				w->meta.owners[keep++] = *o;
+				continue;
+			}
+			free(o->api_version);
+			free(o->kind);
+			free(o->name);
+			free(o->uid);
+		}
+		w->meta.nowners = keep;
+		if (!keep)
+			FREE_AND_NULL(w->meta.owners);
 	}
-	FREE_AND_NULL(w->meta.owners);
-	w->meta.nowners = 0;
 	for (size_t i = 0; i < w->meta.nfinalizers; i++)
 		free(w->meta.finalizers[i]);
 	FREE_AND_NULL(w->meta.finalizers);

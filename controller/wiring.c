@@ -1,7 +1,8 @@
 /*
  * wiring: metrics, health, webhook and certificates around the manager
  * (wiring.h). Owns the registry, kueue_metrics, procstat, both httpd
- * servers, the webhook server, the certificate manager (or the certDir
+ * servers, the webhook server, the visibility API server (on the same
+ * certificates), the certificate manager (or the certDir
  * certificates) and one periodic timer that publishes the webhook's
  * namespace view, flips the readiness flags and mirrors the API client's
  * counters into cueue_api_requests_total.
@@ -24,6 +25,7 @@
 #include "controller/metrics.h"
 #include "controller/procstat.h"
 #include "controller/timers.h"
+#include "controller/visibility.h"
 #include "controller/webhookview.h"
 #include "webhook/webhook.h"
 
@@ -31,8 +33,7 @@
  * WorkloadPriorityClass change reaches the webhook's view (a Job created
  * right after the LocalQueue "default" of its namespace must be
  * defaulted to it), so it stays short: the manager has no hook that says
- * when manager_nsview_gen moves (the loop's one before-sleep hook is
- * the manager's). */
+ * when manager_nsview_gen moves. */
 #define DEFAULT_TICK_MS 50
 #define API_STATS_EVERY_MS 5000
 #define CERTDIR_RETRY_MS 5000
@@ -56,6 +57,11 @@ struct wiring {
 				       server serves both, or off) */
 	struct httpd *health;       /* hh, or hm when it serves both */
 	bool webhook_on;
+	bool vis_on;                /* serve the visibility API */
+	char vis_host[64];
+	unsigned vis_port;
+	struct visibility *vis;     /* once certificates and m are there */
+	char *vis_cert, *vis_key;   /* owned; the latest certificates */
 	char wh_host[256];
 	unsigned wh_port;
 	struct webhook *wh;
@@ -80,6 +86,49 @@ static void set_check(struct wiring *w, bool *flag, const char *name,
 		name, ok ? "ok" : "failing");
 }
 
+/* ---- the visibility API server ---- */
+
+/* Starts it, or rotates its certificate, once the manager is attached
+ * and certificates are known. */
+static void vis_sync(struct wiring *w)
+{
+	struct err err = { "" };
+	struct visibility_opts o = { 0 };
+
+	if (!w->vis_on || !w->vis_cert || !w->m || w->vis)
+		return;
+	o.addr = w->vis_host[0] ? w->vis_host : NULL;
+	o.port = w->vis_port;
+	o.cert_pem = w->vis_cert;
+	o.key_pem = w->vis_key;
+	w->vis = visibility_new(w->l, w->m, &o, &err);
+	if (!w->vis) {
+		log_msg(LOG_ERROR, "visibility", NULL, NULL,
+			"visibility server: %s", err.msg);
+		w->vis_on = false; /* the port is taken: say it once */
+		return;
+	}
+	log_msg(LOG_INFO, "visibility", NULL, NULL,
+		"visibility API listening on port %u", visibility_port(w->vis));
+}
+
+static void vis_certs(struct wiring *w, const struct certs *c)
+{
+	struct err err = { "" };
+
+	if (!w->vis_on)
+		return;
+	free(w->vis_cert);
+	free(w->vis_key);
+	w->vis_cert = xstrdup(c->cert_pem);
+	w->vis_key = xstrdup(c->key_pem);
+	if (w->vis && visibility_set_certificate(w->vis, c->cert_pem,
+						 c->key_pem, &err) < 0)
+		log_msg(LOG_ERROR, "visibility", NULL, NULL,
+			"new certificate refused: %s", err.msg);
+	vis_sync(w);
+}
+
 /* ---- the webhook server ---- */
 
 static int use_certs(void *ud, const struct certs *c)
@@ -88,6 +137,7 @@ static int use_certs(void *ud, const struct certs *c)
 	struct err err = { "" };
 	struct webhook_opts o;
 
+	vis_certs(w, c);
 	if (w->wh) {
 		if (webhook_set_certificate(w->wh, c->cert_pem, c->key_pem,
 					    &err) < 0) {
@@ -163,6 +213,7 @@ static void on_tick(void *ud, int64_t now_ms)
 
 	if (w->webhook_on && !w->cm)
 		try_certdir(w, now_ms);
+	vis_sync(w);
 	if (w->wh && w->m)
 		webhookview_sync(&w->view, w->m, w->wh);
 	set_check(w, &w->ok_synced, CHECK_SYNCED, synced);
@@ -295,6 +346,31 @@ static int parse_webhook_bind(struct wiring *w, const struct wiring_opts *o,
 	return 0;
 }
 
+/* visibilityServer.bindAddress:bindPort, or the override; served only
+ * with the webhook (it shares its certificates). */
+static int parse_visibility_bind(struct wiring *w,
+				 const struct wiring_opts *o, struct err *err)
+{
+	const struct config *c = o->cfg;
+
+	if (!w->webhook_on)
+		return 0;
+	if (!o->visibility_bind) {
+		snprintf(w->vis_host, sizeof(w->vis_host), "%s",
+			 c->vis_bind_address ? c->vis_bind_address : "");
+		w->vis_port = (unsigned)c->vis_bind_port;
+		w->vis_on = true;
+		return 0;
+	}
+	if (httpd_bind_disabled(o->visibility_bind))
+		return 0;
+	if (httpd_parse_bind(o->visibility_bind, w->vis_host,
+			     sizeof(w->vis_host), &w->vis_port, err) < 0)
+		return -1;
+	w->vis_on = true;
+	return 0;
+}
+
 struct wiring *wiring_new(struct kube *k, const struct wiring_opts *o,
 			  struct err *err)
 {
@@ -321,7 +397,9 @@ struct wiring *wiring_new(struct kube *k, const struct wiring_opts *o,
 	w->reg = metrics_new();
 	w->km = kueue_metrics_new(w->reg, &kmo);
 	w->ps = procstat_register(w->reg);
-	if (parse_webhook_bind(w, o, err) < 0 || start_http(w, o, err) < 0) {
+	if (parse_webhook_bind(w, o, err) < 0 ||
+	    parse_visibility_bind(w, o, err) < 0 ||
+	    start_http(w, o, err) < 0) {
 		wiring_free(w);
 		return NULL;
 	}
@@ -358,6 +436,9 @@ void wiring_free(struct wiring *w)
 	if (w->l)
 		loop_timer_cancel(w->l, &w->tick);
 	certmgr_free(w->cm);
+	visibility_free(w->vis);
+	free(w->vis_cert);
+	free(w->vis_key);
 	webhook_free(w->wh);
 	httpd_stop(w->hh);
 	httpd_stop(w->hm);
@@ -385,6 +466,11 @@ unsigned wiring_metrics_port(const struct wiring *w)
 unsigned wiring_health_port(const struct wiring *w)
 {
 	return w->health ? httpd_port(w->health) : 0;
+}
+
+unsigned wiring_visibility_port(const struct wiring *w)
+{
+	return w->vis ? visibility_port(w->vis) : 0;
 }
 
 unsigned wiring_webhook_port(const struct wiring *w)

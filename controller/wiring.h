@@ -65,6 +65,9 @@ struct wiring_opts {
 	const char *health_bind;     /* NULL: cfg health.healthProbeBindAddress */
 	const char *webhook_bind;    /* NULL: cfg webhook.host:webhook.port;
 				      * "0": no webhook */
+	const char *visibility_bind; /* NULL: cfg visibilityServer
+				      * bindAddress:bindPort; "0": none
+				      * (never without the webhook) */
 	const char *metrics_cert_dir; /* tls.crt/tls.key: HTTPS metrics */
 	enum certs_key_type key_type; /* generated keys; tests: EC */
 	int64_t tick_ms;             /* view/readiness period; 0: 50 ms */
@@ -90,6 +93,7 @@ struct metrics *wiring_registry(struct wiring *w);
 unsigned wiring_metrics_port(const struct wiring *w);
 unsigned wiring_health_port(const struct wiring *w);
 unsigned wiring_webhook_port(const struct wiring *w);
+unsigned wiring_visibility_port(const struct wiring *w);
 /* Every readiness check passes. */
 bool wiring_ready(const struct wiring *w);
 /* NULL without internal certificate management. */

@@ -25,6 +25,7 @@
 #include "devserver/protobuf.h"
 #include "devserver/registry.h"
 #include "devserver/store.h"
+#include "devserver/webhook_client.h"
 
 #define VERSION_JSON \
 	"{\"major\":\"1\",\"minor\":\"32\",\"gitVersion\":\"v1.32.4\"," \
@@ -1170,6 +1171,76 @@ static bool is_watch_request(const struct http_req *req)
 	return w && api_parse_go_bool(w, &on) == 0 && on;
 }
 
+/* ---- aggregated APIs (kube-apiserver's aggregator) ---- */
+
+#define PROXY_TIMEOUT_S 30
+
+/*
+ * A request under /apis/<group>/<version> that no local type serves goes
+ * to the APIService "<version>.<group>" when it names a Service, as the
+ * aggregator proxies it: GET only here (the visibility API is read-only),
+ * the path and query as sent, the answer (status, Content-Type, body)
+ * passed through; the backend verified against spec.caBundle unless
+ * spec.insecureSkipTLSVerify. Returns false when no such APIService
+ * exists (the caller answers 404).
+ */
+static bool serve_aggregated(struct api *a, const struct http_req *req,
+			     struct http_resp *resp, const char *group,
+			     const char *version)
+{
+	char *name = xasprintf("%s.%s", version, group);
+	json_t *as = store_get(a->store, "apiregistration.k8s.io/apiservices",
+			       "", name);
+	const json_t *spec = json_object_get(as, "spec");
+	const json_t *svc = json_object_get(spec, "service");
+	struct api_status st = API_STATUS_INIT;
+	struct webhook_proxy_answer ans;
+	struct sbuf path = SBUF_INIT;
+	struct err err = { "" };
+	json_t *cc;
+
+	free(name);
+	if (!as || !json_is_object(svc)) {
+		json_decref(as);
+		return false;
+	}
+	if (strcmp(req->method, "GET") && strcmp(req->method, "HEAD")) {
+		json_decref(as);
+		status_method_not_allowed(&st);
+		api_respond_status(NULL, resp, &st);
+		return true;
+	}
+	(void)sbuf_adds(&path, req->path);
+	{
+		char *q = http_query_string(req);
+
+		(void)sbuf_adds(&path, q);
+		free(q);
+	}
+	cc = json_pack("{s:O}", "service", svc);
+	if (json_is_string(json_object_get(spec, "caBundle")))
+		json_object_set(cc, "caBundle",
+				json_object_get(spec, "caBundle"));
+	if (webhook_client_proxy_get(a, cc, json_is_true(json_object_get(
+					    spec, "insecureSkipTLSVerify")),
+				     sbuf_cstr(&path), PROXY_TIMEOUT_S, &ans,
+				     &err) < 0) {
+		status_set(&st, 503, "ServiceUnavailable", NULL,
+			   "error trying to reach service: %s", err.msg);
+		api_respond_status(NULL, resp, &st);
+	} else {
+		size_t n = 0;
+		char *body = sbuf_detach(&ans.body, &n);
+
+		http_resp_set(resp, (unsigned)ans.code, ans.ctype, body, n);
+		free(ans.ctype);
+	}
+	json_decref(cc);
+	json_decref(as);
+	sbuf_release(&path);
+	return true;
+}
+
 void api_serve(void *ctx, const struct http_req *req, struct http_resp *resp)
 {
 	struct api *a = ctx;
@@ -1239,7 +1310,8 @@ void api_serve(void *ctx, const struct http_req *req, struct http_resp *resp)
 		else if (n >= 4 && registry_serves_gv(snap, seg[1], seg[2]))
 			serve_resource(a, snap, req, resp, seg[1], seg[2],
 				       seg + 3, n - 3);
-		else
+		else if (n < 3 || !serve_aggregated(a, req, resp, seg[1],
+						    seg[2]))
 			serve_not_found(resp);
 	} else {
 		serve_not_found(resp);

@@ -646,6 +646,58 @@ static void crd_validate(const json_t *obj, const json_t *old,
 			   "version");
 }
 
+/* ---- APIService (kube-aggregator's validation, the parts met) ---- */
+
+static void apiservice_validate(const json_t *obj, const json_t *old,
+				struct field_errors *fe)
+{
+	const json_t *spec = json_object_get(obj, "spec");
+	const char *name = jx_meta_str(obj, "name");
+	const char *group = jx_str(spec, "group");
+	const char *version = jx_str(spec, "version");
+	const json_t *svc = json_object_get(spec, "service");
+	char *want;
+
+	(void)old;
+	if (!version || !*version)
+		fe_required(fe, "spec.version", "");
+	if (!group && (!name || strcmp(name, version ? version : "")))
+		fe_required(fe, "spec.group", "only v1 may have an empty group "
+					      "and it better be legacy kube");
+	want = xasprintf("%s.%s", version ? version : "",
+			 group ? group : "");
+	if (name && version && group && strcmp(name, want))
+		fe_invalid(fe, "metadata.name", name,
+			   "must be spec.version+\".\"+spec.group");
+	free(want);
+	if (json_is_object(svc)) {
+		const json_t *gpm = json_object_get(spec,
+						    "groupPriorityMinimum");
+		const json_t *vp = json_object_get(spec, "versionPriority");
+
+		if (!json_is_integer(gpm) || json_integer_value(gpm) <= 0 ||
+		    json_integer_value(gpm) > 20000)
+			fe_invalid_num(fe, "spec.groupPriorityMinimum",
+				       json_is_integer(gpm)
+					       ? json_integer_value(gpm)
+					       : 0,
+				       "must be positive and less than 20000");
+		if (!json_is_integer(vp) || json_integer_value(vp) <= 0 ||
+		    json_integer_value(vp) > 1000)
+			fe_invalid_num(fe, "spec.versionPriority",
+				       json_is_integer(vp)
+					       ? json_integer_value(vp)
+					       : 0,
+				       "must be positive and less than 1000");
+		if (json_is_true(json_object_get(spec,
+						 "insecureSkipTLSVerify")) &&
+		    jx_str(spec, "caBundle") && *jx_str(spec, "caBundle"))
+			fe_add(fe, FE_INVALID, "spec.insecureSkipTLSVerify",
+			       "true", false,
+			       "may not be true if caBundle is present");
+	}
+}
+
 /* ---- the table ---- */
 
 static const char *const sn_ns[] = { "ns", NULL };
@@ -792,6 +844,13 @@ const struct builtin builtin_types[] = {
 		.categories = cat_ext, .printer = "CustomResourceDefinition",
 		.defaults = crd_defaults, .prepare = crd_prepare,
 		.validate = crd_validate,
+	},
+	{
+		.group = "apiregistration.k8s.io", .version = "v1",
+		.plural = "apiservices", .singular = "apiservice",
+		.kind = "APIService", .namespaced = false,
+		.flags = BI_STATUS | BI_STATUS_RESET, .categories = cat_ext,
+		.validate = apiservice_validate,
 	},
 	{
 		.group = "admissionregistration.k8s.io", .version = "v1",

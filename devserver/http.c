@@ -126,6 +126,48 @@ const char *http_query(const struct http_req *r, const char *name)
 					   name);
 }
 
+static void add_escaped(struct sbuf *b, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		    (c >= '0' && c <= '9') || strchr("-._~", c)) {
+			(void)sbuf_addch(b, (char)c);
+		} else {
+			(void)sbuf_addch(b, '%');
+			(void)sbuf_addch(b, hex[c >> 4]);
+			(void)sbuf_addch(b, hex[c & 15]);
+		}
+	}
+}
+
+static enum MHD_Result add_query_arg(void *cls, enum MHD_ValueKind kind,
+				     const char *key, const char *value)
+{
+	struct sbuf *b = cls;
+
+	(void)kind;
+	(void)sbuf_addch(b, b->len ? '&' : '?');
+	add_escaped(b, key);
+	if (value) {
+		(void)sbuf_addch(b, '=');
+		add_escaped(b, value);
+	}
+	return MHD_YES;
+}
+
+char *http_query_string(const struct http_req *r)
+{
+	struct sbuf b = SBUF_INIT;
+
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND,
+				  add_query_arg, &b);
+	return sbuf_detach(&b, NULL);
+}
+
 bool http_conn_closed(struct MHD_Connection *c)
 {
 	const union MHD_ConnectionInfo *ci =

@@ -66,6 +66,9 @@ struct http_req {
 const char *http_header(const struct http_req *r, const char *name);
 /* A query parameter (decoded; '+' is a space) or NULL. */
 const char *http_query(const struct http_req *r, const char *name);
+/* The query re-encoded ("?a=1&b=x%20y"; "" without one), new: what a
+ * proxy forwards. */
+char *http_query_string(const struct http_req *r);
 /* True when the client of c has closed its side (for streams). */
 bool http_conn_closed(struct MHD_Connection *c);
 

@@ -203,8 +203,8 @@ static void url_host_port(const char *url, char **host, char **dial)
  * (the real dialer fails there, after the URL is known).
  */
 static int target_make(struct api *api, const json_t *cc, int timeout_s,
-		       struct target *t, enum webhook_fail *fail,
-		       struct err *err)
+		       const char *raw_path, struct target *t,
+		       enum webhook_fail *fail, struct err *err)
 {
 	const char *url = json_string_value(json_object_get(cc, "url"));
 	const json_t *svc = json_object_get(cc, "service");
@@ -252,9 +252,14 @@ static int target_make(struct api *api, const json_t *cc, int timeout_s,
 			goto fail;
 		}
 		t->host = xasprintf("%s.%s.svc", name, ns);
-		t->url = xasprintf("https://%s:%ld%s%s?timeout=%ds", t->host,
-				   port, path && *path == '/' ? "" : "/",
-				   path ? path : "", timeout_s);
+		if (raw_path)
+			t->url = xasprintf("https://%s:%ld%s", t->host, port,
+					   raw_path);
+		else
+			t->url = xasprintf("https://%s:%ld%s%s?timeout=%ds",
+					   t->host, port,
+					   path && *path == '/' ? "" : "/",
+					   path ? path : "", timeout_s);
 		n = api ? api_service_endpoints(api, ns, name, eps, MAX_TRIES)
 			: 0;
 		if (n == 0) {
@@ -515,8 +520,8 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 	size_t tried = 0;
 
 	c->fail = WEBHOOK_OK;
-	if (target_make(api, c->client_config, c->timeout_s, &t, &c->fail,
-			err) < 0)
+	if (target_make(api, c->client_config, c->timeout_s, NULL, &t,
+			&c->fail, err) < 0)
 		return NULL;
 	if (c->inject_timeout) {
 		/* --fault-webhook-timeout: what the caller would see once
@@ -601,4 +606,79 @@ out:
 	sbuf_release(&b);
 	target_release(&t);
 	return res;
+}
+
+int webhook_client_proxy_get(struct api *api, const json_t *client_config,
+			     bool insecure, const char *path_query,
+			     int timeout_s, struct webhook_proxy_answer *out,
+			     struct err *err)
+{
+	struct target t;
+	struct curl_slist *hdrs = NULL, *cto = NULL;
+	char ebuf[CURL_ERROR_SIZE] = "", why[600];
+	enum webhook_fail fail = WEBHOOK_OK;
+	char *ct = NULL;
+	CURLSH *sh;
+	CURLcode rc;
+	CURL *h;
+	size_t tried = 0;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->body.max = WEBHOOK_MAX_RESPONSE;
+	if (target_make(api, client_config, timeout_s, path_query, &t, &fail,
+			err) < 0)
+		return -1;
+	h = handle_take(&sh);
+	hdrs = curl_slist_append(hdrs, "Accept: application/json, */*");
+	hdrs = curl_slist_append(hdrs, "User-Agent: kube-apiserver-proxy");
+	curl_easy_setopt(h, CURLOPT_SHARE, sh);
+	curl_easy_setopt(h, CURLOPT_URL, t.url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, insecure ? 0L : 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, insecure ? 0L : 2L);
+	if (t.ca && !insecure) {
+		struct curl_blob blob = { t.ca, t.nca, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+	}
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_s * 1000L);
+	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &out->body);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+	for (size_t i = 0;; i++) {
+		curl_slist_free_all(cto);
+		cto = NULL;
+		if (t.connect_to[i])
+			cto = curl_slist_append(NULL, t.connect_to[i]);
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, cto);
+		ebuf[0] = '\0';
+		rc = curl_easy_perform(h);
+		if (rc != CURLE_COULDNT_CONNECT || i + 1 >= t.ntries) {
+			tried = i;
+			break;
+		}
+	}
+	if (rc != CURLE_OK) {
+		transfer_error(rc, ebuf, &t, tried, &out->body, why,
+			       sizeof(why));
+		err_set(err, "Get \"%s\": %s", t.url, why);
+		sbuf_release(&out->body);
+		goto out;
+	}
+	curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->code);
+	curl_easy_getinfo(h, CURLINFO_CONTENT_TYPE, &ct);
+	out->ctype = xstrdup(ct && *ct ? ct : "application/json");
+	ret = 0;
+out:
+	handle_give(h);
+	curl_slist_free_all(hdrs);
+	curl_slist_free_all(cto);
+	target_release(&t);
+	return ret;
 }

@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "base/sbuf.h"
 #include "model/errors.h"
 
 struct api;
@@ -67,6 +68,27 @@ struct webhook_call {
  */
 json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 			    const json_t *body, struct err *err);
+
+/* What an aggregated API server answered (webhook_client_proxy_get). */
+struct webhook_proxy_answer {
+	long code;
+	char *ctype;      /* owned */
+	struct sbuf body; /* owned; capped at WEBHOOK_MAX_RESPONSE */
+};
+
+/*
+ * The APIService proxy (kube-apiserver's aggregator; devserver/README):
+ * GETs path_query (path and raw query, sent as is) from the Service
+ * client_config names ({service:{namespace, name, port}, caBundle}),
+ * through its endpoints as webhook_client_post dials them, verifying the
+ * server against caBundle unless insecure (insecureSkipTLSVerify).
+ * Returns 0 with out filled (the caller releases ctype and body), or -1
+ * + err (Go's text: "Get \"https://...\": ..."). Any thread.
+ */
+int webhook_client_proxy_get(struct api *api, const json_t *client_config,
+			     bool insecure, const char *path_query,
+			     int timeout_s, struct webhook_proxy_answer *out,
+			     struct err *err);
 
 /*
  * Standard base64 (RFC 4648 with padding; CR and LF ignored, as Go's

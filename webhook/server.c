@@ -75,6 +75,7 @@ struct reqstate {
 	const struct server_route *route;
 	struct sbuf body;   /* the body so far, capped at max_body (P5) */
 	size_t seen;        /* body bytes received, kept or not */
+	bool ignore_body;   /* a read route: a body is read and dropped */
 };
 
 void server_resp_text(struct server_resp *resp, unsigned code,
@@ -131,13 +132,34 @@ static enum MHD_Result answer_text(const struct daemon_gen *g,
 	return send_resp(c, &r, allow, is_retired(g));
 }
 
+static bool route_matches(const struct server_route *r, const char *path)
+{
+	size_t n = strlen(r->path);
+
+	if (!strcmp(r->path, path))
+		return true;
+	if (!r->get || !n || r->path[n - 1] != '/')
+		return false;
+	/* a prefix route: below it, or the prefix without its '/' */
+	return !strncmp(r->path, path, n - 1) &&
+	       (path[n - 1] == '\0' || (path[n - 1] == '/' && path[n]));
+}
+
 static const struct server_route *find_route(const struct server *s,
 					     const char *path)
 {
 	for (size_t i = 0; i < s->nroutes; i++)
-		if (!strcmp(s->routes[i].path, path))
+		if (route_matches(&s->routes[i], path))
 			return &s->routes[i];
 	return NULL;
+}
+
+const char *server_req_arg(const struct server_req *req, const char *key)
+{
+	if (!req->conn)
+		return NULL;
+	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND,
+					   key);
 }
 
 /* application/json, optionally with parameters ("; charset=utf-8"). */
@@ -168,6 +190,15 @@ static bool early_answer(const struct daemon_gen *g,
 	if (!rs->route) {
 		*ret = answer_text(g, c, 404, "404 page not found", NULL);
 		return true;
+	}
+	if (rs->route->get) {
+		if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
+			*ret = answer_text(g, c, 405, "method not allowed: use "
+					   "GET", "GET, HEAD");
+			return true;
+		}
+		rs->ignore_body = true;
+		return false;
 	}
 	if (strcmp(method, "POST")) {
 		*ret = answer_text(g, c, 405, "method not allowed: use POST",
@@ -237,7 +268,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 	}
 	if (*upload_size) {
 		/* 2. a piece of the body */
-		bool keep = take_body(s, rs, upload, *upload_size);
+		bool keep = rs->ignore_body ||
+			    take_body(s, rs, upload, *upload_size);
 
 		*upload_size = 0;
 		return keep ? MHD_YES : MHD_NO;
@@ -255,6 +287,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		struct server_req req = {
 			.method = method, .path = url,
 			.body = sbuf_cstr(&rs->body), .len = rs->body.len,
+			.conn = c,
 		};
 		struct timespec t0, t1;
 

@@ -4,7 +4,8 @@
  * module includes <microhttpd.h>.
  *
  * Every request is checked before its body is read, in this order:
- * unknown path 404, method other than POST 405 (Allow: POST),
+ * unknown path 404, method other than POST 405 (Allow: POST; read
+ * routes take GET and HEAD instead, see struct server_route),
  * Content-Type other than application/json 415, a declared body over
  * max_body 413 (then the connection is closed unread). A body without a
  * declared length that crosses max_body is dropped as it arrives and
@@ -63,7 +64,12 @@ struct server_req {
 	const char *path;
 	const char *body; /* NUL-terminated; "" when none */
 	size_t len;
+	void *conn;       /* server-private: server_req_arg reads it */
 };
+
+/* The value of query argument key ("limit" of "?limit=5"), decoded, or
+ * NULL when absent; "" for "?key". Borrowed for the call. */
+const char *server_req_arg(const struct server_req *req, const char *key);
 
 /* The answer a route fills; the server frees body. */
 struct server_resp {
@@ -95,6 +101,11 @@ struct server_route {
 	const char *path; /* exact, e.g. "/validate-batch-v1-job" */
 	server_fn *fn;
 	void *ctx;        /* passed to fn; outlives the server */
+	/* A read route (the visibility API): GET and HEAD instead of POST
+	 * (405 Allow: GET, HEAD otherwise), no Content-Type check, a body
+	 * ignored; path is a prefix (every path starting with it) when it
+	 * ends with '/', and also matches itself without that '/'. */
+	bool get;
 };
 
 struct server_opts {

@@ -272,7 +272,7 @@ bool webhook_answer(const struct admit_policy *pol,
 struct webhook *webhook_new(const struct webhook_opts *o, struct err *err)
 {
 	struct webhook *wh = xcalloc(1, sizeof(*wh));
-	struct server_route sr[NROUTES];
+	struct server_route sr[NROUTES] = { 0 };
 	struct server_opts so = {
 		.addr = o->addr, .port = o->port, .cert_pem = o->cert_pem,
 		.key_pem = o->key_pem, .min_tls13 = o->min_tls13,

@@ -79,7 +79,7 @@ expect_warnings "one warning per unhonoured key, in table order" "$every" \
 	resources.transformations resources.deviceClassMappings \
 	objectRetentionPolicies.workloads.afterFinished \
 	objectRetentionPolicies.workloads.afterDeactivatedByKueue \
-	tls.minVersion tls.cipherSuites tls.curvePreferences visibilityServer
+	tls.minVersion tls.cipherSuites tls.curvePreferences
 match "a warning's whole text" 0 \
 	"level=warn component=config msg=\"$every:8:1: pprofBindAddress: profiling is not implemented; nothing listens on this address\"\$" \
 	latest_start

@@ -1535,9 +1535,6 @@ START_TEST(warnings_every_key_v1beta2)
 		"offer GnuTLS's default cipher suites",
 		"u2.yaml:46:3: tls.curvePreferences: not applied yet; the "
 		"servers offer GnuTLS's default key exchange groups",
-		"u2.yaml:47:1: visibilityServer: the visibility API (pending "
-		"workloads on demand) is not served yet; nothing listens on "
-		"this address",
 	};
 	size_t len;
 	char *text = fixture("unhonoured-v1beta2.yaml", &len), *all;
