@@ -55,6 +55,7 @@
 
 #define NS "cueue-system"
 #define SVC "cueue-webhook-service"
+#define VIS_SVC "cueue-visibility-server"
 #define SECRET "cueue-webhook-server-cert"
 #define MWC "cueue-mutating-webhook-configuration"
 #define VWC "cueue-validating-webhook-configuration"
@@ -355,8 +356,12 @@ END_TEST
 static void plant_secret(int64_t age_days, int64_t serving_days,
 			 int64_t ca_days, struct certs *out)
 {
+	/* the visibility Service's name too, as certmgr makes them (a
+	 * certificate without it is renewed) */
+	static const char *const vis[] = { VIS_SVC "." NS ".svc", NULL };
 	struct certs_opts co = {
 		.service = SVC, .namespace = NS, .key_type = CERTS_EC_P256,
+		.extra_dns = vis,
 		.now_s = time(NULL) - age_days * 86400,
 		.serving_validity_s = serving_days * 86400,
 		.ca_validity_s = ca_days * 86400,

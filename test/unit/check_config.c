@@ -1736,7 +1736,7 @@ static const struct {
 	  "visibilityServer:\nadmissionFairSharing: ~\n", NULL },
 	{ V2 "multiKueue: {}\n", "multiKueue" },
 	{ V2 "admissionFairSharing: {}\n", NULL }, /* honoured */
-	{ V2 "visibilityServer: {}\n", "visibilityServer" },
+	{ V2 "visibilityServer: {}\n", NULL }, /* honoured */
 	{ V2 "controller:\n  cacheSyncTimeout: 0\n",
 	  "controller.cacheSyncTimeout" },
 	{ V2 "objectRetentionPolicies:\n  workloads:\n    afterFinished: 0s\n",
