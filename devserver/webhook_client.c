@@ -504,12 +504,71 @@ static json_t *decode_answer(long code, const char *ctype, struct sbuf *b,
 	return j;
 }
 
+/* What both calls set on a handle: the target, TLS 1.2+ verified
+ * against t's CA (system roots without one) unless insecure, the time
+ * limit, the headers, the capped body and the error buffer. */
+static void handle_setup(CURL *h, CURLSH *sh, const struct target *t,
+			 bool insecure, int timeout_s,
+			 struct curl_slist *hdrs, struct sbuf *b, char *ebuf)
+{
+	curl_easy_setopt(h, CURLOPT_SHARE, sh);
+	curl_easy_setopt(h, CURLOPT_URL, t->url);
+	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, insecure ? 0L : 1L);
+	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, insecure ? 0L : 2L);
+	if (t->ca && !insecure) {
+		struct curl_blob blob = { t->ca, t->nca, CURL_BLOB_COPY };
+
+		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
+	}
+	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_s * 1000L);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, b);
+	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
+}
+
+/*
+ * Performs the request at the endpoints of a service in
+ * api_service_endpoints' order; one that refuses the connection (a
+ * replica that died) is skipped, as a Service stops routing to a pod
+ * that is not ready. Nothing was sent to it, so the next one gets the
+ * same request. Any other failure ends the call: the server may have
+ * seen the request. *tried: the index of the last endpoint tried.
+ */
+static CURLcode perform_at_endpoints(CURL *h, const struct target *t,
+				     char *ebuf, size_t *tried)
+{
+	struct curl_slist *cto = NULL;
+	CURLcode rc;
+
+	for (size_t i = 0;; i++) {
+		curl_slist_free_all(cto);
+		cto = NULL;
+		if (t->connect_to[i])
+			cto = curl_slist_append(NULL, t->connect_to[i]);
+		curl_easy_setopt(h, CURLOPT_CONNECT_TO, cto);
+		ebuf[0] = '\0';
+		rc = curl_easy_perform(h);
+		if (rc != CURLE_COULDNT_CONNECT || i + 1 >= t->ntries) {
+			*tried = i;
+			break;
+		}
+	}
+	curl_easy_setopt(h, CURLOPT_CONNECT_TO, NULL);
+	curl_slist_free_all(cto);
+	return rc;
+}
+
 json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 			    const json_t *body, struct err *err)
 {
 	struct target t;
 	struct sbuf b = { .max = WEBHOOK_MAX_RESPONSE };
-	struct curl_slist *hdrs = NULL, *cto = NULL;
+	struct curl_slist *hdrs = NULL;
 	char ebuf[CURL_ERROR_SIZE] = "", why[600];
 	char *payload = NULL, *ct = NULL;
 	json_t *res = NULL;
@@ -546,48 +605,12 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 	hdrs = curl_slist_append(hdrs, "Accept: application/json, */*");
 	hdrs = curl_slist_append(hdrs, "User-Agent: kube-apiserver-admission");
 	hdrs = curl_slist_append(hdrs, "Expect:");
-	curl_easy_setopt(h, CURLOPT_SHARE, sh);
-	curl_easy_setopt(h, CURLOPT_URL, t.url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-	if (t.ca) {
-		struct curl_blob blob = { t.ca, t.nca, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
-	}
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)c->timeout_s * 1000L);
+	handle_setup(h, sh, &t, false, c->timeout_s, hdrs, &b, ebuf);
 	curl_easy_setopt(h, CURLOPT_POST, 1L);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, payload);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
 			 (curl_off_t)strlen(payload));
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-	/*
-	 * The endpoints of a service in api_service_endpoints' order; one
-	 * that refuses the connection (a replica that died) is skipped, as
-	 * a Service stops routing to a pod that is not ready. Nothing was
-	 * sent to it, so the next one gets the same request. Any other
-	 * failure ends the call: the webhook may have seen the request.
-	 */
-	for (size_t i = 0;; i++) {
-		curl_slist_free_all(cto);
-		cto = NULL;
-		if (t.connect_to[i])
-			cto = curl_slist_append(NULL, t.connect_to[i]);
-		curl_easy_setopt(h, CURLOPT_CONNECT_TO, cto);
-		ebuf[0] = '\0';
-		rc = curl_easy_perform(h);
-		if (rc != CURLE_COULDNT_CONNECT || i + 1 >= t.ntries) {
-			tried = i;
-			break;
-		}
-	}
+	rc = perform_at_endpoints(h, &t, ebuf, &tried);
 	if (rc != CURLE_OK) {
 		transfer_error(rc, ebuf, &t, tried, &b, why, sizeof(why));
 		c->fail = WEBHOOK_FAIL_CALL;
@@ -601,7 +624,6 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 out:
 	handle_give(h);
 	curl_slist_free_all(hdrs);
-	curl_slist_free_all(cto);
 	free(payload);
 	sbuf_release(&b);
 	target_release(&t);
@@ -614,7 +636,7 @@ int webhook_client_proxy_get(struct api *api, const json_t *client_config,
 			     struct err *err)
 {
 	struct target t;
-	struct curl_slist *hdrs = NULL, *cto = NULL;
+	struct curl_slist *hdrs = NULL;
 	char ebuf[CURL_ERROR_SIZE] = "", why[600];
 	enum webhook_fail fail = WEBHOOK_OK;
 	char *ct = NULL;
@@ -632,38 +654,9 @@ int webhook_client_proxy_get(struct api *api, const json_t *client_config,
 	h = handle_take(&sh);
 	hdrs = curl_slist_append(hdrs, "Accept: application/json, */*");
 	hdrs = curl_slist_append(hdrs, "User-Agent: kube-apiserver-proxy");
-	curl_easy_setopt(h, CURLOPT_SHARE, sh);
-	curl_easy_setopt(h, CURLOPT_URL, t.url);
-	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https");
-	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
-	curl_easy_setopt(h, CURLOPT_SSLVERSION, (long)CURL_SSLVERSION_TLSv1_2);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, insecure ? 0L : 1L);
-	curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, insecure ? 0L : 2L);
-	if (t.ca && !insecure) {
-		struct curl_blob blob = { t.ca, t.nca, CURL_BLOB_COPY };
-
-		curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &blob);
-	}
-	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)timeout_s * 1000L);
+	handle_setup(h, sh, &t, insecure, timeout_s, hdrs, &out->body, ebuf);
 	curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
-	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(h, CURLOPT_WRITEDATA, &out->body);
-	curl_easy_setopt(h, CURLOPT_ERRORBUFFER, ebuf);
-	for (size_t i = 0;; i++) {
-		curl_slist_free_all(cto);
-		cto = NULL;
-		if (t.connect_to[i])
-			cto = curl_slist_append(NULL, t.connect_to[i]);
-		curl_easy_setopt(h, CURLOPT_CONNECT_TO, cto);
-		ebuf[0] = '\0';
-		rc = curl_easy_perform(h);
-		if (rc != CURLE_COULDNT_CONNECT || i + 1 >= t.ntries) {
-			tried = i;
-			break;
-		}
-	}
+	rc = perform_at_endpoints(h, &t, ebuf, &tried);
 	if (rc != CURLE_OK) {
 		transfer_error(rc, ebuf, &t, tried, &out->body, why,
 			       sizeof(why));
@@ -678,7 +671,6 @@ int webhook_client_proxy_get(struct api *api, const json_t *client_config,
 out:
 	handle_give(h);
 	curl_slist_free_all(hdrs);
-	curl_slist_free_all(cto);
 	target_release(&t);
 	return ret;
 }
