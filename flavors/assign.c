@@ -44,15 +44,6 @@ enum assign_match {
 	M_NOT_FOUND,
 };
 
-enum assign_reason_kind {
-	R_UNAVAILABLE = 1, /* resource r unavailable in ClusterQueue */
-	R_NOT_FOUND,       /* flavor f not found */
-	R_TAINT,           /* untolerated taint ... in flavor f */
-	R_AFFINITY,        /* flavor f doesn't match node affinity */
-	R_MAX_CAPACITY,    /* a assumed + b request > c maximum capacity */
-	R_UNUSED,          /* a more needed */
-};
-
 /* Kueue's preemptionMode, ordered worst to best. */
 enum pmode {
 	PM_NOFIT = 0,
@@ -282,14 +273,14 @@ static enum pmode fits_quota(const struct assign_env *e,
 
 	*borrow = 0;
 	if (val > maxcap) {
-		push_reason(r, ps, R_MAX_CAPACITY, res, flv, assumed, req,
+		push_reason(r, ps, AR_MAX_CAPACITY, res, flv, assumed, req,
 			    maxcap);
 		return PM_NOFIT;
 	}
 	*borrow = tree_borrow_level(e->t, cq->node, fr, val, &may_reclaim);
 	if (val <= avail)
 		return PM_FIT;
-	push_reason(r, ps, R_UNUSED, res, flv, val - avail, 0, 0);
+	push_reason(r, ps, AR_UNUSED, res, flv, val - avail, 0, 0);
 	if (tree_nominal(e->t, cq->node, fr) >= val || may_reclaim ||
 	    cq->can_preempt_while_borrowing) {
 		assign_oracle_fn *fn = e->oracle ? e->oracle : assign_oracle_none;
@@ -354,9 +345,9 @@ static int find_flavor(const struct assign_env *e, const struct assign_cq *cq,
 		if (pinned_away(e, cq, ps, g, f))
 			continue;
 		if (m != M_OK) {
-			int kind = m == M_TAINT      ? R_TAINT
-				   : m == M_AFFINITY ? R_AFFINITY
-						     : R_NOT_FOUND;
+			int kind = m == M_TAINT      ? AR_TAINT
+				   : m == M_AFFINITY ? AR_AFFINITY
+						     : AR_NOT_FOUND;
 
 			push_reason(r, ps, kind, -1, f, 0, 0, 0);
 			continue;
@@ -496,7 +487,7 @@ enum assign_mode assign_flavors_with_counts(const struct assign_env *e,
 				if (e->ignore_undeclared)
 					continue;
 				r->nreasons = rstart;
-				push_reason(r, (int32_t)i, R_UNAVAILABLE, res,
+				push_reason(r, (int32_t)i, AR_UNAVAILABLE, res,
 					    -1, 0, 0, 0);
 				fail = true;
 				break;
@@ -644,8 +635,7 @@ static void sb_taint(struct sbuf *b, const struct taint *t)
 		sbuf_addf(b, "%s}", ta);
 }
 
-/* Appends one reason's sentence to b. */
-static void reason_append(struct sbuf *b, const struct assign_env *e,
+void assign_reason_append(struct sbuf *b, const struct assign_env *e,
 			  const struct assign_podset *p,
 			  const struct assign_reason *rs)
 {
@@ -654,13 +644,13 @@ static void reason_append(struct sbuf *b, const struct assign_env *e,
 	const char *flv = rs->flv >= 0 ? e->flavors[rs->flv].name : "";
 
 	switch (rs->kind) {
-	case R_UNAVAILABLE:
+	case AR_UNAVAILABLE:
 		sbuf_addf(b, "resource %s unavailable in ClusterQueue", res);
 		break;
-	case R_NOT_FOUND:
+	case AR_NOT_FOUND:
 		sbuf_addf(b, "flavor %s not found", flv);
 		break;
-	case R_TAINT: {
+	case AR_TAINT: {
 		const struct resource_flavor *rf = e->flavors[rs->flv].rf;
 		const struct pod_template *t = &p->ps->tmpl;
 		const struct taint *taint =
@@ -675,10 +665,10 @@ static void reason_append(struct sbuf *b, const struct assign_env *e,
 		sbuf_addf(b, " in flavor %s", flv);
 		break;
 	}
-	case R_AFFINITY:
+	case AR_AFFINITY:
 		sbuf_addf(b, "flavor %s doesn't match node affinity", flv);
 		break;
-	case R_MAX_CAPACITY:
+	case AR_MAX_CAPACITY:
 		sbuf_addf(b,
 			"insufficient quota for %s in flavor %s, previously "
 			"considered podsets requests (%s) + current podset "
@@ -687,7 +677,7 @@ static void reason_append(struct sbuf *b, const struct assign_env *e,
 			resource_format(res, rs->b, q2, sizeof(q2)),
 			resource_format(res, rs->c, q3, sizeof(q3)));
 		break;
-	case R_UNUSED:
+	case AR_UNUSED:
 		sbuf_addf(b,
 			"insufficient unused quota for %s in flavor %s, %s more "
 			"needed",
@@ -715,7 +705,8 @@ char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
 	sbuf_reset(b);
 	for (size_t k = 0; k < r->nreasons; k++) {
 		off[k] = b->len;
-		reason_append(b, e, &ps[r->reasons[k].ps], &r->reasons[k]);
+		assign_reason_append(b, e, &ps[r->reasons[k].ps],
+				     &r->reasons[k]);
 		sbuf_addch(b, '\0'); /* sentences stay NUL-separated */
 	}
 	/* 2. Per pod set, sorted (Kueue's Status.Message); measure. */

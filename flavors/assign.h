@@ -160,11 +160,20 @@ struct assign_cell {
 			 this flavor x resource needs preemption */
 };
 
+enum assign_reason_kind {
+	AR_UNAVAILABLE = 1, /* resource r unavailable in ClusterQueue */
+	AR_NOT_FOUND,       /* flavor f not found */
+	AR_TAINT,           /* untolerated taint ... in flavor f */
+	AR_AFFINITY,        /* flavor f doesn't match node affinity */
+	AR_MAX_CAPACITY,    /* a assumed + b request > c maximum capacity */
+	AR_UNUSED,          /* a more needed */
+};
+
 /* A reason a pod set did not fit cleanly, kept as data until asked for
  * as text (see assign_message for the wordings). */
 struct assign_reason {
 	int32_t ps;
-	uint8_t kind;  /* enum assign_reason_kind, private */
+	uint8_t kind;  /* enum assign_reason_kind */
 	int32_t res;
 	int32_t flv;
 	int64_t a, b, c;
@@ -233,5 +242,11 @@ enum assign_mode assign_flavors_with_counts(const struct assign_env *e,
  */
 char *assign_message(const struct assign_env *e, const struct assign_podset *ps,
 		     struct assign_result *r);
+
+/* Appends reason rs's sentence (Kueue's wording) to b; p is the pod set
+ * it is about. */
+void assign_reason_append(struct sbuf *b, const struct assign_env *e,
+			  const struct assign_podset *p,
+			  const struct assign_reason *rs);
 
 #endif

@@ -373,6 +373,26 @@ static bool accept_preempt(void *ctx, const struct assign_result *res)
 	return n > 0;
 }
 
+void sched_assess(struct sched *s, struct sentry *e)
+{
+	struct assign_env env;
+	uint64_t calls = s->calls;
+
+	sched_assign_env(s, &env);
+	env.oracle = sched_preempt_oracle;
+	env.oracle_ctx = s;
+	env.accept = accept_preempt;
+	env.accept_ctx = s;
+	/* As the next call would see it: no round's victims yet, and what
+	 * the last call assumed counts as a candidate. */
+	s->nrvict = 0;
+	s->calls++;
+	nominate(s, &env, e);
+	s->calls = calls;
+	FREE_AND_NULL(s->acc_tg);
+	s->acc_ntg = 0;
+}
+
 /* Whether a victim of e was chosen by an earlier entry of this round. */
 static bool targets_overlap(const struct sched *s, const struct sentry *e)
 {

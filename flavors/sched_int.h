@@ -469,6 +469,15 @@ char *sched_preempt_message(const struct sched *s, const struct swl *p,
 			    enum sched_pvariant v);
 
 /*
+ * sched_cycle.c, for explain: entry e (wl and cq set, the rest zero)
+ * nominated on the tree as it is, with the cycle's oracle, as the next
+ * call's first round would (no victims chosen yet). e's asg, tg and
+ * message are the caller's to free; s->res_scratch holds the full
+ * assignment until the next one.
+ */
+void sched_assess(struct sched *s, struct sentry *e);
+
+/*
  * sched_fair.c: the fair sharing tournament over this round's entries
  * (s->ent[0..nent), nominated). begin builds it; next returns the entry
  * to process (-1: none left); done must follow each next once the entry

@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "flavors/explain.h"
 #include "flavors/sched.h"
 #include "model/objects.h"
 #include "model/quantity.h"
@@ -2872,6 +2873,192 @@ START_TEST(fair_message_paths)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* explain (flavors/explain.h): the cycle's question, as data */
+
+/* The quota arithmetic and holders of a parked workload, and its message
+ * equal to the one the cycle wrote. all{a(4), b(4)}: a1 holds 3 in a, b1
+ * 4 in b; a_in asks for 3 and nothing may be preempted. */
+START_TEST(explain_quota_and_holders)
+{
+	struct sched_explain x = { .position = -1 };
+	const struct prec *r;
+
+	fx_begin(0);
+	add_flavor("default");
+	add_cq("a", "all", "default:cpu=4", NULL);
+	add_cq("b", "all", "default:cpu=4", NULL);
+	add_admitted("a1", "a", 0, T0 - 200 * SEC, T0 - 100 * SEC, "default",
+		     "cpu=3", false);
+	add_admitted("b1", "b", 0, T0 - 200 * SEC, T0 - 100 * SEC, "default",
+		     "cpu=4", false);
+	add_pending("a_in", "a", 0, T0 - 10 * SEC, 1, "cpu=3", 0);
+	cycle();
+	r = find_rec("a_in", DEC_PENDING, 1);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(sched_explain(P.s, "ns", "a_in", P.now, &x),
+			 SX_PARKED);
+	ck_assert_str_eq(x.cq, "a");
+	ck_assert_str_eq(x.lq, "ns/lq");
+	ck_assert_int_eq(x.position, 0);
+	ck_assert(x.assessed && x.cq_active && !x.never_fits);
+	ck_assert_int_ne(x.mode, ASSIGN_FIT);
+	ck_assert_str_eq(x.message, r->msg);
+	ck_assert_uint_eq(x.nps, 1);
+	ck_assert_int_eq(x.ps[0].count, 1);
+	ck_assert_uint_eq(x.ps[0].nres, 1);
+	ck_assert_str_eq(x.ps[0].res[0], "cpu");
+	ck_assert_int_eq(x.ps[0].per_pod[0], CPU(3));
+	ck_assert_uint_eq(x.nquota, 1);
+	ck_assert_str_eq(x.quota[0].flavor, "default");
+	ck_assert_str_eq(x.quota[0].resource, "cpu");
+	ck_assert_int_eq(x.quota[0].request, CPU(3));
+	ck_assert_int_eq(x.quota[0].nominal, CPU(4));
+	ck_assert(!x.quota[0].has_borrowing_limit);
+	ck_assert_int_eq(x.quota[0].used, CPU(3));
+	ck_assert_int_eq(x.quota[0].cohort_used, CPU(7));
+	ck_assert_int_eq(x.quota[0].available, CPU(1));
+	ck_assert_int_eq(x.quota[0].max, CPU(8));
+	ck_assert_uint_eq(x.quota[0].ntop, 1);
+	ck_assert_str_eq(x.quota[0].top[0].w->meta.name, "a1");
+	ck_assert_int_eq(x.quota[0].top[0].v, CPU(3));
+	ck_assert_uint_eq(x.quota[0].nctop, 1);
+	ck_assert_str_eq(x.quota[0].ctop[0].w->meta.name, "b1");
+	ck_assert_str_eq(x.quota[0].ctop[0].cq, "b");
+	ck_assert_uint_eq(x.nreasons, 1);
+	ck_assert_int_eq(x.reasons[0].kind, SXK_QUOTA);
+	ck_assert_int_eq(x.reasons[0].needed, CPU(2));
+	ck_assert_str_eq(x.reasons[0].text, "insufficient unused quota for "
+			 "cpu in flavor default, 2 more needed");
+	ck_assert_uint_eq(x.nvictims, 0);
+	ck_assert_int_eq(x.est_start_ms, 0);
+	/* the holder and an unknown name */
+	ck_assert_int_eq(sched_explain(P.s, "ns", "a1", P.now, &x),
+			 SX_HOLDING);
+	ck_assert_str_eq(x.cq, "a");
+	ck_assert_int_eq(sched_explain(P.s, "ns", "nope", P.now, &x),
+			 SX_UNKNOWN);
+	sched_explain_release(&x);
+	fx_end();
+}
+END_TEST
+
+/* The victims explain names are the ones the next cycle preempts, and
+ * asking changes nothing: the cycle still decides the same. */
+START_TEST(explain_victims_match_cycle)
+{
+	struct sched_explain x = { .position = -1 };
+	const struct prec *r;
+
+	fx_begin(0);
+	add_flavor("default");
+	add_cq("a", NULL, "default:cpu=4", "wcq=LowerPriority");
+	add_admitted("a1", "a", 0, T0 - 200 * SEC, T0 - 100 * SEC, "default",
+		     "cpu=2", false);
+	add_admitted("a2", "a", 5, T0 - 200 * SEC, T0 - 100 * SEC, "default",
+		     "cpu=2", false);
+	add_pending("a_hi", "a", 10, T0 - 10 * SEC, 1, "cpu=2", 0);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(sched_explain(P.s, "ns", "a_hi", P.now, &x),
+				 SX_PENDING);
+		ck_assert_int_eq(x.mode, ASSIGN_PREEMPT);
+		ck_assert_uint_eq(x.nvictims, 1);
+		ck_assert_str_eq(x.victims[0].w->meta.name, "a1");
+		ck_assert_str_eq(x.victims[0].reason, "InClusterQueue");
+		ck_assert_msg(ends_with(x.message, PENDING_SUFFIX
+					"1 workload(s)"), "'%s'", x.message);
+	}
+	CHECK();
+	cycle();
+	r = find_rec("a1", DEC_PREEMPT, 1);
+	ck_assert_msg(r, "a1 not preempted:%s", log_text(1));
+	ck_assert(!find_rec("a2", DEC_PREEMPT, 0));
+	r = find_rec("a_hi", DEC_PENDING, 1);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->msg, x.message);
+	sched_explain_release(&x);
+	fx_end();
+}
+END_TEST
+
+/* Never fits: above the maximum capacity on every flavor, or only
+ * tainted flavors; a pod set whose minCount fits is not "never". */
+START_TEST(explain_never_fits)
+{
+	struct sched_explain x = { .position = -1 };
+
+	fx_begin(0);
+	add_flavor("default");
+	add_cq("a", "all", "default:cpu=4/2", NULL);
+	add_cq("b", "all", "default:cpu=4", NULL);
+	add_admitted("a1", "a", 0, T0 - 200 * SEC, T0 - 100 * SEC, "default",
+		     "cpu=4", false);
+	add_pending("huge", "a", 0, T0 - 10 * SEC, 7, "cpu=1", 0);
+	add_pending("part", "a", 0, T0 - 9 * SEC, 7, "cpu=1", 2);
+	ck_assert_int_eq(sched_explain(P.s, "ns", "huge", P.now, &x),
+			 SX_PENDING);
+	ck_assert(x.never_fits);
+	ck_assert_uint_eq(x.nreasons, 1);
+	ck_assert_int_eq(x.reasons[0].kind, SXK_MAX_CAPACITY);
+	ck_assert_int_eq(x.reasons[0].needed, CPU(7));
+	ck_assert_int_eq(x.reasons[0].max, CPU(6));
+	ck_assert_int_eq(x.quota[0].max, CPU(6));
+	ck_assert(x.quota[0].has_borrowing_limit);
+	ck_assert_int_eq(x.quota[0].borrowing_limit, CPU(2));
+	ck_assert_int_eq(sched_explain(P.s, "ns", "part", P.now, &x),
+			 SX_PENDING);
+	ck_assert(!x.never_fits);
+	ck_assert_int_eq(x.ps[0].min_count, 2);
+	/* partial admission: 2 of 7 fit the 2 borrowable */
+	ck_assert_int_eq(x.mode, ASSIGN_FIT);
+	ck_assert_int_eq(x.ps[0].assigned_count, 2);
+	ck_assert_str_eq(x.ps[0].flavor[0], "default");
+	sched_explain_release(&x);
+	fx_end();
+}
+END_TEST
+
+/* The estimated start: when the holders with a maximum execution time
+ * that must end for it to fit have reached it. */
+START_TEST(explain_estimated_start)
+{
+	struct sched_explain x = { .position = -1 };
+	struct workload *w;
+
+	fx_begin(0);
+	add_flavor("default");
+	add_cq("a", NULL, "default:cpu=4", NULL);
+	w = add_admitted("a1", "a", 0, T0 - 200 * SEC, T0 - 100 * SEC,
+			 "default", "cpu=2", false);
+	w = wl_copy("a1");
+	w->has_max_exec = true;
+	w->max_exec_seconds = 600;
+	put(w);
+	w = add_admitted("a2", "a", 0, T0 - 200 * SEC, T0 - 50 * SEC,
+			 "default", "cpu=2", false);
+	w = wl_copy("a2");
+	w->has_max_exec = true;
+	w->max_exec_seconds = 300;
+	w->has_accumulated = true;
+	w->accumulated_seconds = 100;
+	put(w);
+	/* a2 ends at T0 + 150 s, a1 at T0 + 500 s: 3 cpus need both */
+	add_pending("wait3", "a", 0, T0 - 10 * SEC, 1, "cpu=3", 0);
+	ck_assert_int_eq(sched_explain(P.s, "ns", "wait3", P.now, &x),
+			 SX_PENDING);
+	ck_assert_int_eq(x.est_start_ms, T0 + 500 * SEC);
+	ck_assert_uint_eq(x.est_after, 2);
+	add_pending("wait2", "a", 0, T0 - 5 * SEC, 1, "cpu=2", 0);
+	ck_assert_int_eq(sched_explain(P.s, "ns", "wait2", P.now, &x),
+			 SX_PENDING);
+	ck_assert_int_eq(x.est_start_ms, T0 + 150 * SEC);
+	ck_assert_uint_eq(x.est_after, 1);
+	CHECK();
+	sched_explain_release(&x);
+	fx_end();
+}
+END_TEST
+
 static TCase *new_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -2903,6 +3090,13 @@ Suite *preempt_suite(void)
 	tc = new_tcase("fair");
 	tcase_add_loop_test(tc, fair_table, 0, (int)NFCASES);
 	tcase_add_test(tc, fair_message_paths);
+	suite_add_tcase(s, tc);
+
+	tc = new_tcase("explain");
+	tcase_add_test(tc, explain_quota_and_holders);
+	tcase_add_test(tc, explain_victims_match_cycle);
+	tcase_add_test(tc, explain_never_fits);
+	tcase_add_test(tc, explain_estimated_start);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("random");
