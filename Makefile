@@ -96,6 +96,14 @@ LIBCONTROLLER := $(BUILD)/libcontroller.a
 CONTROLLER_LIBS := -lcurl
 MANAGER_BIN := $(BINDIR)/cueue-manager
 
+# cli/: kubectl cueue (bin/kubectl-cueue; kubectl finds it on PATH): the
+# manager's library in inspect mode (cli/cli.h). cli/doctor.c is pure, so
+# the unit tests link it.
+CLI_SRC := $(filter-out cli/main.c,$(wildcard cli/*.c))
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+CLI_PURE_OBJ := $(BUILD)/cli/doctor.o
+CLI_BIN := $(BINDIR)/kubectl-cueue
+
 # webhook/: the manager's admission and conversion webhook server
 # (libmicrohttpd + GnuTLS) and its certificates (OpenSSL).
 WEBHOOK_SRC := $(wildcard webhook/*.c)
@@ -132,7 +140,8 @@ DSSUITES_H := $(BUILD)/gen/devserver/suites.h
 
 ALL_OBJ := $(CORE_OBJ) $(JX_OBJ) $(CONFIG_OBJ) $(CONTROLLER_OBJ) $(DEVSERVER_OBJ) \
 	$(SUPPORT_OBJ) $(UNIT_OBJ) $(DSTEST_OBJ) $(BUILD)/devserver/main.o \
-	$(BUILD)/controller/main.o $(TOOL_OBJ) $(CORE_BENCH_OBJ) $(WEBHOOK_OBJ)
+	$(BUILD)/controller/main.o $(TOOL_OBJ) $(CORE_BENCH_OBJ) $(WEBHOOK_OBJ) \
+	$(CLI_OBJ) $(BUILD)/cli/main.o
 DEPS := $(ALL_OBJ:.o=.d)
 
 .PHONY: all deps test check asan clean check-headers check-deps unit \
@@ -145,6 +154,9 @@ ALL_TARGETS += $(DEVSERVER_BIN)
 endif
 ifneq ($(wildcard controller/main.c),)
 ALL_TARGETS += $(MANAGER_BIN)
+endif
+ifneq ($(wildcard cli/main.c),)
+ALL_TARGETS += $(CLI_BIN)
 endif
 ifneq ($(DSTEST_SUITES),)
 ALL_TARGETS += $(DSTEST)
@@ -231,6 +243,12 @@ $(MANAGER_BIN): $(BUILD)/controller/main.o $(LIBCONTROLLER) $(LIBWEBHOOK) \
 	  $(LIBJX) $(LIBCORE) $(CONTROLLER_LIBS) $(WEBHOOK_LIBS) \
 	  $(CONFIG_LIBS) $(CORE_LIBS)
 
+$(CLI_BIN): $(BUILD)/cli/main.o $(CLI_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) \
+		$(LIBJX) $(LIBCORE)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< $(CLI_OBJ) $(LIBCONTROLLER) $(LIBCONFIG) \
+	  $(LIBJX) $(LIBCORE) $(CONTROLLER_LIBS) $(CONFIG_LIBS) $(CORE_LIBS)
+
 # Suite lists are generated from the file names, so adding a module's
 # tests never means editing a shared file. $(call suites_h,NAMES)
 define suites_h
@@ -249,9 +267,10 @@ $(SUITES_H): $(wildcard test/unit/check_*.c) Makefile
 $(DSSUITES_H): $(wildcard test/devserver/check_*.c) Makefile
 	$(call suites_h,$(DSTEST_SUITES))
 
-$(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) $(LIBCONTROLLER) \
-		$(LIBCONFIG) $(LIBJX) $(LIBCORE)
+$(UNIT): $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) $(CLI_PURE_OBJ) \
+		$(LIBCONTROLLER) $(LIBCONFIG) $(LIBJX) $(LIBCORE)
 	$(CC) $(LDFLAGS) -o $@ $(UNIT_OBJ) $(SUPPORT_OBJ) $(UNIT_DEMO_OBJ) \
+	  $(CLI_PURE_OBJ) \
 	  $(LIBCONTROLLER) $(LIBCONFIG) $(LIBJX) $(LIBCORE) $(CONFIG_LIBS) \
 	  $(CORE_LIBS) \
 	  $(CHECK_LIBS)
@@ -331,7 +350,7 @@ asan:
 
 # Every header must compile on its own (STYLE P9).
 HEADERS := $(wildcard base/*.h model/*.h flavors/*.h config/*.h \
-	controller/*.h webhook/*.h devserver/*.h)
+	controller/*.h webhook/*.h devserver/*.h cli/*.h)
 check-headers:
 	@for h in $(HEADERS); do \
 	  echo "#include \"$$h\"" | $(CC) $(filter-out -MMD -MP,$(CFLAGS)) \

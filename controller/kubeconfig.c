@@ -405,35 +405,36 @@ static bool is_file(const char *path)
 	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int kubeconfig_discover(const char *path, const char *sa_dir,
-			struct kubeconfig *out, struct err *err)
+int kubeconfig_discover_context(const char *path, const char *context,
+				const char *sa_dir, struct kubeconfig *out,
+				struct err *err)
 {
 	const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
 	const char *svc = getenv("KUBERNETES_SERVICE_HOST");
 	int rc;
 
 	if (path && *path)
-		return kubeconfig_load(path, NULL, out, err);
+		return kubeconfig_load(path, context, out, err);
 	if (env && *env) {
 		char *list = xstrdup(env), *save = NULL;
 
 		for (char *p = strtok_r(list, ":", &save); p;
 		     p = strtok_r(NULL, ":", &save)) {
 			if (is_file(p)) {
-				rc = kubeconfig_load(p, NULL, out, err);
+				rc = kubeconfig_load(p, context, out, err);
 				free(list);
 				return rc;
 			}
 		}
 		free(list);
 	}
-	if (svc && *svc)
+	if (svc && *svc && !context)
 		return kubeconfig_in_cluster(sa_dir, out, err);
 	if (home && *home) {
 		char *p = xasprintf("%s/.kube/config", home);
 
 		if (is_file(p)) {
-			rc = kubeconfig_load(p, NULL, out, err);
+			rc = kubeconfig_load(p, context, out, err);
 			free(p);
 			return rc;
 		}
@@ -442,4 +443,10 @@ int kubeconfig_discover(const char *path, const char *sa_dir,
 	kubeconfig_release(out);
 	return err_set(err, "no kubeconfig: pass --kubeconfig, set KUBECONFIG, "
 		       "or run in a cluster");
+}
+
+int kubeconfig_discover(const char *path, const char *sa_dir,
+			struct kubeconfig *out, struct err *err)
+{
+	return kubeconfig_discover_context(path, NULL, sa_dir, out, err);
 }

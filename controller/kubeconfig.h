@@ -89,5 +89,11 @@ int kubeconfig_in_cluster(const char *sa_dir, struct kubeconfig *out,
  */
 int kubeconfig_discover(const char *path, const char *sa_dir,
 			struct kubeconfig *out, struct err *err) MUST_CHECK;
+/* As kubeconfig_discover with a named context of the file (kubectl's
+ * --context; NULL: the current one); a context skips the in-cluster
+ * config, which has none. */
+int kubeconfig_discover_context(const char *path, const char *context,
+				const char *sa_dir, struct kubeconfig *out,
+				struct err *err) MUST_CHECK;
 
 #endif

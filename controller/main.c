@@ -267,46 +267,7 @@ int main(int argc, char **argv)
 	ko.burst = (int)(fl.has_burst ? fl.burst : cfg.client_burst);
 	mo.pending_grace_ms = 1000; /* controller/README.md */
 	mo.standby = cfg.le_leader_elect; /* election.h */
-	mo.ignore_undeclared =
-		cfg.res_quota_check == CONFIG_QUOTA_IGNORE_UNDECLARED;
-	mo.no_partial_admission =
-		!config_feature_gate(&cfg, "PartialAdmission", true);
-	/* waitForPodsReady (model/deadline.h) */
-	mo.ready.enabled = cfg.wfpr_enable;
-	mo.ready.timeout_ms = cfg.wfpr_timeout_ms;
-	mo.ready.recovery_timeout_ms =
-		cfg.wfpr_recovery_timeout_ms == CONFIG_UNSET ||
-				cfg.wfpr_recovery_timeout_ms == 0
-			? -1
-			: cfg.wfpr_recovery_timeout_ms;
-	mo.ready.has_limit = cfg.wfpr_backoff_limit_count != CONFIG_UNSET;
-	mo.ready.backoff_limit = (int32_t)cfg.wfpr_backoff_limit_count;
-	mo.ready.backoff_base_s = cfg.wfpr_backoff_base_seconds;
-	mo.ready.backoff_max_s = cfg.wfpr_backoff_max_seconds;
-	mo.block_admission = cfg.wfpr_block_admission;
-	mo.requeue_ts_creation =
-		cfg.wfpr_requeue_timestamp == CONFIG_REQUEUE_CREATION;
-	mo.fair_sharing = cfg.fs_enable;
-	mo.afs = cfg.afs_enable;
-	mo.afs_half_life_ms = cfg.afs_usage_half_life_ms;
-	mo.afs_sampling_ms = cfg.afs_usage_sampling_ms;
-	mo.nafs_w = cfg.afs_resource_weights.n;
-	if (mo.nafs_w) {
-		afs_res = xcalloc(mo.nafs_w, sizeof(*afs_res));
-		afs_w = xcalloc(mo.nafs_w, sizeof(*afs_w));
-		for (size_t i = 0; i < mo.nafs_w; i++) {
-			afs_res[i] = cfg.afs_resource_weights.v[i].key;
-			afs_w[i] = cfg.afs_resource_weights.v[i].value;
-		}
-		mo.afs_res = afs_res;
-		mo.afs_w = afs_w;
-	}
-	for (size_t i = 0; i < cfg.fs_preemption_strategies.n && i < 2; i++)
-		mo.fs_strategies[mo.nfs_strategies++] =
-			!strcmp(cfg.fs_preemption_strategies.v[i],
-				"LessThanInitialShare")
-				? FS_LESS_THAN_INITIAL_SHARE
-				: FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+	manager_opts_from_config(&mo, &cfg, &afs_res, &afs_w);
 	l = loop_new(&lo, &err);
 	if (!l) {
 		fprintf(stderr, "cueue-manager: %s\n", err.msg);

@@ -599,6 +599,8 @@ static void feed(struct manager *m)
 	}
 	for (pos = 0; (wl = hmap_next(&m->wls, &pos, NULL));)
 		manager_wl_resolve(m, wl, true);
+	if (m->o.inspect)
+		return; /* no status, no finalizers, no writes */
 	for (pos = 0; (cq = hmap_next(&m->cqs, &pos, NULL));) {
 		status_writer_mark(m->cqw, cq->name);
 		manager_queues_cq_finalize(m, cq);
@@ -817,7 +819,7 @@ static void before_sleep(void *ud)
 		m->stats.events_posted = es->posted;
 		m->stats.events_dropped = es->dropped;
 	}
-	if (!m->fed)
+	if (!m->fed || m->o.inspect)
 		return;
 	if (m->draining) {
 		manager_wl_pump(m); /* what was decided still goes out */
@@ -898,6 +900,11 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	m->k = k;
 	m->l = kube_loop(k);
 	m->o = o ? *o : dflt;
+	if (m->o.inspect) {
+		m->o.standby = false;
+		m->o.no_events = true;
+		m->o.metrics = NULL;
+	}
 	m->leading = !m->o.standby;
 	dlist_init(&m->admitq);
 	dlist_init(&m->pendq);

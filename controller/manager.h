@@ -74,6 +74,11 @@ struct manager_opts {
 				       the manager binary: 1 s */
 	bool no_events;             /* post no Events (tests) */
 	bool standby;               /* a follower until manager_lead */
+	bool inspect;               /* read only (kubectl cueue): the
+				       caches are fed to sched once synced,
+				       and nothing is ever decided, timed or
+				       written; the caller asks sched
+				       (manager_sched) */
 	struct metrics *registry;   /* borrowed; NULL: the event recorder
 				       counts only in manager_stats */
 	manager_hook_fn *before_admit_write; /* tests; may be NULL */
@@ -184,6 +189,60 @@ struct manager_vis_query {
 };
 char *manager_visibility(struct manager *m, const struct manager_vis_query *q,
 			 unsigned *code);
+
+/*
+ * Inspection (opts.inspect; kubectl cueue, cli/): once manager_synced,
+ * the scheduling state fed exactly as a leader's is, for the caller to
+ * question and to run cycles on (their decisions are the caller's to
+ * read, never written). Borrowed; NULL before the caches were fed.
+ */
+struct sched *manager_sched(struct manager *m);
+/*
+ * Takes obj (a Workload, as the API would list it; borrowed) into the
+ * caches and sched as the informer would: decoded, validated, resolved.
+ * Returns 0, or -1 + err with the field errors when it is invalid.
+ */
+struct json_t;
+int manager_inject_workload(struct manager *m, const struct json_t *obj,
+			    struct err *err);
+/*
+ * Why workload ns/name is not queued, as the manager would write it
+ * (QuotaReserved=False reason Inadmissible: "LocalQueue x doesn't
+ * exist", "ClusterQueue y is inactive"...), or NULL. Borrowed.
+ */
+const char *manager_wl_inadmissible(const struct manager *m, const char *ns,
+				    const char *name);
+/*
+ * Every cached object of the queueing setup (for doctor): fn(ud, kind,
+ * obj, invalid) with obj the decoded struct (resource_flavor, cohort,
+ * cluster_queue, local_queue, workload_priority_class) or, for
+ * namespaces, the struct smap of its labels with name; invalid the
+ * reason a ClusterQueue failed validation, else NULL. Placeholders are
+ * skipped.
+ */
+enum manager_kind {
+	MK_FLAVOR,
+	MK_COHORT,
+	MK_CLUSTER_QUEUE,
+	MK_NAMESPACE,
+	MK_LOCAL_QUEUE,
+	MK_WORKLOAD,
+};
+typedef void manager_visit_fn(void *ud, enum manager_kind kind,
+			      const char *name, const void *obj,
+			      const char *invalid);
+void manager_visit(const struct manager *m, manager_visit_fn *fn, void *ud);
+
+/*
+ * The Configuration's settings the manager honours, as manager_opts
+ * (what cueue-manager's main does; kubectl cueue reads the same file).
+ * The admission fair sharing weights are new arrays in *afs_res and
+ * *afs_w (the caller frees both, after manager_new).
+ */
+struct config;
+void manager_opts_from_config(struct manager_opts *mo,
+			      const struct config *cfg,
+			      const char ***afs_res, double **afs_w);
 
 /*
  * What the webhook's namespace view (webhook/nsview.h) is built from

@@ -140,7 +140,8 @@ void manager_queues_cq_finalize(struct manager *m, struct cq_entry *e)
 	struct sched_cq_status st;
 	int action;
 
-	if (!m->fed || !e->cq || e->fin_call || !e->cq->meta.name ||
+	if (!m->fed || m->o.inspect || !e->cq || e->fin_call ||
+	    !e->cq->meta.name ||
 	    status_writer_busy(m->cqw, e->name))
 		return;
 	sched_cq_status(m->s, e->name, &st);
@@ -172,7 +173,8 @@ void manager_queues_rf_finalize(struct manager *m, struct rf_entry *e)
 {
 	int action;
 
-	if (!m->fed || !e->rf || e->fin_call || !e->rf->meta.name)
+	if (!m->fed || m->o.inspect || !e->rf || e->fin_call ||
+	    !e->rf->meta.name)
 		return;
 	action = finalizer_action(&e->rf->meta, e->refs > 0);
 	if (!action)

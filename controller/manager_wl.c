@@ -679,6 +679,8 @@ void manager_wl_pump(struct manager *m)
 {
 	unsigned max = m->o.max_wl_writes;
 
+	if (m->o.inspect)
+		return;
 	while (!m->closing && m->wl_inflight < max) {
 		struct wl_entry *e = fifo_pop(&m->admitq);
 

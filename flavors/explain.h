@@ -158,6 +158,12 @@ struct sched_explain {
 enum sched_xstate sched_explain(struct sched *s, const char *ns,
 				const char *name, int64_t now_ms,
 				struct sched_explain *out);
+/* As sched_explain without the position, the quota rows and the
+ * estimated start: the verdict and its reasons only (doctor's never-fits
+ * check over every pending workload). */
+enum sched_xstate sched_explain_fit(struct sched *s, const char *ns,
+				    const char *name, int64_t now_ms,
+				    struct sched_explain *out);
 void sched_explain_release(struct sched_explain *x);
 
 /* "quota", "maxCapacity", "taint", "label", "notFound", "unavailable". */

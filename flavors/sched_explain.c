@@ -403,9 +403,9 @@ static int32_t queue_position(const struct scq *c, const struct swl *r,
 	return pos;
 }
 
-enum sched_xstate sched_explain(struct sched *s, const char *ns,
-				const char *name, int64_t now_ms,
-				struct sched_explain *x)
+static enum sched_xstate explain(struct sched *s, const char *ns,
+				  const char *name, int64_t now_ms,
+				  struct sched_explain *x, bool full)
 {
 	char buf[256];
 	char *key = object_key_buf(buf, sizeof(buf), ns, name);
@@ -444,10 +444,16 @@ enum sched_xstate sched_explain(struct sched *s, const char *ns,
 	x->cq_message = c->message;
 	x->strict_fifo = c->cq && c->cq->strategy == QS_STRICT_FIFO;
 	x->priority = r->qi.priority;
-	x->position = queue_position(c, r, &parked);
-	x->state = parked ? SX_PARKED : SX_PENDING;
+	if (full) {
+		x->position = queue_position(c, r, &parked);
+		x->state = parked ? SX_PARKED : SX_PENDING;
+	} else {
+		x->state = queue_item_parked(&c->q, &r->qi) ? SX_PARKED
+							    : SX_PENDING;
+	}
 	explain_podsets(s, r, x);
-	explain_quota(s, c, r, x);
+	if (full)
+		explain_quota(s, c, r, x);
 	memset(&e, 0, sizeof(e));
 	e.wl = r->id;
 	e.cq = (int32_t)(c - s->cqs);
@@ -480,8 +486,22 @@ enum sched_xstate sched_explain(struct sched *s, const char *ns,
 	free(e.asg);
 	if (x->mode == ASSIGN_NOFIT && !x->ns_mismatch)
 		x->never_fits = never_fits(s, c, r);
-	if (x->mode != ASSIGN_FIT && !x->never_fits && !x->ns_mismatch &&
-	    !x->nvictims)
+	if (full && x->mode != ASSIGN_FIT && !x->never_fits &&
+	    !x->ns_mismatch && !x->nvictims)
 		estimate_start(s, c, r, now_ms, x);
 	return x->state;
+}
+
+enum sched_xstate sched_explain(struct sched *s, const char *ns,
+				const char *name, int64_t now_ms,
+				struct sched_explain *x)
+{
+	return explain(s, ns, name, now_ms, x, true);
+}
+
+enum sched_xstate sched_explain_fit(struct sched *s, const char *ns,
+				    const char *name, int64_t now_ms,
+				    struct sched_explain *x)
+{
+	return explain(s, ns, name, now_ms, x, false);
 }
