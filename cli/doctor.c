@@ -254,6 +254,25 @@ static bool collect_pending(void *ud, const struct workload *w,
 	return true;
 }
 
+static const char *never_fix(enum sched_xkind k)
+{
+	switch (k) {
+	case SXK_TAINT:
+		return "add the toleration to the jobs' pod templates, or give "
+		       "the queue a flavor without the taint";
+	case SXK_LABEL:
+		return "correct the jobs' nodeSelector / node affinity, or the "
+		       "flavor's nodeLabels";
+	case SXK_NOT_FOUND:
+		return "create the missing ResourceFlavor";
+	case SXK_UNAVAILABLE:
+		return "cover the resource in the queue's resourceGroups";
+	default:
+		return "raise nominalQuota or borrowingLimit (or the cohort's "
+		       "quota), or make the workloads smaller";
+	}
+}
+
 static void check_never_fits(const struct doctor_input *in,
 			     struct doctor_report *r)
 {
@@ -266,6 +285,7 @@ static void check_never_fits(const struct doctor_input *in,
 		struct nf_list l = { 0 };
 		size_t never = 0;
 		char *example = NULL;
+		enum sched_xkind kind = SXK_MAX_CAPACITY;
 
 		sched_cq_pending(in->s, cqn, collect_pending, &l);
 		for (size_t k = 0; k < l.n; k++) {
@@ -273,6 +293,8 @@ static void check_never_fits(const struct doctor_input *in,
 					  in->now_ms, &x);
 			if (x.never_fits) {
 				never++;
+				if (!example && x.nreasons)
+					kind = x.reasons[0].kind;
 				if (!example)
 					example = xasprintf(
 						"%s/%s: %s", l.v[k].ns,
@@ -288,11 +310,9 @@ static void check_never_fits(const struct doctor_input *in,
 			add(r, DOC_ERROR, "never-fits",
 			    xasprintf("ClusterQueue/%s", cqn),
 			    xasprintf("%zu of %zu pending workload(s) can never "
-				      "fit its quota (e.g. %s)",
-				      never, l.n, example),
-			    xstrdup("raise nominalQuota or borrowingLimit "
-				    "(or the cohort's quota), or make the "
-				    "workloads smaller"));
+				      "be admitted as the queue is set up (e.g. "
+				      "%s)", never, l.n, example),
+			    xstrdup(never_fix(kind)));
 		free(example);
 	}
 	sched_explain_release(&x);

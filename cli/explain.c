@@ -373,8 +373,9 @@ static void explain_text(const struct cli *c, const struct sched_explain *x,
 				       x->victims[i].cq, x->victims[i].reason);
 			printf("\n");
 		} else {
-			printf("    preemption: no workload may be preempted "
-			       "for it (%s)\n",
+			printf("    preemption: no running workload may be "
+			       "preempted for it under the queue's policy "
+			       "(%s)\n",
 			       policy_text(cq, b, sizeof(b)));
 		}
 	}

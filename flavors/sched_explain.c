@@ -242,7 +242,7 @@ static void explain_assignment(const struct sched *s, const struct swl *r,
 	sched_assign_env(s, &env);
 	for (size_t i = 0; i < res->nps && i < x->nps; i++)
 		x->ps[i].assigned_count = res->count[i];
-	for (size_t i = 0; i < res->ncells; i++) {
+	for (size_t i = 0; i < res->ncells && res->mode != ASSIGN_NOFIT; i++) {
 		const struct assign_cell *cl = &res->cells[i];
 		struct sched_xpodset *o;
 
