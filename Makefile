@@ -429,6 +429,16 @@ $(DEEPQ_BENCH): $(BUILD)/test/bench/deepq.o $(BUILD)/test/bench/benchlib.o $(LIB
 	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/test/bench/benchlib.o $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
 -include $(BUILD)/test/bench/deepq.d
 
+# cli-bench: kubectl cueue's answer times with 10,000 pending workloads
+# in 100 ClusterQueues, against a devcluster (test/bench/cli.sh).
+CLI_BENCH := $(BUILD)/cli-bench
+ifneq ($(wildcard test/bench/cli_bench.c),)
+all: $(CLI_BENCH)
+endif
+$(CLI_BENCH): $(BUILD)/test/bench/cli_bench.o $(BUILD)/test/bench/benchlib.o $(LIBCORE)
+	$(CC) $(LDFLAGS) -o $@ $< $(BUILD)/test/bench/benchlib.o $(LIBCORE) -lcurl -lpthread $(CORE_LIBS)
+-include $(BUILD)/test/bench/cli_bench.d
+
 # core-bench: the scheduling core in memory (flavors/sched), no I/O.
 ifneq ($(wildcard test/bench/core_bench.c),)
 all: $(CORE_BENCH)

@@ -73,8 +73,8 @@ struct cli {
 	const char **afs_res;
 	double *afs_w;
 	int64_t now_ms;
-	int64_t load_ms;          /* list + feed wall time */
-	int64_t warm_ms;          /* the warm-up cycle's */
+	int64_t load_us;          /* list + feed, monotonic */
+	int64_t warm_us;          /* the warm-up cycle's */
 };
 
 /* Connects (kubeconfig, clients) and reads the Configuration. */

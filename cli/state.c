@@ -36,6 +36,14 @@ static const char *const config_maps[][2] = {
 };
 #define CONFIG_KEY "controller_manager_config.yaml"
 
+static int64_t mono_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 static int64_t wall_ms(void)
 {
 	struct timespec ts;
@@ -224,13 +232,13 @@ int cli_load(struct cli *c, struct err *err)
 {
 	struct manager_opts mo = { 0 };
 	struct sched_decisions d = { 0 };
-	int64_t t0 = wall_ms(), t1;
+	int64_t t0 = mono_us(), t1;
 
 	manager_opts_from_config(&mo, c->cfg, &c->afs_res, &c->afs_w);
 	mo.inspect = true;
 	c->m = manager_new(c->k, &mo);
 	while (!manager_synced(c->m)) {
-		if (wall_ms() - t0 > CLI_SYNC_TIMEOUT_MS)
+		if (mono_us() - t0 > CLI_SYNC_TIMEOUT_MS * 1000LL)
 			return err_set(err, "the lists did not complete in "
 				       "%d s", CLI_SYNC_TIMEOUT_MS / 1000);
 		if (manager_api_failing_ms(c->m) > 10000)
@@ -244,13 +252,13 @@ int cli_load(struct cli *c, struct err *err)
 	c->s = manager_sched(c->m);
 	if (!c->s)
 		return err_set(err, "the scheduling state was not built");
-	t1 = wall_ms();
-	c->load_ms = t1 - t0;
+	t1 = mono_us();
+	c->load_us = t1 - t0;
 	/* The cycle the manager runs next: what it would admit now is
 	 * assumed, what it found inadmissible is parked, as there. */
 	sched_cycle(c->s, c->now_ms, &d);
 	sched_decisions_release(&d);
-	c->warm_ms = wall_ms() - t1;
+	c->warm_us = mono_us() - t1;
 	return 0;
 }
 

@@ -170,6 +170,10 @@ benches+=("podsready|300|90|$top/test/bench/podsready.sh")
 # jobpath: batch/v1 Jobs created through the TLS webhooks to Complete on a
 # devcluster of its own (test/bench/jobpath.sh); QUICK=1: 60 Jobs.
 benches+=("jobpath|360|60|$top/test/bench/jobpath.sh")
+# cli: kubectl cueue (pending, explain, simulate, doctor) with 10,000
+# pending workloads in 100 ClusterQueues on a devcluster of its own
+# (test/bench/cli.sh); QUICK=1: 1,000 in 10.
+benches+=("cli|600|90|$top/test/bench/cli.sh")
 # webhook: the manager's webhook server in-process beside a bare TLS
 # libmicrohttpd responder, same client load (test/bench/webhook_bench.c).
 # scrape: an admission scenario quiet and with /metrics scraped in a
