@@ -74,7 +74,7 @@ static json_t *build_cq(void *ud, const char *name, char **path)
 	struct cluster_queue tmp;
 	json_t *cur, *nw, *body = NULL;
 
-	if (!e || !e->cq || !m->fed)
+	if (!e || !e->cq || !manager_leads(m))
 		return NULL;
 	/* One write per object at a time: the finalizer patch's end marks
 	 * the status again. */
@@ -121,7 +121,7 @@ static json_t *build_cohort(void *ud, const char *name, char **path)
 	double share;
 	json_t *cur, *nw, *body = NULL;
 
-	if (!e || !e->c || !m->fed)
+	if (!e || !e->c || !manager_leads(m))
 		return NULL;
 	memset(&tmp, 0, sizeof(tmp));
 	if (!sched_cohort_share(m->s, name, &tmp.fs_weighted_share, &share))
@@ -169,7 +169,7 @@ static json_t *build_lq(void *ud, const char *key, char **path)
 	enum cond_status cs;
 	const char *reason, *msg;
 
-	if (!e || !e->lq || !m->fed)
+	if (!e || !e->lq || !manager_leads(m))
 		return NULL;
 	cs = lq_active(e, &reason, &msg);
 	memset(&tmp, 0, sizeof(tmp));
@@ -270,7 +270,7 @@ static void lq_metrics(struct manager *m, const struct lq_entry *e)
 	char *ns;
 	bool active;
 
-	if (!kueue_metrics_lq_enabled(km) || !e->lq || !m->fed)
+	if (!kueue_metrics_lq_enabled(km) || !e->lq || !manager_leads(m))
 		return;
 	ns = split_key(e->key, &name);
 	sched_lq_status(m->s, e->key, &st);
@@ -306,7 +306,7 @@ void manager_cq_metrics(struct manager *m, const struct cq_entry *e)
 	struct flavor_usage *rsv = NULL, *use = NULL;
 	size_t nrsv = 0, nuse = 0;
 
-	if (!km || !cq || !m->fed)
+	if (!km || !cq || !manager_leads(m))
 		return;
 	sched_cq_status(m->s, e->name, &st);
 	if (!st.exists)
@@ -538,7 +538,7 @@ static void on_synced(void *ud)
 	if (inf->synced)
 		return;
 	inf->synced = true;
-	if (++m->nsynced == INF_N && m->leading)
+	if (++m->nsynced == INF_N)
 		feed(m);
 }
 
@@ -599,8 +599,14 @@ static void feed(struct manager *m)
 	}
 	for (pos = 0; (wl = hmap_next(&m->wls, &pos, NULL));)
 		manager_wl_resolve(m, wl, true);
-	if (m->o.inspect)
-		return; /* no status, no finalizers, no writes */
+	if (!manager_leads(m)) {
+		/* a follower's (or kubectl cueue's) passive state: no
+		 * status, no finalizers, no writes */
+		log_msg(LOG_INFO, "manager", NULL, NULL,
+			"caches synced (not leading: the scheduling state "
+			"serves the visibility API only)");
+		return;
+	}
 	for (pos = 0; (cq = hmap_next(&m->cqs, &pos, NULL));) {
 		status_writer_mark(m->cqw, cq->name);
 		manager_queues_cq_finalize(m, cq);
@@ -819,7 +825,14 @@ static void before_sleep(void *ud)
 		m->stats.events_posted = es->posted;
 		m->stats.events_dropped = es->dropped;
 	}
-	if (!m->fed || m->o.inspect)
+	if (m->fed && !m->leading && !m->o.inspect) {
+		/* a follower's passive state: nothing is owed to anyone */
+		sched_drop_checks(m->s);
+		sched_take_dirty(m->s, NULL, NULL, NULL);
+		sched_take_dirty_cohorts(m->s, NULL, NULL);
+		return;
+	}
+	if (!manager_leads(m))
 		return;
 	if (m->draining) {
 		manager_wl_pump(m); /* what was decided still goes out */
@@ -850,6 +863,27 @@ static void on_wake(void *ud, int64_t now_ms)
 	(void)now_ms;
 }
 
+/*
+ * The follower's passive scheduling state is thrown away at the lead: the
+ * leader starts from a fresh one fed from the caches, exactly as after a
+ * restart (its queues never parked anything, its admission fair sharing
+ * history was never sampled).
+ */
+static void unfeed(struct manager *m)
+{
+	struct wl_entry *wl;
+	size_t pos;
+
+	sched_free(m->s);
+	m->s = sched_new(&m->so);
+	m->fed = false;
+	for (pos = 0; (wl = hmap_next(&m->wls, &pos, NULL));) {
+		wl->in_sched = false;
+		wl->res_cqe = NULL;
+		wl->res_lqe = NULL;
+	}
+}
+
 void manager_lq_fs(struct manager *m, const char *key,
 		   const struct local_queue *lq)
 {
@@ -871,7 +905,7 @@ static void on_afs(void *ud, int64_t now_ms)
 	struct manager *m = ud;
 
 	(void)now_ms;
-	if (m->fed) {
+	if (manager_leads(m)) {
 		sched_afs_sample(m->s, loop_wall_ms(m->l));
 		m->changed = true;
 	}
@@ -933,9 +967,18 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	so.afs = m->o.afs;
 	so.afs_half_life_ms = m->o.afs_half_life_ms;
 	so.afs_sampling_ms = m->o.afs_sampling_ms;
-	so.afs_res = m->o.afs_res;
-	so.afs_w = m->o.afs_w;
 	so.nafs_w = m->o.nafs_w;
+	if (so.nafs_w) {
+		m->afs_names = xcalloc(so.nafs_w, sizeof(*m->afs_names));
+		m->afs_wv = xcalloc(so.nafs_w, sizeof(*m->afs_wv));
+		for (size_t i = 0; i < so.nafs_w; i++) {
+			m->afs_names[i] = xstrdup(m->o.afs_res[i]);
+			m->afs_wv[i] = m->o.afs_w[i];
+		}
+	}
+	so.afs_res = (const char *const *)m->afs_names;
+	so.afs_w = m->afs_wv;
+	m->so = so;
 	m->s = sched_new(&so);
 	hmap_init(&m->rfs);
 	hmap_init(&m->cohorts);
@@ -1031,6 +1074,10 @@ void manager_free(struct manager *m)
 	sched_free(m->s);
 	m->s = NULL;
 	m->fed = false;
+	for (size_t i = 0; i < m->so.nafs_w; i++)
+		free(m->afs_names ? m->afs_names[i] : NULL);
+	free(m->afs_names);
+	free(m->afs_wv);
 	for (pos = 0; (e = hmap_next(&m->wls, &pos, NULL));) {
 		struct wl_entry *w = e;
 
@@ -1087,7 +1134,7 @@ int64_t manager_api_failing_ms(const struct manager *m)
 
 bool manager_active(const struct manager *m)
 {
-	return m->fed && !m->draining;
+	return manager_leads(m) && !m->draining;
 }
 
 void manager_lead(struct manager *m)
@@ -1099,6 +1146,8 @@ void manager_lead(struct manager *m)
 		"leading: %s", m->nsynced == INF_N
 				       ? "the warm caches go to the scheduler"
 				       : "waiting for the informers to sync");
+	if (m->fed)
+		unfeed(m);
 	if (m->nsynced == INF_N)
 		feed(m);
 }

@@ -64,7 +64,7 @@ void manager_dl_check(struct manager *m, struct wl_entry *e)
 	struct deadline_action a;
 	int64_t wall;
 
-	if (!m->fed || m->closing || m->draining || m->o.inspect)
+	if (!manager_leads(m) || m->closing || m->draining)
 		return;
 	if (e->call &&
 	    (e->call_kind == WC_DEADLINE || e->call_kind == WC_SPEC))

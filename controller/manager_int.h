@@ -260,8 +260,14 @@ struct manager {
 	bool fed;                 /* caches handed to sched: cycles may run */
 	bool changed;             /* sched inputs changed since the last cycle */
 	bool closing;             /* manager_free: submit nothing more */
-	bool leading;             /* may feed sched and write (manager_lead;
-				     from the start without opts.standby) */
+	bool leading;             /* may decide and write (manager_lead;
+				     from the start without opts.standby);
+				     a follower feeds sched too, passively,
+				     for the visibility API (manager_leads) */
+	struct sched_opts so;     /* what sched_new was given (afs_res and
+				     afs_w point at afs_names, afs_wv) */
+	char **afs_names;         /* owned copies of opts.afs_res */
+	double *afs_wv;           /* owned copy of opts.afs_w */
 	bool draining;            /* manager_drain: decide nothing more */
 	uint64_t gen[INF_N];      /* list generation per kind (entries
 				     record the one they were seen in) */
@@ -299,6 +305,18 @@ struct manager {
 
 /* ------------------------------------------------------------------ */
 /* Small helpers (static inline: two or more manager files use them) */
+
+/*
+ * Whether this manager decides and writes: it leads, its caches were fed,
+ * and it does not only inspect. A follower (and kubectl cueue's
+ * inspecting manager) also feeds sched once synced, so the visibility API
+ * can answer from any replica, as Kueue's does since it serves from every
+ * replica; it runs no cycle, no timed duty, no write and no status.
+ */
+static inline bool manager_leads(const struct manager *m)
+{
+	return m->fed && m->leading && !m->o.inspect;
+}
 
 
 static inline void set_str(char **dst, const char *s)

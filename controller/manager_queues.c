@@ -140,7 +140,7 @@ void manager_queues_cq_finalize(struct manager *m, struct cq_entry *e)
 	struct sched_cq_status st;
 	int action;
 
-	if (!m->fed || m->o.inspect || !e->cq || e->fin_call ||
+	if (!manager_leads(m) || !e->cq || e->fin_call ||
 	    !e->cq->meta.name ||
 	    status_writer_busy(m->cqw, e->name))
 		return;
@@ -173,7 +173,7 @@ void manager_queues_rf_finalize(struct manager *m, struct rf_entry *e)
 {
 	int action;
 
-	if (!m->fed || m->o.inspect || !e->rf || e->fin_call ||
+	if (!manager_leads(m) || !e->rf || e->fin_call ||
 	    !e->rf->meta.name)
 		return;
 	action = finalizer_action(&e->rf->meta, e->refs > 0);

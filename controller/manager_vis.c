@@ -182,9 +182,9 @@ char *manager_visibility(struct manager *m, const struct manager_vis_query *q,
 	if (!m->fed || m->draining) {
 		*code = 503;
 		return status_json(503, "ServiceUnavailable",
-				   "this replica does not schedule (a "
-				   "follower, or its caches are not synced "
-				   "yet): it has no queues to show; retry",
+				   "this replica's caches are not synced yet "
+				   "(or it is shutting down): it has no "
+				   "queues to show; retry",
 				   NULL, NULL);
 	}
 	v.limit = q->limit <= 0 ? VIS_DEFAULT_LIMIT : q->limit;

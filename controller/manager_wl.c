@@ -679,7 +679,7 @@ void manager_wl_pump(struct manager *m)
 {
 	unsigned max = m->o.max_wl_writes;
 
-	if (m->o.inspect)
+	if (!manager_leads(m))
 		return;
 	while (!m->closing && m->wl_inflight < max) {
 		struct wl_entry *e = fifo_pop(&m->admitq);

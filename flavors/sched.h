@@ -310,6 +310,12 @@ void sched_decision_admission(const struct sched *s,
 void sched_decisions_clear(struct sched_decisions *d); /* keeps storage */
 void sched_decisions_release(struct sched_decisions *d);
 
+/* A state nobody schedules from (a follower's, kept for the
+ * visibility API): the eviction and requeue checks owed are dropped
+ * without a decision, and the records of workloads removed meanwhile are
+ * freed. A state that runs cycles never calls it. */
+void sched_drop_checks(struct sched *s);
+
 /* True when a cycle may admit or report something now (some active
  * queue has a head, and admission is not blocked waiting for
  * PodsReady). */

@@ -808,6 +808,18 @@ static void check_flagged(struct sched *s, struct sched_decisions *out)
 	s->nchk = 0;
 }
 
+void sched_drop_checks(struct sched *s)
+{
+	for (size_t i = 0; i < s->nchk; i++) {
+		struct swl *r = s->wls[s->chk[i]];
+
+		r->flagged = false;
+		if (!r->key)
+			sched_wl_reap(s, r);
+	}
+	s->nchk = 0;
+}
+
 size_t sched_cycle(struct sched *s, int64_t now_ms,
 		   struct sched_decisions *out)
 {

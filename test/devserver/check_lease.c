@@ -225,8 +225,13 @@ START_TEST(standby_manager_writes_nothing_until_it_leads)
 {
 	struct manager_opts mo = { .status_interval_ms = 20,
 				   .standby = true };
+	struct manager_vis_query q = {
+		.api_version = "visibility.kueue.x-k8s.io/v1beta1",
+		.cq = "cq" };
 	struct manager *m;
 	const struct manager_stats *st;
+	unsigned code = 0;
+	char *body;
 
 	mk_queues();
 	inp_create_take("workloads", "default",
@@ -235,6 +240,14 @@ START_TEST(standby_manager_writes_nothing_until_it_leads)
 	WAIT_FOR(manager_synced(m), 10000);
 	ck_assert(!manager_active(m));
 	inp_spin(500);
+	/* the follower's passive state answers the visibility API (Kueue
+	 * serves it from every replica) */
+	body = manager_visibility(m, &q, &code);
+	ck_assert_uint_eq(code, 200);
+	ck_assert_msg(strstr(body, "\"name\":\"a\"") &&
+		      strstr(body, "\"positionInClusterQueue\":0"), "%s",
+		      body);
+	free(body);
 	st = manager_stats(m);
 	ck_assert_uint_eq(st->admit_writes, 0);
 	ck_assert_uint_eq(st->pending_writes, 0);
@@ -247,6 +260,11 @@ START_TEST(standby_manager_writes_nothing_until_it_leads)
 	manager_lead(m);
 	ck_assert(manager_active(m));
 	WAIT_FOR(admitted("default", "a"), 10000);
+	ck_assert(manager_check(m));
+	body = manager_visibility(m, &q, &code);
+	ck_assert_uint_eq(code, 200);
+	ck_assert_msg(!strstr(body, "\"name\":\"a\""), "%s", body);
+	free(body);
 	WAIT_FOR(!strcmp(inp_val("clusterqueues", NULL, "cq",
 				 "status.admittedWorkloads"), "1"), 5000);
 	/* drained: no more decisions */
