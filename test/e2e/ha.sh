@@ -4,7 +4,8 @@
 # kubectl:
 #  - one leader, one follower (devcluster status, the Lease's holder, the
 #    role gauges cueue_replica_role and leader_election_master_status);
-#    both ready and serving the webhook; the follower writes nothing;
+#    both ready and serving the webhook; the follower writes nothing; both
+#    answer the visibility API with the same queue;
 #  - graceful stop of the leader (SIGTERM): it releases the Lease, the
 #    follower takes over and admits; the time from the stop to the next
 #    admission is printed;
@@ -199,6 +200,20 @@ if [ -z "$w" ] && [ -n "$(metric "$F" '^cueue_api_requests_total\{.*verb="(GET|L
 else
 	fail "the follower writes nothing" "$w"
 fi
+
+# vis R: the Jobs replica R's visibility server lists pending in ha-cq,
+# with their positions ("JOB pos", one per line).
+vis() {
+	local f=$cluster/visibility.port
+	[ "$1" = 1 ] || f=$cluster/visibility-$1.port
+	curl -sk "https://127.0.0.1:$(cat "$f")/apis/visibility.kueue.x-k8s.io/v1beta1/clusterqueues/ha-cq/pendingworkloads" |
+		python3 -c 'import json, sys
+for it in json.load(sys.stdin)["items"]:
+    print(it["metadata"]["ownerReferences"][0]["name"], it["positionInClusterQueue"])'
+}
+expect "the leader's visibility server lists d" 0 vis "$L" <<<'d 0'
+expect "the follower's visibility server lists d too (Kueue serves it from every replica)" 0 \
+	vis "$F" <<<'d 0'
 
 # ---- 3. graceful stop of the leader ----
 
