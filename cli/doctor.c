@@ -267,6 +267,10 @@ static const char *never_fix(enum sched_xkind k)
 		return "create the missing ResourceFlavor";
 	case SXK_UNAVAILABLE:
 		return "cover the resource in the queue's resourceGroups";
+	case SXK_TOPOLOGY:
+		return "cueue does not implement TopologyAwareScheduling yet: "
+		       "drop the jobs' topology annotations, or give the "
+		       "queue flavors without topologyName (and jobs none)";
 	default:
 		return "raise nominalQuota or borrowingLimit (or the cohort's "
 		       "quota), or make the workloads smaller";

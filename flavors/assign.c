@@ -318,6 +318,53 @@ static bool pinned_away(const struct assign_env *e, const struct assign_cq *cq,
 	return false;
 }
 
+/* Kueue's IsTASOnly: every flavor of cq names a topology. */
+static bool cq_tas_only(const struct assign_env *e, const struct assign_cq *cq)
+{
+	size_t n = 0;
+
+	for (size_t g = 0; g < cq->ngroups; g++)
+		for (size_t i = 0; i < cq->groups[g].nflv; i++) {
+			const struct resource_flavor *rf =
+				e->flavors[cq->groups[g].flv[i]].rf;
+
+			if (!rf || !rf->topology_name)
+				return false;
+			n++;
+		}
+	return n > 0;
+}
+
+/*
+ * Kueue's checkPodSetAndFlavorMatchForTAS for flavor f of group g: 0 when
+ * it matches, else the reason kind. A pod set asks for a topology
+ * explicitly, or implicitly in a ClusterQueue whose flavors all have one.
+ * cueue does not place pods in a topology (TopologyAwareScheduling is not
+ * built), so a flavor with a topology never matches: what it cannot
+ * place as asked it never admits.
+ */
+static int tas_mismatch(const struct assign_env *e, const struct assign_cq *cq,
+			const struct assign_podset *p, int g,
+			const struct assign_req *reqs, size_t nreqs, int f)
+{
+	const struct resource_flavor *rf = e->flavors[f].rf;
+
+	if (!rf)
+		return 0;
+	if (p->ps->tas_requested || cq_tas_only(e, cq)) {
+		if (rf->topology_name)
+			return AR_TAS_UNSUPPORTED;
+		/* a flavor giving none of the pod set's resources (quota
+		 * only) is fine */
+		for (size_t k = 0; k < nreqs; k++)
+			if ((size_t)reqs[k].res < cq->ngroup_of &&
+			    cq->group_of[reqs[k].res] == g)
+				return AR_TAS_NO_SUPPORT;
+		return 0;
+	}
+	return rf->topology_name ? AR_TAS_ONLY : 0;
+}
+
 /*
  * Kueue's findFlavorForPodSets for group g of pod set ps: the chosen
  * flavor's cells go to r->best[0..*nbest) with meta in bmeta; returns the
@@ -344,6 +391,14 @@ static int find_flavor(const struct assign_env *e, const struct assign_cq *cq,
 
 		if (pinned_away(e, cq, ps, g, f))
 			continue;
+		if (m != M_NOT_FOUND) {
+			int tas = tas_mismatch(e, cq, p, g, reqs, nreqs, f);
+
+			if (tas) {
+				push_reason(r, ps, tas, -1, f, 0, 0, 0);
+				continue;
+			}
+		}
 		if (m != M_OK) {
 			int kind = m == M_TAINT      ? AR_TAINT
 				   : m == M_AFFINITY ? AR_AFFINITY
@@ -667,6 +722,18 @@ void assign_reason_append(struct sbuf *b, const struct assign_env *e,
 	}
 	case AR_AFFINITY:
 		sbuf_addf(b, "flavor %s doesn't match node affinity", flv);
+		break;
+	case AR_TAS_NO_SUPPORT:
+		sbuf_addf(b, "Flavor \"%s\" does not support "
+			  "TopologyAwareScheduling", flv);
+		break;
+	case AR_TAS_ONLY:
+		sbuf_addf(b, "Flavor \"%s\" supports only "
+			  "TopologyAwareScheduling", flv);
+		break;
+	case AR_TAS_UNSUPPORTED:
+		sbuf_addf(b, "Flavor \"%s\" uses TopologyAwareScheduling, "
+			  "which cueue does not implement yet", flv);
 		break;
 	case AR_MAX_CAPACITY:
 		sbuf_addf(b,

@@ -167,6 +167,11 @@ enum assign_reason_kind {
 	AR_AFFINITY,        /* flavor f doesn't match node affinity */
 	AR_MAX_CAPACITY,    /* a assumed + b request > c maximum capacity */
 	AR_UNUSED,          /* a more needed */
+	/* TopologyAwareScheduling (Kueue's checkPodSetAndFlavorMatchForTAS;
+	 * cueue places no topology, so it never admits onto one): */
+	AR_TAS_NO_SUPPORT,  /* a topology asked of flavor f without one */
+	AR_TAS_ONLY,        /* flavor f has a topology, none was asked */
+	AR_TAS_UNSUPPORTED, /* a topology asked of flavor f with one */
 };
 
 /* A reason a pod set did not fit cleanly, kept as data until asked for

@@ -54,6 +54,8 @@ enum sched_xkind {
 	SXK_LABEL,          /* node selector / affinity vs flavor labels */
 	SXK_NOT_FOUND,      /* the ResourceFlavor does not exist */
 	SXK_UNAVAILABLE,    /* the ClusterQueue does not cover the resource */
+	SXK_TOPOLOGY,       /* a topology asked or offered where the other
+			       side has none, or one cueue cannot place */
 };
 
 struct sched_xreason {
@@ -166,7 +168,8 @@ enum sched_xstate sched_explain_fit(struct sched *s, const char *ns,
 				    struct sched_explain *out);
 void sched_explain_release(struct sched_explain *x);
 
-/* "quota", "maxCapacity", "taint", "label", "notFound", "unavailable". */
+/* "quota", "maxCapacity", "taint", "label", "notFound", "unavailable",
+ * "topology". */
 const char *sched_xkind_name(enum sched_xkind k);
 /* "unknown", "notQueued", "pending", "inadmissible", "admitted",
  * "finished". */

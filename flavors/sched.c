@@ -1502,7 +1502,8 @@ static uint64_t eq_selector(uint64_t h, const struct label_selector *ls)
  * (for the ClusterQueue's namespaceSelector), the effective priority,
  * and per pod set its name (messages name it), effective count and
  * minCount, per-pod requests (so total requests too) and what flavor
- * matching reads (node selector, required node affinity, tolerations).
+ * matching reads (a topology request, node selector, required node
+ * affinity, tolerations).
  * Never 0 (0 = no class).
  */
 static uint64_t wl_eq_hash(const struct swl *r)
@@ -1517,6 +1518,7 @@ static uint64_t wl_eq_hash(const struct swl *r)
 		const struct pod_template *t = &p->ps->tmpl;
 
 		h = eq_str(h, p->ps->name);
+		h = eq_u64(h, p->ps->tas_requested);
 		h = eq_u64(h, (uint64_t)(uint32_t)p->count);
 		h = eq_u64(h, (uint64_t)(uint32_t)p->min_count);
 		h = eq_u64(h, p->nreq);

@@ -20,6 +20,7 @@ static const char *const xkind_names[] = {
 	[SXK_LABEL] = "label",
 	[SXK_NOT_FOUND] = "notFound",
 	[SXK_UNAVAILABLE] = "unavailable",
+	[SXK_TOPOLOGY] = "topology",
 };
 
 static const char *const xstate_names[] = {
@@ -76,6 +77,10 @@ static enum sched_xkind xkind_of(uint8_t k)
 		return SXK_NOT_FOUND;
 	case AR_UNAVAILABLE:
 		return SXK_UNAVAILABLE;
+	case AR_TAS_NO_SUPPORT:
+	case AR_TAS_ONLY:
+	case AR_TAS_UNSUPPORTED:
+		return SXK_TOPOLOGY;
 	default:
 		return SXK_QUOTA;
 	}

@@ -639,6 +639,27 @@ int codec_decode_workload_priority_class(const json_t *obj,
 /* ------------------------------------------------------------------ */
 /* Workload */
 
+/* Kueue's IsExplicitlyRequestingTAS for one topologyRequest (NULL or not
+ * an object: false). */
+static bool tas_requested(const json_t *tr)
+{
+	static const char *const keys[] = {
+		"required", "preferred", "unconstrained",
+		"podSetSliceRequiredTopology", "podSetSliceSize",
+	};
+	const json_t *v;
+
+	if (!json_is_object(tr))
+		return false;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		v = json_object_get(tr, keys[i]);
+		if (v && !json_is_null(v))
+			return true;
+	}
+	v = json_object_get(tr, "podsetSliceRequiredTopologyConstraints");
+	return json_is_array(v) && json_array_size(v) > 0;
+}
+
 static void dec_pod_set(struct codec_ctx *c, const json_t *e,
 			struct pod_set *ps)
 {
@@ -650,6 +671,7 @@ static void dec_pod_set(struct codec_ctx *c, const json_t *e,
 	ps->has_min_count = codec_i32(c, e, "minCount", &ps->min_count);
 	codec_read_template(c, e, &ps->tmpl);
 	ps->topology_request = codec_opaque(c, e, "topologyRequest", "object");
+	ps->tas_requested = tas_requested(json_object_get(e, "topologyRequest"));
 }
 
 /* v1beta2 spec.priorityClassRef {group, kind, name}. */

@@ -325,6 +325,10 @@ int jobwl_build(const struct job *job, const struct jobwl_opts *opts,
 	for (size_t i = 0; i < NMANAGED_LABELS; i++)
 		smap_del(&ps->tmpl.labels, managed_labels[i]);
 	ps->topology_request = topology_request(&job->tmpl, err);
+	ps->tas_requested =
+		smap_get(&job->tmpl.annotations, ANNOT_TAS_REQUIRED) ||
+		smap_get(&job->tmpl.annotations, ANNOT_TAS_PREFERRED) ||
+		smap_get(&job->tmpl.annotations, ANNOT_TAS_UNCONSTRAINED);
 	if (!ps->topology_request)
 		goto out;
 

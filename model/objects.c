@@ -490,6 +490,7 @@ void workload_copy(struct workload *dst, const struct workload *src)
 			d->min_count = s->min_count;
 			pod_template_copy(&d->tmpl, &s->tmpl);
 			d->topology_request = xstrdup_or_null(s->topology_request);
+			d->tas_requested = s->tas_requested;
 		}
 		dst->npod_sets = src->npod_sets;
 	}

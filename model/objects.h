@@ -397,6 +397,11 @@ struct pod_set {
 	int32_t min_count;     /* partial admission floor */
 	struct pod_template tmpl;
 	char *topology_request; /* owned compact JSON or NULL (TAS, opaque) */
+	bool tas_requested;     /* topologyRequest asks for a placement
+				   (required, preferred, unconstrained or a
+				   podSetSlice* field: Kueue's
+				   IsExplicitlyRequestingTAS), not only
+				   podIndexLabel */
 };
 
 struct pod_set_assignment {

@@ -174,6 +174,22 @@ match_eventually "a3 is pending (maximum capacity)" "$T" 'maximum capacity \(2\)
 	cond_line "workload/$(wl_name a3 team-a)" QuotaReserved team-a
 match_eventually "g1 is pending (untolerated taint)" "$T" 'untolerated taint' \
 	cond_line "workload/$(wl_name g1 team-a)" QuotaReserved team-a
+# A topology request: TopologyAwareScheduling is not built, so it waits
+# with Kueue's message instead of being admitted as if it asked nothing.
+sed -e 's/NAME/t1/' -e 's/NS/team-b/' -e 's/QUEUE/main/' -e 's/PRIO/cli-low/' \
+	-e 's/CPU/1/' -e 's/^    spec:$/    metadata:\n      annotations:\n        kueue.x-k8s.io\/podset-required-topology: cloud.com\/rack\n    spec:/' \
+	job.tmpl >"$work/t1.yaml"
+expect "create t1 (a required topology) in an empty queue" 0 \
+	kubectl create -f "$work/t1.yaml" -o name <<<'job.batch/t1'
+match_eventually "t1 waits: the flavor has no topology (never admitted without one)" "$T" \
+	'^False Pending: couldn.t assign flavors to pod set main: Flavor "cli-std" does not support TopologyAwareScheduling$' \
+	cond_line "workload/$(wl_name t1 team-b)" QuotaReserved team-b
+match "explain t1: a topology rejection, never fits" 0 \
+	'^ +cli-std +topology +Flavor "cli-std" does not support TopologyAwareScheduling$' \
+	kubectl cueue explain t1 -n team-b
+expect "delete t1" 0 kubectl delete job t1 -n team-b -o name <<<'job.batch/t1'
+expect_eventually "t1's Workload is gone with it" "$T" "0" \
+	bash -c 'kubectl get workloads -n team-b --no-headers 2>/dev/null | wc -l'
 inv "three waiting"
 
 expect "pending: every ClusterQueue" 0 pending_jobs <<'EOF'

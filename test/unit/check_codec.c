@@ -276,6 +276,7 @@ START_TEST(workload_v1beta1)
 	ck_assert_int_eq(ps->min_count, 2);
 	ck_assert_str_eq(ps->topology_request,
 			 "{\"podIndexLabel\":\"batch.kubernetes.io/job-completion-index\"}");
+	ck_assert(!ps->tas_requested); /* podIndexLabel alone asks nothing */
 	ck_assert_str_eq(smap_get(&ps->tmpl.labels, "app"), "sample");
 	ck_assert_int_eq(reslist_get(&ps->tmpl.containers[0].requests,
 				     "memory"), 128 * MI);
@@ -464,8 +465,41 @@ START_TEST(crd_defaults)
 	ck_assert(!w.pod_sets[0].has_min_count);
 	ck_assert_int_eq(w.priority_source, PSRC_NONE);
 	ck_assert(!w.has_priority);
+	ck_assert(!w.pod_sets[0].tas_requested);
 	workload_release(&w);
 	json_decref(j);
+	/* Kueue's IsExplicitlyRequestingTAS, field by field */
+	{
+		static const char *const trs[][2] = {
+			{ "{\"required\": \"r\"}", "1" },
+			{ "{\"preferred\": \"p\"}", "1" },
+			{ "{\"unconstrained\": false}", "1" },
+			{ "{\"podSetSliceSize\": 2}", "1" },
+			{ "{\"podSetSliceRequiredTopology\": \"r\"}", "1" },
+			{ "{\"podsetSliceRequiredTopologyConstraints\": [{}]}",
+			  "1" },
+			{ "{\"podsetSliceRequiredTopologyConstraints\": []}",
+			  "0" },
+			{ "{\"podIndexLabel\": \"x\"}", "0" },
+		};
+
+		for (size_t i = 0; i < sizeof(trs) / sizeof(trs[0]); i++) {
+			char *text = xasprintf(
+				"{\"apiVersion\": \"" V2 "\", \"kind\": "
+				"\"Workload\", \"spec\": {\"podSets\": "
+				"[{\"template\": {}, \"topologyRequest\": "
+				"%s}]}}", trs[i][0]);
+
+			j = t_json(text);
+			free(text);
+			ck_assert_int_eq(codec_decode_workload(j, &w, &fe), 0);
+			ck_assert_msg(w.pod_sets[0].tas_requested ==
+					      (trs[i][1][0] == '1'),
+				      "%s", trs[i][0]);
+			workload_release(&w);
+			json_decref(j);
+		}
+	}
 	ck_assert_uint_eq(fe.n, 0);
 	field_errors_release(&fe);
 }

@@ -559,6 +559,9 @@ START_TEST(topology)
 	if (c->want) {
 		ck_assert_msg(rc == 0, "%s", err.msg);
 		ck_assert_str_eq(wl.pod_sets[0].topology_request, c->want);
+		/* an annotation asks for a placement; podIndexLabel alone
+		 * does not */
+		ck_assert(wl.pod_sets[0].tas_requested == (c->key != NULL));
 	} else {
 		ck_assert_int_eq(rc, -1);
 		ck_assert(err.msg[0] != '\0');

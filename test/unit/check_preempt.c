@@ -3059,6 +3059,77 @@ START_TEST(explain_estimated_start)
 }
 END_TEST
 
+/* TopologyAwareScheduling is not built: a pod set asking for a topology
+ * is never admitted onto a flavor without one (Kueue's message), nor onto
+ * one with a topology (cueue cannot place it); a flavor with a topology
+ * takes nothing else. explain calls these never-fits. */
+START_TEST(tas_never_admitted)
+{
+	struct sched_explain x = { .position = -1 };
+	const struct prec *r;
+	struct workload *w;
+
+	fx_begin(0);
+	add_flavor("plain");
+	add_flavor("tas");
+	P.rf[1]->topology_name = xstrdup("topo");
+	sched_flavor_set(P.s, P.rf[1]);
+	add_cq("a", NULL, "plain:cpu=4", NULL);
+	add_cq("t", NULL, "tas:cpu=4", NULL);
+	add_cq("m", NULL, "plain:cpu=4 tas:cpu=4", NULL);
+	add_pending("a_tas", "a", 0, T0 - 10 * SEC, 1, "cpu=1", 0);
+	w = wl_copy("a_tas");
+	w->pod_sets[0].tas_requested = true;
+	put(w);
+	add_pending("a_plain", "a", 0, T0 - 9 * SEC, 1, "cpu=1", 0);
+	add_pending("t_plain", "t", 0, T0 - 8 * SEC, 1, "cpu=1", 0);
+	add_pending("m_plain", "m", 0, T0 - 7 * SEC, 1, "cpu=1", 0);
+	add_pending("m_tas", "m", 0, T0 - 6 * SEC, 1, "cpu=1", 0);
+	w = wl_copy("m_tas");
+	w->pod_sets[0].tas_requested = true;
+	put(w);
+	cycle();
+	r = find_rec("a_tas", DEC_PENDING, 1);
+	ck_assert_msg(r, "%s", log_text(1));
+	ck_assert_str_eq(r->msg, "couldn't assign flavors to pod set main: "
+			 "Flavor \"plain\" does not support "
+			 "TopologyAwareScheduling");
+	ck_assert_ptr_nonnull(find_rec("a_plain", DEC_ADMIT, 1));
+	r = find_rec("t_plain", DEC_PENDING, 1);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->msg, "couldn't assign flavors to pod set main: "
+			 "Flavor \"tas\" uses TopologyAwareScheduling, which "
+			 "cueue does not implement yet");
+	r = find_rec("m_plain", DEC_ADMIT, 1);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(adm_flavor(r, "cpu"), "plain");
+	r = find_rec("m_tas", DEC_PENDING, 1);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_str_eq(r->msg, "couldn't assign flavors to pod set main: "
+			 "Flavor \"plain\" does not support "
+			 "TopologyAwareScheduling, Flavor \"tas\" uses "
+			 "TopologyAwareScheduling, which cueue does not "
+			 "implement yet");
+	ck_assert_int_eq(sched_explain(P.s, "ns", "m_tas", P.now, &x),
+			 SX_PARKED);
+	ck_assert(x.never_fits);
+	ck_assert_uint_eq(x.nreasons, 2);
+	ck_assert_int_eq(x.reasons[0].kind, SXK_TOPOLOGY);
+	ck_assert_str_eq(sched_xkind_name(x.reasons[1].kind), "topology");
+	/* a flavor with a topology takes no plain pod set in a queue that
+	 * mixes: Kueue's "supports only" */
+	add_cq("m2", NULL, "tas:cpu=4 plain:cpu=0", NULL);
+	add_pending("m2_plain", "m2", 0, T0 - 5 * SEC, 1, "cpu=1", 0);
+	cycle();
+	r = find_rec("m2_plain", DEC_PENDING, 0);
+	ck_assert_msg(r, "%s", log_text(0));
+	ck_assert_ptr_nonnull(strstr(r->msg, "Flavor \"tas\" supports only "
+				     "TopologyAwareScheduling"));
+	sched_explain_release(&x);
+	fx_end();
+}
+END_TEST
+
 static TCase *new_tcase(const char *name)
 {
 	TCase *tc = tcase_create(name);
@@ -3097,6 +3168,7 @@ Suite *preempt_suite(void)
 	tcase_add_test(tc, explain_victims_match_cycle);
 	tcase_add_test(tc, explain_never_fits);
 	tcase_add_test(tc, explain_estimated_start);
+	tcase_add_test(tc, tas_never_admitted);
 	suite_add_tcase(s, tc);
 
 	tc = new_tcase("random");
