@@ -574,6 +574,7 @@ static void feed(struct manager *m)
 	size_t pos;
 
 	m->fed = true;
+	manager_queues_feed_names(m);
 	for (pos = 0; (rf = hmap_next(&m->rfs, &pos, NULL));)
 		if (rf->rf)
 			sched_flavor_set(m->s, rf->rf);
@@ -987,6 +988,8 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	hmap_init(&m->lqs);
 	hmap_init(&m->wpcs);
 	hmap_init(&m->wls);
+	hmap_init(&m->topos);
+	hmap_init(&m->acs);
 	/* One write per queue per second at most: pending/admitted
 	 * counts and usage change with every admission, and 60 queues at
 	 * 100 ms were a third of the API traffic of the baseline. */
@@ -1096,6 +1099,7 @@ void manager_free(struct manager *m)
 		manager_queues_ns_entry_free(e);
 	for (pos = 0; (e = hmap_next(&m->wpcs, &pos, NULL));)
 		manager_queues_wpc_entry_free(e);
+	manager_queues_names_free(m);
 	hmap_release(&m->wls);
 	hmap_release(&m->lqs);
 	hmap_release(&m->cqs);

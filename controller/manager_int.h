@@ -104,6 +104,11 @@ struct ns_entry {
 	uint64_t seen;
 };
 
+/* An object cueue knows by name only (Topology, AdmissionCheck). */
+struct name_entry {
+	char *name;                         /* owned; map key */
+	uint64_t seen;
+};
 struct wpc_entry {
 	char *name;                         /* owned; map key */
 	struct workload_priority_class *p;  /* owned */
@@ -220,6 +225,8 @@ enum inf_kind {
 	INF_LQ,
 	INF_WPC,
 	INF_WL,
+	INF_TOPO,  /* Topologies: names only */
+	INF_AC,    /* AdmissionChecks: names only */
 	INF_N
 };
 
@@ -272,6 +279,7 @@ struct manager {
 	uint64_t gen[INF_N];      /* list generation per kind (entries
 				     record the one they were seen in) */
 	struct hmap rfs, cohorts, cqs, nss, lqs, wpcs, wls;
+	struct hmap topos, acs;   /* struct name_entry by name */
 	struct dlist admitq, pendq; /* write FIFOs (wl_entry.q_link) */
 	struct dlist deferq;      /* deferred message-only pending writes
 				     (wl_entry.d_link), in no order */
@@ -488,5 +496,8 @@ void manager_queues_cq_entry_free(struct manager *m, struct cq_entry *e);
 void manager_queues_ns_entry_free(struct ns_entry *e);
 void manager_queues_lq_entry_free(struct lq_entry *e);
 void manager_queues_wpc_entry_free(struct wpc_entry *e);
+/* Tells sched every Topology and AdmissionCheck cached (the first feed). */
+void manager_queues_feed_names(struct manager *m);
+void manager_queues_names_free(struct manager *m);
 
 #endif

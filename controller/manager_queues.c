@@ -32,11 +32,11 @@
 /* Informers (STYLE P11: one row per watched kind) */
 
 static apply_fn apply_rf, apply_cohort, apply_cq, apply_ns, apply_lq,
-	apply_wpc;
+	apply_wpc, apply_topo, apply_ac;
 static remove_fn remove_rf, remove_cohort, remove_cq, remove_ns, remove_lq,
-	remove_wpc;
+	remove_wpc, remove_topo, remove_ac;
 static sweep_fn sweep_rf, sweep_cohort, sweep_cq, sweep_ns, sweep_lq,
-	sweep_wpc;
+	sweep_wpc, sweep_topo, sweep_ac;
 
 const struct inf_def manager_queues_inf_defs[INF_N] = {
 	[INF_RF] = { KUEUE_GROUP, KUEUE_VERSION, "resourceflavors", false,
@@ -53,6 +53,10 @@ const struct inf_def manager_queues_inf_defs[INF_N] = {
 		      false, apply_wpc, remove_wpc, sweep_wpc },
 	[INF_WL] = { KUEUE_GROUP, KUEUE_VERSION, "workloads", true,
 		     manager_wl_apply, manager_wl_remove, manager_wl_sweep },
+	[INF_TOPO] = { KUEUE_GROUP, KUEUE_VERSION, "topologies", false,
+		       apply_topo, remove_topo, sweep_topo },
+	[INF_AC] = { KUEUE_GROUP, KUEUE_VERSION, "admissionchecks", false,
+		     apply_ac, remove_ac, sweep_ac },
 };
 
 /* ------------------------------------------------------------------ */
@@ -922,5 +926,123 @@ static void sweep_wpc(struct manager *m, uint64_t gen)
 			hmap_del(&m->wpcs, e->name);
 			manager_queues_wpc_entry_free(e);
 		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Topologies and AdmissionChecks: cueue needs only which exist */
+
+static struct hmap *names_of(struct manager *m, enum inf_kind k)
+{
+	return k == INF_TOPO ? &m->topos : &m->acs;
+}
+
+static void names_tell(struct manager *m, enum inf_kind k, const char *name,
+		       bool exists)
+{
+	if (!m->fed)
+		return;
+	if (k == INF_TOPO)
+		sched_topology_set(m->s, name, exists);
+	else
+		sched_admission_check_set(m->s, name, exists);
+	m->changed = true;
+}
+
+static void names_apply(struct manager *m, enum inf_kind k, const char *key)
+{
+	struct hmap *h = names_of(m, k);
+	struct name_entry *e = hmap_get(h, key);
+
+	if (!e) {
+		e = xcalloc(1, sizeof(*e));
+		e->name = xstrdup(key);
+		hmap_put(h, e->name, e);
+		names_tell(m, k, key, true);
+	}
+	e->seen = m->gen[k];
+}
+
+static void names_drop(struct manager *m, enum inf_kind k,
+		       struct name_entry *e)
+{
+	hmap_del(names_of(m, k), e->name);
+	names_tell(m, k, e->name, false);
+	free(e->name);
+	free(e);
+}
+
+static void names_remove(struct manager *m, enum inf_kind k, const char *key)
+{
+	struct name_entry *e = hmap_get(names_of(m, k), key);
+
+	if (e)
+		names_drop(m, k, e);
+}
+
+static void names_sweep(struct manager *m, enum inf_kind k, uint64_t gen)
+{
+	struct name_entry *e;
+	size_t pos = 0;
+
+	while ((e = hmap_next(names_of(m, k), &pos, NULL)))
+		if (e->seen != gen)
+			names_drop(m, k, e);
+}
+
+static void apply_topo(struct manager *m, const json_t *obj, const char *key)
+{
+	(void)obj;
+	names_apply(m, INF_TOPO, key);
+}
+
+static void remove_topo(struct manager *m, const char *key)
+{
+	names_remove(m, INF_TOPO, key);
+}
+
+static void sweep_topo(struct manager *m, uint64_t gen)
+{
+	names_sweep(m, INF_TOPO, gen);
+}
+
+static void apply_ac(struct manager *m, const json_t *obj, const char *key)
+{
+	(void)obj;
+	names_apply(m, INF_AC, key);
+}
+
+static void remove_ac(struct manager *m, const char *key)
+{
+	names_remove(m, INF_AC, key);
+}
+
+static void sweep_ac(struct manager *m, uint64_t gen)
+{
+	names_sweep(m, INF_AC, gen);
+}
+
+void manager_queues_feed_names(struct manager *m)
+{
+	struct name_entry *e;
+	size_t pos;
+
+	for (pos = 0; (e = hmap_next(&m->topos, &pos, NULL));)
+		sched_topology_set(m->s, e->name, true);
+	for (pos = 0; (e = hmap_next(&m->acs, &pos, NULL));)
+		sched_admission_check_set(m->s, e->name, true);
+}
+
+void manager_queues_names_free(struct manager *m)
+{
+	struct hmap *hs[] = { &m->topos, &m->acs };
+	struct name_entry *e;
+
+	for (size_t i = 0; i < 2; i++) {
+		for (size_t pos = 0; (e = hmap_next(hs[i], &pos, NULL));) {
+			free(e->name);
+			free(e);
+		}
+		hmap_release(hs[i]);
 	}
 }

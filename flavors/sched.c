@@ -26,7 +26,9 @@
  *    validation; message "Can't admit new workloads: <why>.") and
  *    "CohortCycle" ("Can't admit new workloads: references cohort <c>,
  *    which is part of a cycle."). Admission checks are not supported, so
- *    a CQ naming any is AdmissionCheckNotFound.
+ *    a CQ naming any is inactive: AdmissionCheckNotFound while it is
+ *    missing, AdmissionCheckInactive once it exists (no check controller
+ *    runs for it here, so the queue admits nothing rather than skip it).
  *  - An inactive workload (spec.active false) that holds quota keeps it
  *    until its eviction has completed (its status shows no reservation):
  *    Kueue drops it from its cache at once, which over-admits while the
@@ -549,6 +551,8 @@ struct sched *sched_new(const struct sched_opts *o)
 		sched_opts_default(&s->o);
 	s->t = tree_new();
 	s->fair = fair_new();
+	smap_init(&s->topos);
+	smap_init(&s->acs);
 	if (s->o.nafs_w) {
 		s->nafs_w = s->o.nafs_w;
 		s->afs_wname = xcalloc(s->nafs_w, sizeof(*s->afs_wname));
@@ -657,6 +661,8 @@ void sched_free(struct sched *s)
 	free(s->need);
 	free(s->rvict);
 	tree_free(s->t);
+	smap_release(&s->topos);
+	smap_release(&s->acs);
 	free(s);
 }
 
@@ -777,8 +783,9 @@ static void cq_update_active(struct sched *s, int32_t id)
 	} else {
 		/* The causes, in Kueue's order, joined by ", ". */
 		struct sbuf miss = SBUF_INIT, acs = SBUF_INIT;
+		struct sbuf inact = SBUF_INIT, topo = SBUF_INIT;
 		struct sbuf causes = SBUF_INIT;
-		const char *rs[4];
+		const char *rs[6];
 		size_t nrs = 0;
 
 		for (size_t i = 0; i < c->nflavors; i++) {
@@ -786,11 +793,23 @@ static void cq_update_active(struct sched *s, int32_t id)
 
 			if (!f->rf)
 				join_name(&miss, f->name);
+			else if (f->rf->topology_name &&
+				 !smap_has(&s->topos, f->rf->topology_name))
+				sbuf_addf(&topo, "%sthere is no Topology \"%s\" "
+					  "for TAS flavor \"%s\"",
+					  topo.len ? ", " : "",
+					  f->rf->topology_name, f->name);
 		}
 		for (size_t i = 0; i < cq->nadmission_checks; i++)
-			join_name(&acs, cq->admission_checks[i]);
+			join_name(smap_has(&s->acs, cq->admission_checks[i])
+					  ? &inact
+					  : &acs,
+				  cq->admission_checks[i]);
 		for (size_t i = 0; i < cq->nac_rules; i++)
-			join_name(&acs, cq->ac_rules[i].name);
+			join_name(smap_has(&s->acs, cq->ac_rules[i].name)
+					  ? &inact
+					  : &acs,
+				  cq->ac_rules[i].name);
 		if (cq->stop != STOP_NONE) {
 			rs[nrs++] = "Stopped";
 			sbuf_adds(&causes, "is stopped");
@@ -806,6 +825,17 @@ static void cq_update_active(struct sched *s, int32_t id)
 			sbuf_addf(&causes,
 				  "%sreferences missing AdmissionCheck(s): %s",
 				  causes.len ? ", " : "", acs.buf);
+		}
+		if (inact.len) {
+			rs[nrs++] = "AdmissionCheckInactive";
+			sbuf_addf(&causes,
+				  "%sreferences inactive AdmissionCheck(s): %s",
+				  causes.len ? ", " : "", inact.buf);
+		}
+		if (topo.len) {
+			rs[nrs++] = "TopologyNotFound";
+			sbuf_addf(&causes, "%s%s", causes.len ? ", " : "",
+				  topo.buf);
 		}
 		if (tree_in_cycle(s->t, c->node)) {
 			rs[nrs++] = "CohortCycle";
@@ -826,6 +856,8 @@ static void cq_update_active(struct sched *s, int32_t id)
 		}
 		sbuf_release(&miss);
 		sbuf_release(&acs);
+		sbuf_release(&inact);
+		sbuf_release(&topo);
 		sbuf_release(&causes);
 	}
 	if (c->active != active || c->reason != reason ||
@@ -845,6 +877,47 @@ static void update_all_active(struct sched *s)
 {
 	for (size_t i = 0; i < s->ncq; i++)
 		cq_update_active(s, (int32_t)i);
+}
+
+/* ---- Topologies and AdmissionChecks: names that exist ---- */
+
+/* Every ClusterQueue's Active condition again, and the trees of those it
+ * changed requeued (few objects; rare events). */
+static void names_changed(struct sched *s)
+{
+	s->state++;
+	for (size_t i = 0; i < s->ncq; i++) {
+		bool was = s->cqs[i].active;
+
+		cq_update_active(s, (int32_t)i);
+		if (s->cqs[i].active != was)
+			requeue_tree(s, (int32_t)i);
+	}
+}
+
+static void name_set(struct sched *s, struct smap *m, const char *name,
+		     bool exists)
+{
+	bool had = smap_has(m, name);
+
+	if (had == exists)
+		return;
+	if (exists)
+		smap_set(m, name, "");
+	else
+		smap_del(m, name);
+	names_changed(s);
+}
+
+void sched_topology_set(struct sched *s, const char *name, bool exists)
+{
+	name_set(s, &s->topos, name, exists);
+}
+
+void sched_admission_check_set(struct sched *s, const char *name,
+			       bool exists)
+{
+	name_set(s, &s->acs, name, exists);
 }
 
 /* ---- ResourceFlavors ---- */

@@ -199,6 +199,19 @@ void sched_wl_forget(struct sched *s, const char *ns, const char *name);
 void sched_wl_recheck(struct sched *s, const char *ns, const char *name);
 
 /*
+ * The Topologies and AdmissionChecks that exist (names, copied). A
+ * ResourceFlavor naming a Topology that does not exist makes every
+ * ClusterQueue using it inactive (TopologyNotFound, Kueue's message). A
+ * ClusterQueue naming an AdmissionCheck is inactive: AdmissionCheckNotFound
+ * while the check does not exist, AdmissionCheckInactive once it does
+ * (cueue runs no admission check, so it admits nothing there rather than
+ * skip the check).
+ */
+void sched_topology_set(struct sched *s, const char *name, bool exists);
+void sched_admission_check_set(struct sched *s, const char *name,
+			       bool exists);
+
+/*
  * A LocalQueue's stopPolicy ("namespace/name"; STOP_NONE for one never
  * set or removed). HoldAndDrain evicts the workloads of the LocalQueue
  * that hold quota (Evicted reason LocalQueueStopped).

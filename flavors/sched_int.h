@@ -412,6 +412,9 @@ struct sched {
 	char **afs_wname;
 	double *afs_w;
 	size_t nafs_w;
+	/* Topologies and AdmissionChecks that exist (names; values "") */
+	struct smap topos;
+	struct smap acs;
 	/* batched requeue events (opts.requeue_batch_ms): CQ ids */
 	int32_t *rq_pending;
 	size_t nrq, caprq;

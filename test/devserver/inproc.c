@@ -166,11 +166,13 @@ static const struct {
 	{ "validatingwebhookconfigurations", "admissionregistration.k8s.io",
 	  "v1" },
 	{ "customresourcedefinitions", "apiextensions.k8s.io", "v1" },
-	/* the six CRDs of manifests/crds */
+	/* the CRDs of manifests/crds */
+	{ "admissionchecks", "kueue.x-k8s.io", "v1beta2" },
 	{ "clusterqueues", "kueue.x-k8s.io", "v1beta2" },
 	{ "cohorts", "kueue.x-k8s.io", "v1beta2" },
 	{ "localqueues", "kueue.x-k8s.io", "v1beta2" },
 	{ "resourceflavors", "kueue.x-k8s.io", "v1beta2" },
+	{ "topologies", "kueue.x-k8s.io", "v1beta2" },
 	{ "workloadpriorityclasses", "kueue.x-k8s.io", "v1beta2" },
 	{ "workloads", "kueue.x-k8s.io", "v1beta2" },
 };

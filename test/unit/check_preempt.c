@@ -3074,6 +3074,7 @@ START_TEST(tas_never_admitted)
 	add_flavor("tas");
 	P.rf[1]->topology_name = xstrdup("topo");
 	sched_flavor_set(P.s, P.rf[1]);
+	sched_topology_set(P.s, "topo", true);
 	add_cq("a", NULL, "plain:cpu=4", NULL);
 	add_cq("t", NULL, "tas:cpu=4", NULL);
 	add_cq("m", NULL, "plain:cpu=4 tas:cpu=4", NULL);

@@ -2450,6 +2450,56 @@ START_TEST(inactive_missing_flavor)
 }
 END_TEST
 
+/* A TAS flavor whose Topology does not exist: TopologyNotFound with
+ * Kueue's message; admission checks: NotFound while missing, Inactive
+ * once they exist (cueue runs none), both in Kueue's cause order. */
+START_TEST(inactive_topology_and_checks)
+{
+	struct resource_flavor *rf;
+	struct cluster_queue *cq;
+
+	fx_begin();
+	add_flavor("plain");
+	rf = mk_flavor("tas");
+	rf->topology_name = xstrdup("topo");
+	put_flavor(rf);
+	add_cq("t", NULL, "tas:cpu=4");
+	expect_active("t", false, "TopologyNotFound",
+		      "Can't admit new workloads: there is no Topology "
+		      "\"topo\" for TAS flavor \"tas\".");
+	sched_topology_set(F.s, "topo", true);
+	CHECK();
+	expect_active("t", true, "Ready", "Can admit new workloads");
+	sched_topology_set(F.s, "topo", false);
+	expect_active("t", false, "TopologyNotFound",
+		      "Can't admit new workloads: there is no Topology "
+		      "\"topo\" for TAS flavor \"tas\".");
+	cq = mk_cq("ac", NULL, "plain:cpu=4");
+	cq->admission_checks = xcalloc(2, sizeof(*cq->admission_checks));
+	cq->admission_checks[0] = xstrdup("prov");
+	cq->admission_checks[1] = xstrdup("mk");
+	cq->nadmission_checks = 2;
+	put_cq(cq);
+	put_wl(mk_wl("w", 0, T0, 1, "cpu=1"), "ac");
+	expect_active("ac", false, "AdmissionCheckNotFound",
+		      "Can't admit new workloads: references missing "
+		      "AdmissionCheck(s): prov,mk.");
+	sched_admission_check_set(F.s, "prov", true);
+	CHECK();
+	expect_active("ac", false, "AdmissionCheckNotFound",
+		      "Can't admit new workloads: references missing "
+		      "AdmissionCheck(s): mk, references inactive "
+		      "AdmissionCheck(s): prov.");
+	sched_admission_check_set(F.s, "mk", true);
+	expect_active("ac", false, "AdmissionCheckInactive",
+		      "Can't admit new workloads: references inactive "
+		      "AdmissionCheck(s): prov,mk.");
+	settle();
+	expect_not_admitted("w");
+	fx_end();
+}
+END_TEST
+
 START_TEST(inactive_stopped)
 {
 	struct cluster_queue *cq;
@@ -4418,6 +4468,7 @@ Suite *sched_suite(void)
 	tc = new_tcase("inactive");
 	tcase_add_test(tc, inactive_missing_flavor);
 	tcase_add_test(tc, inactive_stopped);
+	tcase_add_test(tc, inactive_topology_and_checks);
 	tcase_add_test(tc, inactive_terminating);
 	tcase_add_test(tc, inactive_invalid);
 	tcase_add_test(tc, cohort_cycle);
