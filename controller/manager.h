@@ -6,7 +6,8 @@
  *
  *  - informers (kube_watch.h) on kueue.x-k8s.io/v1beta2 resourceflavors,
  *    cohorts, clusterqueues, localqueues, workloadpriorityclasses,
- *    workloads and core/v1 namespaces; each object is decoded once
+ *    workloads, topologies and admissionchecks (the last two by name
+ *    only: which exist) and core/v1 namespaces; each object is decoded once
  *    (model/codec.h), validated (model/validate.h) and kept by name or
  *    namespace/name, and fed to sched once every informer has synced, in
  *    the order flavors, cohorts, ClusterQueues, namespaces, LocalQueues,

@@ -279,6 +279,26 @@ fi
 kubectl patch cohort cyc-y --type=merge -p '{"spec":{"parentName":null}}' >/dev/null 2>&1
 expect_eventually "cycle broken: cq-cycle active" "$T" \
 	"True Ready: Can admit new workloads" active_of cq-cycle
+# A TAS flavor whose Topology does not exist; an admission check cueue
+# does not run (Kueue's reasons and messages).
+kubectl apply -f tas-checks.yaml >/dev/null 2>&1
+expect_eventually "missing Topology: cq-tas inactive (TopologyNotFound)" "$T" \
+	"False TopologyNotFound: Can't admit new workloads: there is no Topology \"dc-topology\" for TAS flavor \"tas-flavor\"." \
+	active_of cq-tas
+expect "create the Topology" 0 kubectl apply -f topology.yaml <<<'topology.kueue.x-k8s.io/dc-topology created'
+expect_eventually "Topology created: cq-tas active" "$T" \
+	"True Ready: Can admit new workloads" active_of cq-tas
+expect_eventually "missing AdmissionCheck: cq-checked inactive (AdmissionCheckNotFound)" "$T" \
+	"False AdmissionCheckNotFound: Can't admit new workloads: references missing AdmissionCheck(s): prov-check." \
+	active_of cq-checked
+expect "create the AdmissionCheck" 0 kubectl apply -f admissioncheck.yaml <<<'admissioncheck.kueue.x-k8s.io/prov-check created'
+expect_eventually "the AdmissionCheck exists: still inactive, cueue runs no check (AdmissionCheckInactive)" "$T" \
+	"False AdmissionCheckInactive: Can't admit new workloads: references inactive AdmissionCheck(s): prov-check." \
+	active_of cq-checked
+expect "delete the Topology" 0 kubectl delete topology dc-topology <<<'topology.kueue.x-k8s.io "dc-topology" deleted'
+expect_eventually "Topology deleted: cq-tas inactive again" "$T" \
+	"False TopologyNotFound: Can't admit new workloads: there is no Topology \"dc-topology\" for TAS flavor \"tas-flavor\"." \
+	active_of cq-tas
 match "the manager still runs" 0 '^manager: running' "$devcluster" status "$cluster"
 invariants "after bad objects" --status
 

@@ -152,10 +152,12 @@ matrix() {
 	# install Kueue's CRDs as Kueue does (apply --server-side)
 	expect "$t apply --server-side -f <Kueue CRDs>" 0 \
 		$K apply --server-side $VF -f "$crds" <<'EOF'
+customresourcedefinition.apiextensions.k8s.io/admissionchecks.kueue.x-k8s.io serverside-applied
 customresourcedefinition.apiextensions.k8s.io/clusterqueues.kueue.x-k8s.io serverside-applied
 customresourcedefinition.apiextensions.k8s.io/cohorts.kueue.x-k8s.io serverside-applied
 customresourcedefinition.apiextensions.k8s.io/localqueues.kueue.x-k8s.io serverside-applied
 customresourcedefinition.apiextensions.k8s.io/resourceflavors.kueue.x-k8s.io serverside-applied
+customresourcedefinition.apiextensions.k8s.io/topologies.kueue.x-k8s.io serverside-applied
 customresourcedefinition.apiextensions.k8s.io/workloadpriorityclasses.kueue.x-k8s.io serverside-applied
 customresourcedefinition.apiextensions.k8s.io/workloads.kueue.x-k8s.io serverside-applied
 EOF
@@ -179,10 +181,12 @@ EOF
 	# api-resources (aggregated discovery: v2, or v2beta1 for 1.28)
 	expect_table "$t api-resources (Kueue rows)" 0 kueue_rows <<'EOF'
 NAME | SHORTNAMES | APIVERSION | NAMESPACED | KIND
+admissionchecks | ac | kueue.x-k8s.io/v1beta2 | false | AdmissionCheck
 clusterqueues | cq | kueue.x-k8s.io/v1beta2 | false | ClusterQueue
 cohorts | co | kueue.x-k8s.io/v1beta2 | false | Cohort
 localqueues | queue,queues,lq | kueue.x-k8s.io/v1beta2 | true | LocalQueue
 resourceflavors | flavor,flavors,rf | kueue.x-k8s.io/v1beta2 | false | ResourceFlavor
+topologies | topo | kueue.x-k8s.io/v1beta2 | false | Topology
 workloadpriorityclasses | wpc | kueue.x-k8s.io/v1beta2 | false | WorkloadPriorityClass
 workloads | kwl,kueueworkload,kueueworkloads | kueue.x-k8s.io/v1beta2 | true | Workload
 EOF
@@ -586,10 +590,12 @@ EOF
 EOF
 	expect "$t http: version" 0 $K version < <(version_out "$label")
 	expect "$t http: get preloaded CRDs" 0 $K get crd -o name <<'EOF'
+customresourcedefinition.apiextensions.k8s.io/admissionchecks.kueue.x-k8s.io
 customresourcedefinition.apiextensions.k8s.io/clusterqueues.kueue.x-k8s.io
 customresourcedefinition.apiextensions.k8s.io/cohorts.kueue.x-k8s.io
 customresourcedefinition.apiextensions.k8s.io/localqueues.kueue.x-k8s.io
 customresourcedefinition.apiextensions.k8s.io/resourceflavors.kueue.x-k8s.io
+customresourcedefinition.apiextensions.k8s.io/topologies.kueue.x-k8s.io
 customresourcedefinition.apiextensions.k8s.io/workloadpriorityclasses.kueue.x-k8s.io
 customresourcedefinition.apiextensions.k8s.io/workloads.kueue.x-k8s.io
 EOF
