@@ -36,6 +36,7 @@ struct kube;
 struct loop;
 struct manager;
 struct sched;
+struct res_policy;
 struct workload;
 
 /* Exit codes (simulate's: 0 admits now, 1 waits, 2 never fits). */
@@ -72,6 +73,7 @@ struct cli {
 	const char *config_source; /* where the Configuration came from */
 	const char **afs_res;
 	double *afs_w;
+	struct res_policy *rp;    /* the Configuration's resource policy */
 	int64_t now_ms;
 	int64_t load_us;          /* list + feed, monotonic */
 	int64_t warm_us;          /* the warm-up cycle's */

@@ -24,6 +24,7 @@
 #include "model/jobwl.h"
 #include "model/objects.h"
 #include "model/podreq.h"
+#include "model/respolicy.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 
@@ -192,6 +193,12 @@ static int load_config(struct cli *c, struct err *err)
 	}
 	config_defaults(c->cfg, CONFIG_API_V1BETA2, &co);
 	c->config_source = "defaults (no manager ConfigMap readable)";
+	/* the answers may then differ from the manager's: say so */
+	fprintf(stderr, "kubectl-cueue: warning: the manager's Configuration "
+		"was not found (ConfigMap %s/%s or %s/%s); answering with "
+		"Kueue's defaults (pass --manager-config FILE or --config-map "
+		"NS/NAME)\n", config_maps[0][0], config_maps[0][1],
+		config_maps[1][0], config_maps[1][1]);
 	return 0;
 }
 
@@ -234,7 +241,8 @@ int cli_load(struct cli *c, struct err *err)
 	struct sched_decisions d = { 0 };
 	int64_t t0 = mono_us(), t1;
 
-	manager_opts_from_config(&mo, c->cfg, &c->afs_res, &c->afs_w);
+	c->rp = xcalloc(1, sizeof(*c->rp));
+	manager_opts_from_config(&mo, c->cfg, &c->afs_res, &c->afs_w, c->rp);
 	mo.inspect = true;
 	c->m = manager_new(c->k, &mo);
 	while (!manager_synced(c->m)) {
@@ -276,6 +284,9 @@ void cli_close(struct cli *c)
 	free(c->kc);
 	free((void *)c->afs_res);
 	free(c->afs_w);
+	if (c->rp)
+		res_policy_release(c->rp);
+	free(c->rp);
 	if (c->config_source && !strncmp(c->config_source, "configmap ", 10))
 		free((char *)c->config_source);
 	memset(c, 0, sizeof(*c));

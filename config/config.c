@@ -42,6 +42,7 @@
 #include "base/alloc.h"
 #include "base/sbuf.h"
 #include "config/config_int.h"
+#include "model/respolicy.h"
 
 _Static_assert(sizeof(enum config_requeue_timestamp) == sizeof(int) &&
 	       sizeof(enum config_transform_strategy) == sizeof(int) &&
@@ -1084,4 +1085,24 @@ int config_load_file2(const char *path, const struct config_opts *opts,
 int config_load_file(const char *path, struct config *out, struct err *err)
 {
 	return config_load_file2(path, NULL, out, NULL, err);
+}
+
+void config_res_policy(const struct config *c, struct res_policy *out)
+{
+	res_policy_release(out);
+	for (size_t i = 0; i < c->res_exclude_prefixes.n; i++)
+		res_policy_add_exclude(out, c->res_exclude_prefixes.v[i]);
+	for (size_t i = 0; i < c->res_transformations.n; i++) {
+		const struct config_transformation *t =
+			&c->res_transformations.v[i];
+		struct reslist o = RESLIST_INIT;
+
+		for (size_t k = 0; k < t->outputs.n; k++)
+			reslist_set(&o, t->outputs.v[k].key,
+				    t->outputs.v[k].value.milli);
+		res_policy_add_transform(out, t->input,
+					 t->strategy == CONFIG_TRANSFORM_REPLACE,
+					 t->multiply_by, &o);
+		reslist_release(&o);
+	}
 }

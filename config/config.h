@@ -441,6 +441,11 @@ int config_validate(const struct config *c, struct field_errors *fe)
 /* Frees everything c owns and zeroes it; c may be zeroed already. */
 void config_release(struct config *c);
 
+/* c's resources.excludeResourcePrefixes and transformations as a
+ * model/respolicy.h policy, into out (released first). */
+struct res_policy;
+void config_res_policy(const struct config *c, struct res_policy *out);
+
 /* The value of feature gate name in c->feature_gates, or dflt when the
  * file does not set it. */
 bool config_feature_gate(const struct config *c, const char *name,

@@ -68,14 +68,6 @@ static const struct unhonoured rows[] = {
 	  .instead = "MultiKueue is not implemented yet; no Workload is "
 		     "dispatched to a worker cluster, and a ClusterQueue "
 		     "naming an admission check stays inactive" },
-	{ .key = "resources.excludeResourcePrefixes", .when = WHEN_ITEMS,
-	  .off = M(res_exclude_prefixes),
-	  .instead = "not implemented yet; no resource is left out: every "
-		     "resource a pod requests is checked against quota" },
-	{ .key = "resources.transformations", .when = WHEN_ITEMS,
-	  .off = M(res_transformations),
-	  .instead = "not implemented yet; Workloads are charged the "
-		     "resources their pods request, unconverted" },
 	{ .key = "resources.deviceClassMappings", .when = WHEN_ITEMS,
 	  .off = M(res_device_class_mappings),
 	  .instead = "not implemented yet; DRA resource claims are not "

@@ -56,6 +56,7 @@
 #include "controller/loop.h"
 #include "controller/manager.h"
 #include "controller/wiring.h"
+#include "model/respolicy.h"
 
 struct flags {
 	const char *kubeconfig;
@@ -222,6 +223,7 @@ int main(int argc, char **argv)
 	struct manager_opts mo = { 0 };
 	const char **afs_res = NULL;
 	double *afs_w = NULL;
+	struct res_policy rp = RES_POLICY_INIT;
 	struct loop *l = NULL;
 	struct kube *k = NULL;
 	struct manager *m = NULL;
@@ -267,7 +269,7 @@ int main(int argc, char **argv)
 	ko.burst = (int)(fl.has_burst ? fl.burst : cfg.client_burst);
 	mo.pending_grace_ms = 1000; /* controller/README.md */
 	mo.standby = cfg.le_leader_elect; /* election.h */
-	manager_opts_from_config(&mo, &cfg, &afs_res, &afs_w);
+	manager_opts_from_config(&mo, &cfg, &afs_res, &afs_w, &rp);
 	l = loop_new(&lo, &err);
 	if (!l) {
 		fprintf(stderr, "cueue-manager: %s\n", err.msg);
@@ -348,6 +350,7 @@ out:
 	manager_free(m);
 	free(afs_res);
 	free(afs_w);
+	res_policy_release(&rp);
 	wiring_free(w);
 	kube_free(k);
 	loop_free(l);

@@ -979,6 +979,10 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 	}
 	so.afs_res = (const char *const *)m->afs_names;
 	so.afs_w = m->afs_wv;
+	if (m->o.res_policy)
+		res_policy_copy(&m->res_policy, m->o.res_policy);
+	m->o.res_policy = NULL; /* copied */
+	so.res_policy = &m->res_policy;
 	m->so = so;
 	m->s = sched_new(&so);
 	hmap_init(&m->rfs);
@@ -1081,6 +1085,7 @@ void manager_free(struct manager *m)
 		free(m->afs_names ? m->afs_names[i] : NULL);
 	free(m->afs_names);
 	free(m->afs_wv);
+	res_policy_release(&m->res_policy);
 	for (pos = 0; (e = hmap_next(&m->wls, &pos, NULL));) {
 		struct wl_entry *w = e;
 

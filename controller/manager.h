@@ -106,6 +106,9 @@ struct manager_opts {
 	const char *const *afs_res;
 	const double *afs_w;
 	size_t nafs_w;
+	/* resources.excludeResourcePrefixes and transformations; copied by
+	 * manager_new; NULL: none */
+	const struct res_policy *res_policy;
 };
 
 struct manager_stats {
@@ -238,12 +241,16 @@ void manager_visit(const struct manager *m, manager_visit_fn *fn, void *ud);
  * The Configuration's settings the manager honours, as manager_opts
  * (what cueue-manager's main does; kubectl cueue reads the same file).
  * The admission fair sharing weights are new arrays in *afs_res and
- * *afs_w (the caller frees both, after manager_new).
+ * *afs_w (the caller frees both, after manager_new); the resource policy
+ * is built into *rp (initialised by the caller, which releases it after
+ * manager_new) and pointed at by mo->res_policy.
  */
 struct config;
+struct res_policy;
 void manager_opts_from_config(struct manager_opts *mo,
 			      const struct config *cfg,
-			      const char ***afs_res, double **afs_w);
+			      const char ***afs_res, double **afs_w,
+			      struct res_policy *rp);
 
 /*
  * What the webhook's namespace view (webhook/nsview.h) is built from

@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "model/codec.h"
+#include "model/respolicy.h"
 #include "model/validate.h"
 
 struct sched *manager_sched(struct manager *m)
@@ -93,8 +94,11 @@ void manager_visit(const struct manager *m, manager_visit_fn *fn, void *ud)
 
 void manager_opts_from_config(struct manager_opts *mo,
 			      const struct config *cfg,
-			      const char ***afs_res, double **afs_w)
+			      const char ***afs_res, double **afs_w,
+			      struct res_policy *rp)
 {
+	config_res_policy(cfg, rp);
+	mo->res_policy = res_policy_empty(rp) ? NULL : rp;
 	mo->ignore_undeclared =
 		cfg->res_quota_check == CONFIG_QUOTA_IGNORE_UNDECLARED;
 	mo->no_partial_admission =

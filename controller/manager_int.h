@@ -38,6 +38,7 @@
 #include "model/deadline.h"
 #include "model/errors.h"
 #include "model/objects.h"
+#include "model/respolicy.h"
 #include "model/smap.h"
 
 struct event_recorder;
@@ -274,6 +275,7 @@ struct manager {
 	struct sched_opts so;     /* what sched_new was given (afs_res and
 				     afs_w point at afs_names, afs_wv) */
 	char **afs_names;         /* owned copies of opts.afs_res */
+	struct res_policy res_policy; /* owned copy of opts.res_policy */
 	double *afs_wv;           /* owned copy of opts.afs_w */
 	bool draining;            /* manager_drain: decide nothing more */
 	uint64_t gen[INF_N];      /* list generation per kind (entries

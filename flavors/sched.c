@@ -1709,6 +1709,7 @@ static void compile_podsets(struct sched *s, struct swl *r,
 			for (size_t k = 0; k < rl.n; k++)
 				rl.v[k].milli = INT64_MAX;
 		}
+		res_policy_apply(s->o.res_policy, &rl);
 		a->req = xcalloc(rl.n ? rl.n : 1, sizeof(*a->req));
 		a->nreq = rl.n;
 		for (size_t k = 0; k < rl.n; k++) {

@@ -71,6 +71,7 @@
 #include <stdint.h>
 
 #include "model/objects.h"
+#include "model/respolicy.h"
 #include "model/smap.h"
 
 struct sched;
@@ -136,6 +137,10 @@ struct sched_opts {
 	const char *const *afs_res;
 	const double *afs_w;
 	size_t nafs_w;
+	/* resources.excludeResourcePrefixes and transformations
+	 * (model/respolicy.h), applied to every pod's requests before they
+	 * count against quota; borrowed (must outlive the sched); NULL: none */
+	const struct res_policy *res_policy;
 };
 
 /* Defaults: partial_admission true, the rest zero. */

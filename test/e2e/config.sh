@@ -75,8 +75,7 @@ expect_warnings "one warning per unhonoured key, in table order" "$every" \
 	pprofBindAddress metrics.localQueueMetrics \
 	metrics.customLabels controller.groupKindConcurrency \
 	controller.cacheSyncTimeout multiKueue \
-	resources.excludeResourcePrefixes \
-	resources.transformations resources.deviceClassMappings \
+	resources.deviceClassMappings \
 	objectRetentionPolicies.workloads.afterFinished \
 	objectRetentionPolicies.workloads.afterDeactivatedByKueue \
 	tls.minVersion tls.cipherSuites tls.curvePreferences

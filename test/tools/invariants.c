@@ -4,7 +4,10 @@
  * flavors/tree.h: its arithmetic is written again here, from
  * kueue-scheduler.md §3, so that a bug in the core cannot hide itself).
  *
- *   cueue-invariants [--status] [--counts] [FILE]   (stdin without FILE)
+ *   cueue-invariants [--status] [--counts] [--config FILE] [FILE]
+ *   (stdin without FILE; --config: the manager's Configuration, whose
+ *   resources.excludeResourcePrefixes and transformations (c) applies to
+ *   the pods' requests, with model/respolicy.h)
  *
  * Input: a JSON List, as `kubectl get clusterqueues,cohorts,workloads,
  * resourceflavors,localqueues -A -o json` prints (a single object works
@@ -64,10 +67,12 @@
 #include <jansson.h>
 
 #include "base/alloc.h"
+#include "config/config.h"
 #include "model/codec.h"
 #include "model/errors.h"
 #include "model/objects.h"
 #include "model/podreq.h"
+#include "model/respolicy.h"
 #include "model/quantity.h"
 #include "model/resources.h"
 #include "model/smap.h"
@@ -118,6 +123,7 @@ struct state {
 	size_t nviolations;
 	bool check_status;
 	bool counts;
+	struct res_policy policy; /* --config: the manager's resources.* */
 };
 
 static void violation(struct state *st, const char *fmt, ...)
@@ -442,6 +448,7 @@ static void check_assignment(struct state *st, const struct workload *w,
 		return;
 	}
 	if (pod_requests(&ps->tmpl, &want, &err) < 0 ||
+	    (res_policy_apply(&st->policy, &want), 0) ||
 	    reslist_scale(&want, psa->has_count ? psa->count : ps->count,
 			  &err) < 0) {
 		violation(st, "Workload %s/%s: pod set %s: %s", ns, name,
@@ -905,6 +912,7 @@ static void state_release(struct state *st)
 	free(st->jobs);
 	free(st->frs);
 	free(st->nodes);
+	res_policy_release(&st->policy);
 }
 
 int main(int argc, char **argv)
@@ -920,9 +928,20 @@ int main(int argc, char **argv)
 			st.check_status = true;
 		} else if (!strcmp(argv[i], "--counts")) {
 			st.counts = true;
+		} else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			struct config c;
+			struct err err = { "" };
+
+			if (config_load_file(argv[++i], &c, &err) < 0) {
+				fprintf(stderr, "cueue-invariants: %s\n",
+					err.msg);
+				return 2;
+			}
+			config_res_policy(&c, &st.policy);
+			config_release(&c);
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "usage: cueue-invariants [--status] "
-				"[--counts] [FILE]\n");
+				"[--counts] [--config FILE] [FILE]\n");
 			return 2;
 		} else if (strcmp(argv[i], "-") != 0) {
 			path = argv[i];

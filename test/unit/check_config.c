@@ -1515,12 +1515,6 @@ START_TEST(warnings_every_key_v1beta2)
 		"u2.yaml:23:1: multiKueue: MultiKueue is not implemented yet; "
 		"no Workload is dispatched to a worker cluster, and a "
 		"ClusterQueue naming an admission check stays inactive",
-		"u2.yaml:30:3: resources.excludeResourcePrefixes: not "
-		"implemented yet; no resource is left out: every resource a "
-		"pod requests is checked against quota",
-		"u2.yaml:31:3: resources.transformations: not implemented yet; "
-		"Workloads are charged the resources their pods request, "
-		"unconverted",
 		"u2.yaml:36:3: resources.deviceClassMappings: not implemented "
 		"yet; DRA resource claims are not counted against quota",
 		"u2.yaml:41:5: objectRetentionPolicies.workloads."
@@ -1582,8 +1576,6 @@ START_TEST(warnings_every_key_v1beta1)
 		{ "controller.cacheSyncTimeout", "19:3" },
 		{ "integrations.podOptions", "23:3" },
 		{ "multiKueue", "27:1" },
-		{ "resources.excludeResourcePrefixes", "34:3" },
-		{ "resources.transformations", "35:3" },
 		{ "resources.deviceClassMappings", "39:3" },
 		{ "objectRetentionPolicies.workloads.afterFinished", "44:5" },
 		{ "objectRetentionPolicies.workloads.afterDeactivatedByKueue",

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# resources: the Configuration's resources.excludeResourcePrefixes and
+# resources.transformations (issue 21), with Jobs through the webhook on a
+# devcluster whose manager reads manifests/resources/config.yaml: MIG
+# profiles are charged as the accelerator memory and credits they stand
+# for (nvidia.com/mig-1g.10gb Replace, nvidia.com/mig-3g.40gb Retain),
+# example.com/ignored-* never.
+#   - a 1g.10gb Job is admitted, its admission charges 10Gi and 1 credit
+#     and neither the profile nor the ignored resource;
+#   - two more pods of 1g.10gb fill 3 of 4 credits;
+#   - a 3g.40gb Job waits with Kueue's message naming the transformed
+#     resource, and is admitted once the 1g Jobs end, charged 40Gi, 3
+#     credits and (Retain) the profile itself;
+#   - kubectl cueue explain shows the transformed requests;
+#   - cueue-invariants (--config: the same policy) at every step.
+# Prints one line per check, "N passed, M failed" last; exit 1 on failure.
+set -u
+. "$(dirname "$0")/lib.bash"
+e2e_init resources
+
+inv_bin=${INVARIANTS_BIN:-$e2e_top/build/default/tools/cueue-invariants}
+manager_src=${MANAGER_BIN:-$e2e_top/bin/cueue-manager}
+devcluster=$e2e_dir/devcluster
+export KUBECACHEDIR=$work/kcache
+cluster=$work/cluster
+T=${RESOURCES_WAIT:-300}
+cd "$e2e_dir/manifests/resources" || exit 1
+on_exit_stop_clusters "$cluster"
+export DEVCLUSTER_CONFIG=$PWD/config.yaml
+mkdir -p "$work/bin"
+cp "${KUBECTL_CUEUE_BIN:-$e2e_top/bin/kubectl-cueue}" "$work/bin/kubectl-cueue"
+export PATH=$work/bin:$PATH
+
+# mkjob NAME PROFILE PODS
+mkjob() {
+	sed -e "s/NAME/$1/" -e "s#PROFILE#$2#" -e "s/PODS/$3/" job.tmpl |
+		kubectl create -f - -o name
+}
+# usage JOB: the admission's flavor and resourceUsage, one per line.
+# Quantities as Kueue renders them: by resource name (cpu in milli,
+# memory binary, any other resource decimal: 10Gi of accelerator memory
+# is 10737418240).
+usage() {
+	kubectl get workload -n mig "$(wl_name "$1" mig)" -o json | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["status"].get("admission")
+if a:
+    for p in a["podSetAssignments"]:
+        print(p["name"], p.get("count"))
+        for r, q in sorted(p["resourceUsage"].items()):
+            print(" ", r, q, p["flavors"].get(r))'
+}
+inv() {
+	local label=$1
+	snapshot "$work/snap.json" || { fail "invariants: $label" "snapshot"; return; }
+	run_cmd "$inv_bin" --config "$DEVCLUSTER_CONFIG" "$work/snap.json"
+	[ "$rc" -eq 0 ] && pass "invariants: $label" || fail "invariants: $label" "$out"
+}
+
+job_cluster_start
+expect "apply the MIG queue" 0 kubectl apply -f setup.yaml <<'EOF'
+namespace/mig created
+resourceflavor.kueue.x-k8s.io/mig-a100 created
+clusterqueue.kueue.x-k8s.io/mig-cq created
+localqueue.kueue.x-k8s.io/main created
+EOF
+expect "the manager warns about neither setting (both honoured)" 1 \
+	grep -cE 'resources\.(excludeResourcePrefixes|transformations)' "$cluster/manager.log" <<<'0'
+
+expect "create m1 (one 1g.10gb pod)" 0 mkjob m1 nvidia.com/mig-1g.10gb 1 <<<'job.batch/m1'
+expect_eventually "m1 admitted: 10Gi and 1 credit, not the profile nor the ignored resource" "$T" \
+	"main 1
+  cpu 1 mig-a100
+  example.com/accelerator-memory 10737418240 mig-a100
+  example.com/credits 1 mig-a100" usage m1
+expect "create m2 (two 1g.10gb pods)" 0 mkjob m2 nvidia.com/mig-1g.10gb 2 <<<'job.batch/m2'
+expect_eventually "m2 admitted: 20Gi and 2 credits" "$T" \
+	"main 2
+  cpu 2 mig-a100
+  example.com/accelerator-memory 21474836480 mig-a100
+  example.com/credits 2 mig-a100" usage m2
+inv "three 1g pods"
+expect_eventually "mig-cq reserves 30Gi and 3 credits" "$T" \
+	"32212254720 3" jp clusterqueue/mig-cq \
+	'{.status.flavorsReservation[0].resources[?(@.name=="example.com/accelerator-memory")].total} {.status.flavorsReservation[0].resources[?(@.name=="example.com/credits")].total}'
+
+expect "create big (one 3g.40gb pod)" 0 mkjob big nvidia.com/mig-3g.40gb 1 <<<'job.batch/big'
+match_eventually "big waits for the transformed resources" "$T" \
+	'^False Pending: couldn.t assign flavors to pod set main: insufficient unused quota for example\.com/accelerator-memory in flavor mig-a100, 32212254720 more needed, insufficient unused quota for example\.com/credits in flavor mig-a100, 2 more needed$' \
+	cond_line "workload/$(wl_name big mig)" QuotaReserved mig
+match "explain big: the transformed requests per pod" 0 \
+	'^Pod set main: 1 pods, per pod cpu=1 example\.com/accelerator-memory=42949672960 example\.com/credits=3 nvidia\.com/mig-3g\.40gb=1$' \
+	kubectl cueue explain big -n mig
+release m1 m2
+kubectl annotate --overwrite -n mig job m1 m2 cueue.dev/runtime=1ms >/dev/null 2>&1
+expect_eventually "the 1g Jobs end: big admitted, 40Gi, 3 credits and (Retain) the profile" "$T" \
+	"main 1
+  cpu 1 mig-a100
+  example.com/accelerator-memory 42949672960 mig-a100
+  example.com/credits 3 mig-a100
+  nvidia.com/mig-3g.40gb 1 mig-a100" usage big
+inv "big admitted"
+
+e2e_finish
