@@ -72,10 +72,6 @@ static const struct unhonoured rows[] = {
 	  .off = M(res_device_class_mappings),
 	  .instead = "not implemented yet; DRA resource claims are not "
 		     "counted against quota" },
-	{ .key = "objectRetentionPolicies.workloads.afterFinished",
-	  .when = WHEN_GIVEN,
-	  .instead = "not implemented yet; finished Workloads are kept until "
-		     "their owner or a user deletes them" },
 	{ .key = "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
 	  .when = WHEN_GIVEN,
 	  .instead = "not implemented yet; deactivated Workloads are kept "

@@ -89,6 +89,7 @@ void manager_dl_check(struct manager *m, struct wl_entry *e)
 	case DL_DEACTIVATE:
 	case DL_BACKOFF_DONE:
 	case DL_CLEAR_STATE:
+	case DL_DELETE:
 		break;
 	}
 	loop_timer_cancel(m->l, &e->dl_timer);
@@ -139,6 +140,10 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 	char *msg;
 
 	e->dl_pending = false;
+	if (a->kind == DL_DELETE) {
+		manager_wl_delete(m, e, e->dl_rv);
+		return;
+	}
 	if (a->kind == DL_SET_INACTIVE) {
 		body = json_pack("{s:{s:s}, s:{s:b}}", "metadata",
 				 "resourceVersion", e->dl_rv, "spec",
@@ -204,6 +209,7 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 	case DL_NONE:
 	case DL_WAIT:
 	case DL_SET_INACTIVE:
+	case DL_DELETE:
 	default:
 		BUG("deadline write of kind %d", (int)a->kind);
 	}
@@ -269,6 +275,12 @@ static void report(struct manager *m, struct wl_entry *e, const char *ns,
 	case DL_BACKOFF_DONE:
 		log_msg(LOG_DEBUG, "workload", ns, name,
 			"backoff finished: requeued");
+		break;
+	case DL_DELETE:
+		log_msg(LOG_INFO, "workload", ns, name,
+			"deleted: finished, its retention elapsed");
+		manager_wl_event(m, e, EVENT_NORMAL, a->reason, "%s",
+				 a->message);
 		break;
 	case DL_CLEAR_STATE:
 	case DL_NONE:

@@ -116,6 +116,12 @@ void manager_opts_from_config(struct manager_opts *mo,
 	mo->ready.backoff_base_s = cfg->wfpr_backoff_base_seconds;
 	mo->ready.backoff_max_s = cfg->wfpr_backoff_max_seconds;
 	mo->block_admission = cfg->wfpr_block_admission;
+	/* objectRetentionPolicies.workloads.afterFinished */
+	mo->ready.has_after_finished =
+		cfg->orp_after_finished_ms != CONFIG_UNSET;
+	mo->ready.after_finished_ms = mo->ready.has_after_finished
+					      ? cfg->orp_after_finished_ms
+					      : 0;
 	mo->requeue_ts_creation =
 		cfg->wfpr_requeue_timestamp == CONFIG_REQUEUE_CREATION;
 	mo->fair_sharing = cfg->fs_enable;

@@ -416,6 +416,9 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e);
 void manager_wl_submit(struct manager *m, struct wl_entry *e, json_t *body,
 		       enum wl_call kind, const char *rv, bool status);
 
+/* DELETE of the workload with rv as its precondition (a timed duty:
+ * objectRetentionPolicies); its reply goes to manager_dl_done. */
+void manager_wl_delete(struct manager *m, struct wl_entry *e, const char *rv);
 /* An event about the workload (kueue-admission). */
 void manager_wl_event(struct manager *m, const struct wl_entry *e,
 		      enum event_type type, const char *reason,

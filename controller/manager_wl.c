@@ -291,6 +291,24 @@ void manager_wl_submit(struct manager *m, struct wl_entry *e, json_t *body,
 	free(ns);
 }
 
+void manager_wl_delete(struct manager *m, struct wl_entry *e, const char *rv)
+{
+	const char *name;
+	char *ns = split_key(e->key, &name);
+	char *path = path_of("workloads", ns, name, NULL);
+	struct kube_req req = { .verb = KUBE_DELETE, .path = path,
+				.precondition_rv = rv, .propagation =
+				"Background", .discard_answer = true,
+				.done = wl_done, .ud = e };
+
+	e->call_kind = WC_DEADLINE;
+	set_str(&e->call_rv, rv);
+	m->wl_inflight++;
+	e->call = kube_submit(m->k, &req);
+	free(path);
+	free(ns);
+}
+
 void manager_wl_event(struct manager *m, const struct wl_entry *e,
 		      enum event_type type, const char *reason,
 		      const char *fmt, ...)

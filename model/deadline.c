@@ -176,8 +176,26 @@ void deadline_eval(const struct workload *w, const struct deadline_policy *p,
 
 	memset(a, 0, sizeof(*a));
 	a->kind = DL_NONE;
-	if (workload_is_finished(w))
+	if (workload_is_finished(w)) {
+		const struct condition *fin = conditions_find(&w->conds,
+							      "Finished");
+		int64_t at;
+
+		if (!p->has_after_finished || !fin)
+			return;
+		at = fin->last_transition_ms > INT64_MAX - p->after_finished_ms
+			     ? INT64_MAX
+			     : fin->last_transition_ms + p->after_finished_ms;
+		if (now_ms >= at) {
+			a->kind = DL_DELETE;
+			a->reason = "Deleted";
+			a->message = "Deleted finished workload due to elapsed "
+				     "retention";
+		} else {
+			wait_until(a, at);
+		}
 		return;
+	}
 	pending = !workload_has_quota_reservation(w);
 	if (!w->active) {
 		if (pending && (w->has_requeue_count || w->requeue_at_ms ||

@@ -32,6 +32,10 @@ struct deadline_policy {
 	int32_t backoff_limit;       /* backoffLimitCount (>= 0) */
 	int64_t backoff_base_s;      /* backoffBaseSeconds */
 	int64_t backoff_max_s;       /* backoffMaxSeconds; 0: no cap */
+	/* objectRetentionPolicies.workloads.afterFinished: a finished
+	 * workload is deleted this long after its Finished condition */
+	bool has_after_finished;
+	int64_t after_finished_ms;   /* >= 0 */
 };
 
 enum deadline_kind {
@@ -47,6 +51,7 @@ enum deadline_kind {
 			    Requeued=True BackoffFinished */
 	DL_CLEAR_STATE,  /* inactive without quota: requeueState cleared and
 			    DeactivationTarget removed */
+	DL_DELETE,       /* finished past afterFinished: delete it */
 };
 
 struct deadline_action {
@@ -68,7 +73,8 @@ struct deadline_action {
 
 /*
  * What w needs at now_ms under p (Kueue's workload Reconcile order):
- * finished -> none; active with DeactivationTarget -> set inactive;
+ * finished -> none, or with afterFinished delete once it has passed since
+ * the Finished transition (wait until then); active with DeactivationTarget -> set inactive;
  * a requeueAt in the future -> wait for it; pending after its backoff
  * (requeueAt passed, or Requeued=False PodsReadyTimeout) -> backoff done;
  * admitted, not evicted, PodsReady not True past its timeout (from the

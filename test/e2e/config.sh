@@ -76,7 +76,6 @@ expect_warnings "one warning per unhonoured key, in table order" "$every" \
 	metrics.customLabels controller.groupKindConcurrency \
 	controller.cacheSyncTimeout multiKueue \
 	resources.deviceClassMappings \
-	objectRetentionPolicies.workloads.afterFinished \
 	objectRetentionPolicies.workloads.afterDeactivatedByKueue \
 	tls.minVersion tls.cipherSuites tls.curvePreferences
 match "a warning's whole text" 0 \

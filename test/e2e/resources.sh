@@ -12,6 +12,8 @@
 #     resource, and is admitted once the 1g Jobs end, charged 40Gi, 3
 #     credits and (Retain) the profile itself;
 #   - kubectl cueue explain shows the transformed requests;
+#   - objectRetentionPolicies.workloads.afterFinished (3s): the finished
+#     Workloads are deleted, their Jobs stay, with Kueue's Deleted event;
 #   - cueue-invariants (--config: the same policy) at every step.
 # Prints one line per check, "N passed, M failed" last; exit 1 on failure.
 set -u
@@ -100,5 +102,15 @@ expect_eventually "the 1g Jobs end: big admitted, 40Gi, 3 credits and (Retain) t
   example.com/credits 3 mig-a100
   nvidia.com/mig-3g.40gb 1 mig-a100" usage big
 inv "big admitted"
+
+# objectRetentionPolicies.workloads.afterFinished: 3s
+expect_eventually "m1's and m2's Workloads deleted 3 s after they finished; the Jobs stay" "$T" \
+	"big
+big m1 m2" bash -c 'kubectl get workloads -n mig -o jsonpath="{range .items[*]}{.metadata.ownerReferences[0].name} {end}" | xargs; kubectl get jobs -n mig -o jsonpath="{range .items[*]}{.metadata.name} {end}" | xargs'
+match "the Deleted event of Kueue's retention" 0 \
+	'^Normal +Deleted +Deleted finished workload due to elapsed retention$' \
+	bash -c 'kubectl get events -n mig -o jsonpath="{range .items[*]}{.type} {.reason} {.message}{\"\\n\"}{end}" | sort -u'
+match "the manager says why" 0 'deleted: finished, its retention elapsed' cat "$cluster/manager.log"
+inv "after the retention"
 
 e2e_finish

@@ -1517,9 +1517,6 @@ START_TEST(warnings_every_key_v1beta2)
 		"ClusterQueue naming an admission check stays inactive",
 		"u2.yaml:36:3: resources.deviceClassMappings: not implemented "
 		"yet; DRA resource claims are not counted against quota",
-		"u2.yaml:41:5: objectRetentionPolicies.workloads."
-		"afterFinished: not implemented yet; finished Workloads are "
-		"kept until their owner or a user deletes them",
 		"u2.yaml:42:5: objectRetentionPolicies.workloads."
 		"afterDeactivatedByKueue: not implemented yet; deactivated "
 		"Workloads are kept until their owner or a user deletes them",
@@ -1577,7 +1574,6 @@ START_TEST(warnings_every_key_v1beta1)
 		{ "integrations.podOptions", "23:3" },
 		{ "multiKueue", "27:1" },
 		{ "resources.deviceClassMappings", "39:3" },
-		{ "objectRetentionPolicies.workloads.afterFinished", "44:5" },
 		{ "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
 		  "45:5" },
 		{ "tls.minVersion", "47:3" },
@@ -1732,7 +1728,7 @@ static const struct {
 	{ V2 "controller:\n  cacheSyncTimeout: 0\n",
 	  "controller.cacheSyncTimeout" },
 	{ V2 "objectRetentionPolicies:\n  workloads:\n    afterFinished: 0s\n",
-	  "objectRetentionPolicies.workloads.afterFinished" },
+	  NULL }, /* honoured */
 	/* honoured keys never warn */
 	{ V2 "namespace: ns\nmanageJobsWithoutQueueName: true\n"
 	  "clientConnection: {qps: 5, burst: 10}\nwebhook: {port: 9444}\n"

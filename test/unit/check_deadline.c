@@ -261,6 +261,38 @@ START_TEST(inactive_cleared)
 }
 END_TEST
 
+/* objectRetentionPolicies.workloads.afterFinished: a finished workload
+ * waits until the retention has passed since Finished, then is deleted;
+ * without the setting it is kept. */
+START_TEST(retention_after_finished)
+{
+	struct deadline_policy p = policy();
+	struct workload w;
+	struct deadline_action a;
+
+	admitted(&w, T0);
+	cond(&w, "Finished", COND_TRUE, "Succeeded", T0 + 10 * S);
+	deadline_eval(&w, &p, T0 + 20 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_NONE);
+	p.has_after_finished = true;
+	p.after_finished_ms = 60 * S;
+	deadline_eval(&w, &p, T0 + 20 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_WAIT);
+	ck_assert_int_eq(a.at_ms, T0 + 70 * S);
+	deadline_eval(&w, &p, T0 + 70 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_DELETE);
+	ck_assert_str_eq(a.reason, "Deleted");
+	ck_assert_str_eq(a.message,
+			 "Deleted finished workload due to elapsed retention");
+	/* 0s: at once; and the waitForPodsReady switch does not matter */
+	p.after_finished_ms = 0;
+	p.enabled = false;
+	deadline_eval(&w, &p, T0 + 10 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_DELETE);
+	workload_release(&w);
+}
+END_TEST
+
 START_TEST(max_exec)
 {
 	struct deadline_policy p = policy();
@@ -371,6 +403,7 @@ Suite *deadline_suite(void)
 	tcase_add_test(tc, recovery_timeout);
 	tcase_add_test(tc, inactive_cleared);
 	tcase_add_test(tc, max_exec);
+	tcase_add_test(tc, retention_after_finished);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("conditions");
