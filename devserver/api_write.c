@@ -550,6 +550,17 @@ int api_write_create(struct op *op, json_t *obj, json_t **out,
 	json_decref(opts);
 	opts = NULL;
 	if (op->dry_run) {
+		/* kube-apiserver's dry-run storage answers a create over an
+		 * existing name as the real one would: AlreadyExists */
+		json_t *cur = name ? store_get(op->api->store, op->type->key,
+					       op->ns, name)
+				   : NULL;
+
+		if (cur) {
+			json_decref(cur);
+			store_failed(op, STORE_EXISTS, name, st);
+			goto fail;
+		}
 		*out = obj;
 		return 0;
 	}

@@ -320,6 +320,15 @@ START_TEST(generate_name_and_dry_run)
 	ds_code(l, 404);
 	ds_resp_free(&l);
 	ds_resp_free(&c);
+	/* a dry run over an existing name: AlreadyExists, as the real
+	 * create (kube-apiserver's dry-run storage checks the key) */
+	c = POST(WL, ds_wl_x);
+	ds_code(c, 201);
+	ds_resp_free(&c);
+	c = POST(WL "?dryRun=All", ds_wl_x);
+	ds_status(&c, 409, "AlreadyExists",
+		  "workloads.kueue.x-k8s.io \"x\" already exists");
+	ds_resp_free(&c);
 }
 END_TEST
 
