@@ -170,14 +170,17 @@ if [ -n "${E2E_SERIAL:-}" ]; then
 		finish "$s"
 	done
 else
-	# The two suites that run two managers each under faults (chaos, ha)
-	# start once the demo suites, whose summaries check timings (PodsReady
-	# timeouts of a demo Job, shares held over time), have ended: on two
-	# cores their load made those flake.
+	# The two suites that run two managers each under faults (chaos, ha),
+	# and the two added in session 14 (cli: a devcluster plus a dozen
+	# property rounds; resources), start once the demo suites, whose
+	# summaries check timings (PodsReady timeouts of 5 s for a demo Job,
+	# shares held over time), have ended: on two cores their load made
+	# those flake (with cli and resources started with the rest, a fresh
+	# make check saw 11 demo Jobs time out once, load average 19).
 	late=()
 	for s in "${suites[@]}"; do
 		case $(basename "$s" .sh) in
-		chaos | ha) late+=("$s") ;;
+		chaos | ha | cli | resources) late+=("$s") ;;
 		*) start "$s" ;;
 		esac
 	done
