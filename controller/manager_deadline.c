@@ -237,6 +237,18 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 	manager_wl_submit(m, e, body, WC_DEADLINE, e->dl_rv, true);
 }
 
+void manager_dl_deleted(struct manager *m, struct wl_entry *e)
+{
+	const char *name;
+	char *ns = split_key(e->key, &name);
+
+	log_msg(LOG_INFO, "workload", ns, name,
+		"deleted: finished, its retention elapsed");
+	manager_wl_event(m, e, EVENT_NORMAL, e->dl_act.reason, "%s",
+			 e->dl_act.message);
+	free(ns);
+}
+
 /* A timed write succeeded: its log line, events and metrics. */
 static void report(struct manager *m, struct wl_entry *e, const char *ns,
 		   const char *name)
@@ -277,10 +289,7 @@ static void report(struct manager *m, struct wl_entry *e, const char *ns,
 			"backoff finished: requeued");
 		break;
 	case DL_DELETE:
-		log_msg(LOG_INFO, "workload", ns, name,
-			"deleted: finished, its retention elapsed");
-		manager_wl_event(m, e, EVENT_NORMAL, a->reason, "%s",
-				 a->message);
+		manager_dl_deleted(m, e);
 		break;
 	case DL_CLEAR_STATE:
 	case DL_NONE:

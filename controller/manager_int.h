@@ -464,6 +464,9 @@ void manager_wl_clear_conds(struct workload *tmp, const char *reason,
 void manager_dl_check(struct manager *m, struct wl_entry *e);
 /* Sends the queued timed write of e. */
 void manager_dl_send(struct manager *m, struct wl_entry *e);
+/* A retention DELETE took effect (its reply, or the watch's DELETED
+ * event that may come first and cancels the reply): log and event. */
+void manager_dl_deleted(struct manager *m, struct wl_entry *e);
 /* Its reply (WC_DEADLINE or WC_SPEC). */
 void manager_dl_done(struct manager *m, struct wl_entry *e,
 		     const struct kube_reply *r);

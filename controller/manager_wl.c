@@ -1321,6 +1321,11 @@ void manager_wl_drop(struct manager *m, struct wl_entry *e)
 		m->changed = true;
 	}
 	if (e->call) {
+		/* the watch can bring a retention DELETE's effect before
+		 * its reply, which cancelling drops: it happened */
+		if (!m->closing && e->call_kind == WC_DEADLINE &&
+		    e->dl_act.kind == DL_DELETE)
+			manager_dl_deleted(m, e);
 		kube_cancel(m->k, e->call);
 		m->wl_inflight--;
 		if (e->call_kind == WC_PENDING)
