@@ -107,6 +107,8 @@ const char *cli_owner(const struct workload *w, char *buf, size_t size);
 char *cli_podset_requests(const struct workload *w, size_t i);
 /* A duration for people: "45s", "12m", "3h5m", "2d4h". */
 void cli_duration(int64_t ms, char *buf, size_t size);
+/* CLOCK_MONOTONIC in microseconds (--timing). */
+int64_t cli_mono_us(void);
 /* RFC 3339 UTC of ms into buf. */
 void cli_time(int64_t ms, char *buf, size_t size);
 /* Prints a JSON value on stdout (indented, one trailing newline). */

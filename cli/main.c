@@ -50,14 +50,6 @@ static const char usage[] =
 	"2 simulate: never fits / doctor: errors, 3 simulate: invalid, 4 "
 	"usage or API failure.\n";
 
-static int64_t mono_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
 enum { OPT_KUBECONFIG = 256, OPT_CONTEXT, OPT_MCONFIG, OPT_CMAP, OPT_NOW,
        OPT_TIMING };
 
@@ -151,13 +143,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kubectl-cueue: simulate needs -f FILE\n");
 		return CLI_FAIL;
 	}
-	t0 = mono_us();
+	t0 = cli_mono_us();
 	if (cli_open(&c, &o, &err) < 0 || cli_load(&c, &err) < 0) {
 		fprintf(stderr, "kubectl-cueue: %s\n", err.msg);
 		cli_close(&c);
 		return CLI_FAIL;
 	}
-	t1 = mono_us();
+	t1 = cli_mono_us();
 	if (!strcmp(cmd, "pending"))
 		rc = cli_pending(&c, argc - optind, argv + optind);
 	else if (!strcmp(cmd, "explain"))
@@ -166,7 +158,7 @@ int main(int argc, char **argv)
 		rc = cli_simulate(&c, argc - optind, argv + optind);
 	else
 		rc = cli_doctor(&c, argc - optind, argv + optind);
-	t2 = mono_us();
+	t2 = cli_mono_us();
 	/* --timing (benchmarks): where the time went, on stderr */
 	if (timing)
 		fprintf(stderr,

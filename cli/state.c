@@ -37,7 +37,7 @@ static const char *const config_maps[][2] = {
 };
 #define CONFIG_KEY "controller_manager_config.yaml"
 
-static int64_t mono_us(void)
+int64_t cli_mono_us(void)
 {
 	struct timespec ts;
 
@@ -239,14 +239,14 @@ int cli_load(struct cli *c, struct err *err)
 {
 	struct manager_opts mo = { 0 };
 	struct sched_decisions d = { 0 };
-	int64_t t0 = mono_us(), t1;
+	int64_t t0 = cli_mono_us(), t1;
 
 	c->rp = xcalloc(1, sizeof(*c->rp));
 	manager_opts_from_config(&mo, c->cfg, &c->afs_res, &c->afs_w, c->rp);
 	mo.inspect = true;
 	c->m = manager_new(c->k, &mo);
 	while (!manager_synced(c->m)) {
-		if (mono_us() - t0 > CLI_SYNC_TIMEOUT_MS * 1000LL)
+		if (cli_mono_us() - t0 > CLI_SYNC_TIMEOUT_MS * 1000LL)
 			return err_set(err, "the lists did not complete in "
 				       "%d s", CLI_SYNC_TIMEOUT_MS / 1000);
 		if (manager_api_failing_ms(c->m) > 10000)
@@ -260,13 +260,13 @@ int cli_load(struct cli *c, struct err *err)
 	c->s = manager_sched(c->m);
 	if (!c->s)
 		return err_set(err, "the scheduling state was not built");
-	t1 = mono_us();
+	t1 = cli_mono_us();
 	c->load_us = t1 - t0;
 	/* The cycle the manager runs next: what it would admit now is
 	 * assumed, what it found inadmissible is parked, as there. */
 	sched_cycle(c->s, c->now_ms, &d);
 	sched_decisions_release(&d);
-	c->warm_us = mono_us() - t1;
+	c->warm_us = cli_mono_us() - t1;
 	return 0;
 }
 
