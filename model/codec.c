@@ -83,15 +83,19 @@ static const struct codec_enum queueing_tab[] = {
 	{ NULL, 0, false },
 };
 
+/* v1beta1 takes v1beta2's MayStopSearch too, as Kueue's v1beta1 does
+ * (and defaults to it). */
 static const struct codec_enum borrow_v1_tab[] = {
-	{ "Borrow", FUNG_MAY_STOP_SEARCH, false },
+	{ "MayStopSearch", FUNG_MAY_STOP_SEARCH, false },
 	{ "TryNextFlavor", FUNG_TRY_NEXT_FLAVOR, false },
+	{ "Borrow", FUNG_MAY_STOP_SEARCH, false },
 	{ NULL, 0, false },
 };
 
 static const struct codec_enum preempt_v1_tab[] = {
-	{ "Preempt", FUNG_MAY_STOP_SEARCH, false },
+	{ "MayStopSearch", FUNG_MAY_STOP_SEARCH, false },
 	{ "TryNextFlavor", FUNG_TRY_NEXT_FLAVOR, false },
+	{ "Preempt", FUNG_MAY_STOP_SEARCH, false },
 	{ NULL, 0, false },
 };
 

@@ -719,7 +719,6 @@ static const char *const v1beta2_only[] = {
 	"\"priorityClassRef\"", "priorityClassRef)", "\"preemptionGates\"",
 	"\"accumulatedPastExecutionTimeSeconds\"",
 	"\"concurrentAdmissionPolicy\"",
-	"\"preference\"", "\"wallTimePolicy\"", "\"wallTimeFlavorUsage\"",
 	"\"slices\"", NULL,
 };
 static const char *const v1beta1_only[] = {
@@ -730,12 +729,41 @@ static const char *const v1beta1_only[] = {
 	"\"Preempt\"", NULL,
 };
 
+static void drop_pod_template(json_t *crd)
+{
+	json_t *vs = json_object_get(json_object_get(crd, "spec"), "versions");
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(vs, i, v) {
+		json_t *s = json_object_get(json_object_get(v, "schema"),
+					    "openAPIV3Schema");
+		const char *path[] = { "spec", "podSets", "template", NULL };
+
+		for (size_t k = 0; s && path[k]; k++) {
+			json_t *props = json_object_get(s, "properties");
+
+			if (!path[k + 1]) {
+				json_object_del(props, path[k]);
+				break;
+			}
+			s = json_object_get(props, path[k]);
+			if (json_object_get(s, "items"))
+				s = json_object_get(s, "items");
+		}
+	}
+}
+
 START_TEST(own_spelling)
 {
 	const struct crd_case *c = &crds[_i];
 	json_t *crd = load_crd(c->file);
-	char *v1 = dump(schema_of_version(crd, "v1beta1"));
-	char *v2 = dump(schema_of(crd));
+	char *v1, *v2;
+
+	/* PodTemplateSpec's own fields (priorityClassName, ...) do not count */
+	drop_pod_template(crd);
+	v1 = dump(schema_of_version(crd, "v1beta1"));
+	v2 = dump(schema_of(crd));
 
 	for (size_t i = 0; v1beta2_only[i]; i++)
 		ck_assert_msg(!strstr(v1, v1beta2_only[i]), "%s: v1beta1 "
@@ -760,42 +788,50 @@ START_TEST(own_spelling)
 }
 END_TEST
 
-/* The pod template is kept as sent (workloads.yaml explains why). */
-START_TEST(pod_template_preserved)
+/*
+ * The pod template has PodTemplateSpec's schema, as upstream's CRD does:
+ * a mistyped template is refused with the field's path, a field that
+ * PodTemplateSpec does not have is pruned (and reported, for
+ * fieldValidation=Strict), and a well-formed template is kept as sent.
+ */
+START_TEST(pod_template_schema)
 {
 	json_t *crd = load_crd("workloads.yaml");
-	const json_t *ps = json_object_get(json_object_get(json_object_get(
-		json_object_get(schema_of(crd), "properties"), "spec"),
-		"properties"), "podSets");
-	const json_t *tmpl = json_object_get(json_object_get(json_object_get(
-		ps, "items"), "properties"), "template");
-	const json_t *tp = json_object_get(tmpl, "properties");
+	const json_t *schema = schema_of(crd);
 	json_t *obj = t_jq("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload',"
-			   "'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'template':"
-			   "{'metadata':{'labels':{'a':'b'},'creationTimestamp':null},"
+			   "'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'name':'main','count':1,'template':"
+			   "{'metadata':{'labels':{'a':'b'}},"
 			   "'spec':{'containers':[{'name':'c','image':'i','futureField':{'x':1},"
-			   "'resources':{'requests':{'cpu':'1'}}}],'restartPolicy':'Never'}}}]}}");
-	json_t *before = json_deep_copy(json_object_get(json_array_get(
-		json_object_get(json_object_get(obj, "spec"), "podSets"), 0),
-		"template"));
+			   "'resources':{'requests':{'cpu':'1','nvidia.com/gpu':2}}}],'restartPolicy':'Never',"
+			   "'tolerations':[{'key':'k','operator':'Exists','effect':'NoSchedule'}]}}}]}}");
+	json_t *bad = t_jq("{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Workload',"
+			   "'metadata':{'name':'w','namespace':'ns'},'spec':{'podSets':[{'name':'main','count':1,'template':"
+			   "{'spec':{'containers':{'name':'c'},'restartPolicy':7}}}]}}");
 	json_t *unknown = json_array();
+	struct field_errors fe;
+	char *got;
 
-	ck_assert_str_eq(jx_str(tmpl, "type"), "object");
-	ck_assert(json_is_true(json_object_get(tmpl,
-		"x-kubernetes-preserve-unknown-fields")));
-	ck_assert(json_is_false(json_object_get(tmpl,
-		"x-kubernetes-embedded-resource")));
-	ck_assert(json_is_true(json_object_get(json_object_get(tp, "metadata"),
-		"x-kubernetes-preserve-unknown-fields")));
-	ck_assert(json_is_true(json_object_get(json_object_get(tp, "spec"),
-		"x-kubernetes-preserve-unknown-fields")));
-	schema_prune(obj, schema_of(crd), unknown);
-	ck_assert_uint_eq(json_array_size(unknown), 0);
-	ck_assert(json_equal(before, json_object_get(json_array_get(
-		json_object_get(json_object_get(obj, "spec"), "podSets"), 0),
-		"template")));
+	schema_prune(obj, schema, unknown);
+	got = json_dumps(unknown, JSON_COMPACT);
+	ck_assert_str_eq(got, "[\"spec.podSets[0].template.spec.containers[0].futureField\"]");
+	free(got);
+	field_errors_init(&fe);
+	schema_validate(obj, schema, &fe);
+	ck_assert_msg(fe.n == 0, "valid template refused: %s", t_fe_text(&fe));
+	field_errors_release(&fe);
+
+	schema_validate(bad, schema, &fe);
+	got = field_errors_aggregate(&fe);
+	ck_assert_msg(strstr(got, "spec.podSets[0].template.spec.containers: Invalid value: \"object\": "
+			      "spec.podSets[0].template.spec.containers in body must be of type array"),
+		      "%s", got);
+	ck_assert_msg(strstr(got, "spec.podSets[0].template.spec.restartPolicy: Invalid value: \"integer\": "
+			      "spec.podSets[0].template.spec.restartPolicy in body must be of type string"),
+		      "%s", got);
+	free(got);
+	field_errors_release(&fe);
 	json_decref(unknown);
-	json_decref(before);
+	json_decref(bad);
 	json_decref(obj);
 	json_decref(crd);
 }
@@ -1082,9 +1118,6 @@ static const struct invalid_case invalid_cases[] = {
 	{ "lq bad stop policy", "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue',"
 	  "'metadata':{'name':'q','namespace':'ns'},'spec':{'clusterQueue':'cq','stopPolicy':'Drain'}}",
 	  "spec.stopPolicy: Unsupported value: \"Drain\"" },
-	{ "lq wall time hours", "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue',"
-	  "'metadata':{'name':'q','namespace':'ns'},'spec':{'clusterQueue':'cq','wallTimePolicy':{'wallTimeAllocatedHours':0}}}",
-	  "spec.wallTimePolicy.wallTimeAllocatedHours in body should be greater than or equal to 1" },
 	{ "rf too many labels", "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'ResourceFlavor',"
 	  "'metadata':{'name':'rf'},'spec':{'nodeLabels':{'a':'1','b':'2','c':'3','d':'4','e':'5',"
 	  "'f':'6','g':'7','h':'8','i':'9'}}}",
@@ -1130,7 +1163,7 @@ static const struct invalid_case invalid_cases[] = {
 	  "status.admission.podSetAssignments[0].delayedTopologyRequest" },
 	/* v1beta1: its own schema */
 	{ "v1beta1 cq fungibility enum", CQ1_HEAD "'spec':{'flavorFungibility':{'whenCanPreempt':'Borrow'}}}",
-	  "spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Borrow\": supported values: \"Preempt\", \"MayStopSearch\", \"TryNextFlavor\"" },
+	  "spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Borrow\": supported values: \"MayStopSearch\", \"TryNextFlavor\", \"Preempt\"" },
 	{ "v1beta1 cq bad cohort name", CQ1_HEAD "'spec':{'cohort':'Team A'}}",
 	  "spec.cohort: Invalid value: \"Team A\"" },
 	{ "v1beta1 cq admission check name too long", CQ1_HEAD "'spec':{'admissionChecks':['" LONG317 "']}}",
@@ -1142,9 +1175,9 @@ static const struct invalid_case invalid_cases[] = {
 	  "{'clusterQueue':'cq','podSetAssignments':[{'name':'main','topologyAssignment':{'levels':['l'],"
 	  "'domains':[{'values':['a'],'count':0}]}}]}}}",
 	  "status.admission.podSetAssignments[0].topologyAssignment.domains[0].count in body should be greater than or equal to 1" },
-	{ "wl gate state", WL_HEAD "'spec':{'preemptionGates':[{'name':'g'}],'podSets':[{" TMPL "}]},"
-	  "'status':{'preemptionGates':[{'name':'g','state':'Ajar','lastTransitionTime':'2026-01-01T00:00:00Z'}]}}",
-	  "status.preemptionGates[0].state: Unsupported value: \"Ajar\"" },
+	{ "wl gate position", WL_HEAD "'spec':{'preemptionGates':[{'name':'g'}],'podSets':[{" TMPL "}]},"
+	  "'status':{'preemptionGates':[{'name':'g','position':'Ajar','lastTransitionTime':'2026-01-01T00:00:00Z'}]}}",
+	  "status.preemptionGates[0].position: Unsupported value: \"Ajar\"" },
 };
 
 START_TEST(invalid)
@@ -1242,10 +1275,9 @@ static const struct default_case default_cases[] = {
 	  "'fairSharing':{'weight':1}}}" },
 	{ "cq no spec, no defaults", CQ_HEAD "'status':{}}", CQ_HEAD "'status':{}}" },
 	{ "lq", "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'q'},"
-	  "'spec':{'clusterQueue':'cq','fairSharing':{},'wallTimePolicy':{'wallTimeAllocatedHours':3}}}",
+	  "'spec':{'clusterQueue':'cq','fairSharing':{}}}",
 	  "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'LocalQueue','metadata':{'name':'q'},"
-	  "'spec':{'clusterQueue':'cq','stopPolicy':'None','fairSharing':{'weight':1},"
-	  "'wallTimePolicy':{'wallTimeAllocatedHours':3,'actionWhenWallTimeExhausted':'Hold'}}}" },
+	  "'spec':{'clusterQueue':'cq','stopPolicy':'None','fairSharing':{'weight':1}}}" },
 	{ "cohort", "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},"
 	  "'spec':{'fairSharing':{}}}",
 	  "{'apiVersion':'kueue.x-k8s.io/v1beta2','kind':'Cohort','metadata':{'name':'c'},"
@@ -1256,9 +1288,9 @@ static const struct default_case default_cases[] = {
 	  "'status':{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':'main','count':1}]}}}" },
 	{ "wl inactive stays", WL_HEAD "'spec':{'active':false,'podSets':[{'name':'w','count':0," TMPL "}]}}",
 	  WL_HEAD "'spec':{'active':false,'podSets':[{'name':'w','count':0," TMPL "}]}}" },
-	{ "v1beta1 cq empty spec: Borrow", CQ1_HEAD "'spec':{}}",
+	{ "v1beta1 cq empty spec: MayStopSearch, as Kueue's v1beta1 defaults it", CQ1_HEAD "'spec':{}}",
 	  CQ1_HEAD "'spec':{'queueingStrategy':'BestEffortFIFO','stopPolicy':'None',"
-	  "'flavorFungibility':{'whenCanBorrow':'Borrow','whenCanPreempt':'TryNextFlavor'},"
+	  "'flavorFungibility':{'whenCanBorrow':'MayStopSearch','whenCanPreempt':'TryNextFlavor'},"
 	  "'preemption':{'reclaimWithinCohort':'Never','withinClusterQueue':'Never',"
 	  "'borrowWithinCohort':{'policy':'Never'}}}}" },
 	{ "v1beta1 wl priorityClassSource", WL1_HEAD "'spec':{'podSets':[{" TMPL "}]}}",
@@ -1559,7 +1591,7 @@ Suite *crds_suite(void)
 	tcase_add_loop_test(tc, crd_structure, 0, (int)NCRDS);
 	tcase_add_loop_test(tc, schema_structural, 0, (int)(2 * NCRDS));
 	tcase_add_loop_test(tc, own_spelling, 0, (int)NCRDS);
-	tcase_add_test(tc, pod_template_preserved);
+	tcase_add_test(tc, pod_template_schema);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("objects");

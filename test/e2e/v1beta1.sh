@@ -556,7 +556,7 @@ match "v1beta1 webhook: borrowingLimit without cohort" 1 \
 	kubectl create -f "$work/bad3.json"
 bad_cq bad-4 '{"flavorFungibility":{"whenCanBorrow":"Sometimes"}}' >"$work/bad4.json"
 match "v1beta1 schema: fungibility enum" 1 \
-	'spec.flavorFungibility.whenCanBorrow: Unsupported value: "Sometimes": supported values: "Borrow", "MayStopSearch", "TryNextFlavor"' \
+	'spec.flavorFungibility.whenCanBorrow: Unsupported value: "Sometimes": supported values: "MayStopSearch", "TryNextFlavor", "Borrow"' \
 	kubectl create -f "$work/bad4.json"
 bad_cq bad-5 '{"cohortName":"c"}' >"$work/bad5.json"
 match "v1beta1 schema: v1beta2's cohortName is an unknown field" 1 \

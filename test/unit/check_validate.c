@@ -258,7 +258,7 @@ static const struct vcase cases[] = {
 	C("cq fungibility enum (codec)", K_CQ,
 	  CQ("{'flavorFungibility':{'whenCanPreempt':'Borrow'}}"), NULL, 1,
 	  "spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Borrow\": "
-	  "supported values: \"Preempt\", \"TryNextFlavor\""),
+	  "supported values: \"MayStopSearch\", \"TryNextFlavor\", \"Preempt\""),
 	C("cq borrowingLimit without cohort", K_CQ,
 	  CQ("{" GROUPS(GROUP("'nominalQuota':'10','borrowingLimit':'5'")) "}"),
 	  NULL, 1,
