@@ -14,7 +14,7 @@
 #      as on a cluster where Kueue was installed first, with the
 #      Configuration that admin/shared-quota-setup.yaml names as its
 #      prerequisite (cpu also counts as cpu_credits): the getting-started
-#      Job runs and finishes; five shared-quota sample Jobs of 3 cpu fill
+#      Job waits (its queue covers no cpu_credits); five shared-quota sample Jobs of 3 cpu fill
 #      on-demand (9) then spot, and the fifth waits on the 14 cpu_credits
 #      although spot still has room, until one ends. cueue-invariants
 #      (--config) at each step.
@@ -77,7 +77,13 @@ apply_example() {
 	local f=$1 verb=apply rel=${1#"$up"/} bad
 	grep -q '^ *generateName:' "$f" && verb=create
 	run_cmd kubectl "$verb" -f "$f"
-	bad=$(grep -Ev '^[a-z.]+/[a-z0-9.-]+ (created|configured|unchanged)$|^Warning: kueue\.x-k8s\.io/v1beta1 [A-Za-z]+ is deprecated|^Warning: This version is deprecated' <<<"$out")
+	bad=$(grep -Ev '^[a-z0-9.-]+/[a-z0-9.-]+ (created|configured|unchanged)$|^Warning: This version is deprecated\. Use v1beta2 instead\.$' <<<"$out")
+	# serving-workloads/sample-hami.yaml also has a Deployment, which the
+	# devserver does not serve (apps/v1; upstream/README.md: later)
+	if [ "$rel" = serving-workloads/sample-hami.yaml ]; then
+		bad=$(grep -Ev '^error: resource mapping not found for name: "gpu-burn" .*no matches for kind "Deployment" in version "apps/v1"$|^ensure CRDs are installed first$' <<<"$bad")
+		[ -z "$bad" ] && rc=0
+	fi
 	if [ "$rc" -eq 0 ] && [ -z "$bad" ]; then
 		pass "Kueue's CRDs: kubectl $verb $rel"
 	else
@@ -85,6 +91,7 @@ apply_example() {
 	fi
 }
 n=0
+total=$(find "$up" -name '*.yaml' | wc -l)
 # setups before the Jobs that use them; v1beta2 before v1beta1
 for f in $(find "$up" -name '*.yaml' | sort); do
 	grep -q '^kind: Job' "$f" || { apply_example "$f"; n=$((n + 1)); }
@@ -92,8 +99,8 @@ done
 for f in $(find "$up" -name '*.yaml' | sort); do
 	grep -q '^kind: Job' "$f" && { apply_example "$f"; n=$((n + 1)); }
 done
-[ "$n" -ge 24 ] && pass "every example tried ($n files)" ||
-	fail "every example tried" "only $n files under $up"
+[ "$n" -eq "$total" ] && [ "$n" -ge 23 ] && pass "every example tried ($n files)" ||
+	fail "every example tried" "$n of $total files under $up"
 
 # Kueue's CEL rules. invalid NAME PATTERN JSON: kubectl create is refused
 # with 422 (kubectl: "is invalid") and the pattern.
@@ -134,12 +141,13 @@ invalid "a priorityClassRef without a priority" \
 	'^The Workload "cel-9" is invalid: spec: Invalid value: "object": priority should not be nil when priorityClassRef is set$' \
 	"{$WL,\"metadata\":{\"name\":\"cel-9\",\"namespace\":\"default\"},\"spec\":{\"priorityClassRef\":{\"group\":\"kueue.x-k8s.io\",\"kind\":\"WorkloadPriorityClass\",\"name\":\"p\"},$PODS}}"
 invalid "a mistyped pod template (PodTemplateSpec's schema)" \
-	'^The Workload "cel-10" is invalid: spec.podSets\[0\].template.spec.containers: Invalid value: "object": spec.podSets\[0\].template.spec.containers in body must be of type array: "object"$' \
-	"{$WL,\"metadata\":{\"name\":\"cel-10\",\"namespace\":\"default\"},\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":{\"name\":\"c\"}}}}]}}"
+	'^The Workload "cel-10" is invalid: spec.podSets\[0\].template.spec.containers: Invalid value: "string": spec.podSets\[0\].template.spec.containers in body must be of type array: "string"$' \
+	"{$WL,\"metadata\":{\"name\":\"cel-10\",\"namespace\":\"default\"},\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":\"c\"}}}]}}"
 expect "nothing refused was stored" 0 bash -c \
-	'kubectl get clusterqueues,resourceflavors,topologies -o name; kubectl get workloads -n default -o name' <<<''
+	'{ kubectl get clusterqueues,resourceflavors,topologies -o name; kubectl get workloads -n default -o name; } | grep /cel- || true' <<<''
 # transition rules: only on update, against the stored object
-X
+echo '{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"AdmissionCheck","metadata":{"name":"ac"},"spec":{"controllerName":"kueue.x-k8s.io/provisioning-request"}}' >"$work/ac.json"
+expect "create AdmissionCheck ac" 0 kubectl create -f "$work/ac.json" <<<'admissioncheck.kueue.x-k8s.io/ac created'
 match "CEL: spec.controllerName is immutable (oldSelf)" 1 \
 	'^The AdmissionCheck "ac" is invalid: spec.controllerName: Invalid value: "string": field is immutable$' \
 	kubectl patch admissioncheck ac --type merge -p '{"spec":{"controllerName":"other"}}'
@@ -188,12 +196,12 @@ localqueue.kueue.x-k8s.io/user-queue created
 EOF
 create_example "$up/getting-started/quick-start-job.yaml"
 qs=$job
-expect_eventually "the quick-start Job is admitted in default-flavor" "$T" \
-	'True cluster-queue {"cpu":"default-flavor","memory":"default-flavor"}' admitted_in "$qs"
-expect_eventually "and unsuspended" "$T" false jp "job/$qs" '{.spec.suspend}'
-release "$qs"
-expect_eventually "its Workload finishes" "$T" 'True Succeeded' \
-	jp "workload/$(wl_name "$qs")" '{range .status.conditions[?(@.type=="Finished")]}{.status} {.reason}{end}'
+# The transformation applies to every queue: cluster-queue covers no
+# cpu_credits, so Kueue leaves the quick-start Job pending.
+expect_eventually "the quick-start Job waits: cluster-queue has no cpu_credits" "$T" \
+	"False Pending: couldn't assign flavors to pod set main: resource cpu_credits unavailable in ClusterQueue" \
+	cond_line "workload/$(wl_name "$qs")" QuotaReserved
+expect "and stays suspended" 0 jp "job/$qs" '{.spec.suspend}' <<<true
 
 expect "apply admin/shared-quota-setup.yaml" 0 \
 	kubectl apply -f "$up/admin/shared-quota-setup.yaml" <<'EOF'
