@@ -346,7 +346,7 @@ static const struct cfg_field fields[] = {
 	  &tls_enum, NULL },
 	{ "tls.cipherSuites", CFG_STRLIST, M(tls_cipher_suites), NULL, NULL,
 	  BOTH, NULL, NULL },
-	{ "tls.curvePreferences", CFG_STRLIST, M(tls_curve_preferences), NULL,
+	{ "tls.curvePreferences", CFG_INT32LIST, M(tls_curve_preferences), NULL,
 	  NULL, BOTH, NULL, NULL },
 
 	{ "visibilityServer", CFG_SECTION, 0, NULL, NULL, V2, NULL, NULL },
@@ -592,6 +592,8 @@ static bool is_zero(const struct cfg_field *f, const void *dst)
 		return *(const double *)dst == 0;
 	case CFG_STRLIST:
 		return ((const struct config_strlist *)dst)->n == 0;
+	case CFG_INT32LIST:
+		return ((const struct config_int_list *)dst)->n == 0;
 	default:
 		return false;
 	}

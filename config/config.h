@@ -90,6 +90,13 @@ struct config_strlist {
 	size_t cap;
 };
 
+/* A list of Go int32s ([]int32), in file order. */
+struct config_int_list {
+	int64_t *v; /* owned array of n */
+	size_t n;
+	size_t cap;
+};
+
 /* The maps keep file order; a key appears once (duplicates are errors). */
 struct config_bool_kv {
 	char *key; /* owned */
@@ -344,7 +351,7 @@ struct config {
 	/* tls */
 	enum config_tls_version tls_min_version; /* default CONFIG_TLS_DEFAULT */
 	struct config_strlist tls_cipher_suites;     /* IANA names, TLS_... */
-	struct config_strlist tls_curve_preferences; /* as written */
+	struct config_int_list tls_curve_preferences; /* IANA group IDs */
 
 	/* visibilityServer (v1beta2) */
 	char *vis_bind_address; /* owned; an IP or "" (default: all) */
@@ -482,6 +489,17 @@ size_t config_warnings_collect(const struct config *c,
 			       struct config_warnings *out);
 /* Frees every entry and leaves w empty. */
 void config_warnings_release(struct config_warnings *w);
+
+/*
+ * The GnuTLS priority string for the manager's TLS servers from c's tls
+ * section (config_tls.c says how Go's settings map onto GnuTLS's). New
+ * string. The names and IDs Kueue accepts, and the one ID (4588,
+ * X25519MLKEM768) this build cannot offer.
+ */
+char *config_tls_priorities(const struct config *c);
+bool config_tls_cipher_suite_known(const char *name);
+bool config_tls_curve_known(int64_t id);
+bool config_tls_curve_unavailable(int64_t id);
 
 /* "config.kueue.x-k8s.io/v1beta1" or ".../v1beta2" (static). */
 const char *config_api_version(enum config_api api);

@@ -94,6 +94,7 @@ enum cfg_type {
 	CFG_NANOS,       /* int64_t ms from a time.Duration (integer ns) */
 	CFG_ENUM,        /* an enum: aux is a struct cfg_enum */
 	CFG_STRLIST,     /* struct config_strlist */
+	CFG_INT32LIST,   /* struct config_int_list (Go []int32) */
 	CFG_BOOLMAP,     /* struct config_bool_map */
 	CFG_INTMAP,      /* struct config_int_map (Go int values) */
 	CFG_FLOATMAP,    /* struct config_float_map (Go float64 values) */

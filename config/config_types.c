@@ -382,6 +382,30 @@ static void set_strlist(struct cfg_ctx *x, size_t vi, const char *path,
 	}
 }
 
+/* A sequence of Go int32s; a bad item is reported at its own index. */
+static void set_intlist(struct cfg_ctx *x, size_t vi, const char *path,
+			struct config_int_list *l)
+{
+	const struct cfg_node *n = seq_of(x, vi, path);
+
+	for (size_t i = 0; n && i < n->nkids; i++) {
+		const struct cfg_node *it = &x->doc.v[n->kids[i]];
+		char *p = index_path(path, i);
+		int64_t v;
+
+		if (!config_visit(x, it)) {
+			free(p);
+			break;
+		}
+		config_note_pos(x, p, it);
+		if (int_of(x, n->kids[i], p, INT32_MIN, INT32_MAX, &v)) {
+			XGROW(l->v, l->cap, l->n + 1);
+			l->v[l->n++] = v;
+		}
+		free(p);
+	}
+}
+
 /*
  * Walks the pairs of the mapping at vi for a map-typed row: calls fn for
  * each entry whose key is new, with its path "path[key]". Duplicate and
@@ -808,6 +832,9 @@ void config_set(struct cfg_ctx *x, const struct cfg_field *f, size_t vi,
 	case CFG_STRLIST:
 		set_strlist(x, vi, path, dst);
 		break;
+	case CFG_INT32LIST:
+		set_intlist(x, vi, path, dst);
+		break;
 	case CFG_BOOLMAP:
 		walk_entries(x, vi, path, bool_entry, dst);
 		break;
@@ -883,6 +910,13 @@ void config_release_field(const struct cfg_field *f, void *dst)
 
 		for (size_t i = 0; i < l->n; i++)
 			free(l->v[i]);
+		free(l->v);
+		memset(l, 0, sizeof(*l));
+		break;
+	}
+	case CFG_INT32LIST: {
+		struct config_int_list *l = dst;
+
 		free(l->v);
 		memset(l, 0, sizeof(*l));
 		break;

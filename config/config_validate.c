@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/alloc.h"
+#include "base/sbuf.h"
 #include "model/names.h"
 #include "model/quantity.h"
 #include "model/selector.h"
@@ -70,36 +71,6 @@ static const char *const framework_gvks[] = {
 
 /* Go's crypto/tls CipherSuites() and InsecureCipherSuites() names, plus
  * the two legacy spellings component-base still accepts. */
-static const char *const cipher_suites[] = {
-	"TLS_AES_128_GCM_SHA256",
-	"TLS_AES_256_GCM_SHA384",
-	"TLS_CHACHA20_POLY1305_SHA256",
-	"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA",
-	"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA",
-	"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
-	"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA",
-	"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
-	"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
-	"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
-	"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
-	"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
-	"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
-	"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305",
-	"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305",
-	"TLS_RSA_WITH_RC4_128_SHA",
-	"TLS_RSA_WITH_3DES_EDE_CBC_SHA",
-	"TLS_RSA_WITH_AES_128_CBC_SHA",
-	"TLS_RSA_WITH_AES_256_CBC_SHA",
-	"TLS_RSA_WITH_AES_128_CBC_SHA256",
-	"TLS_RSA_WITH_AES_128_GCM_SHA256",
-	"TLS_RSA_WITH_AES_256_GCM_SHA384",
-	"TLS_ECDHE_ECDSA_WITH_RC4_128_SHA",
-	"TLS_ECDHE_RSA_WITH_RC4_128_SHA",
-	"TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA",
-	"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256",
-	"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256",
-	NULL,
-};
 
 /* ------------------------------------------------------------------ */
 /* Helpers */
@@ -636,12 +607,40 @@ static void check_tls(const struct config *c, struct field_errors *fe)
 	for (size_t i = 0; i < c->tls_cipher_suites.n; i++) {
 		char *p;
 
-		if (in_list(cipher_suites, c->tls_cipher_suites.v[i]))
+		if (config_tls_cipher_suite_known(c->tls_cipher_suites.v[i]))
 			continue;
 		p = xasprintf("tls.cipherSuites[%zu]", i);
 		fe_invalid(fe, p, c->tls_cipher_suites.v[i],
 			   "not a TLS cipher suite Go supports");
 		free(p);
+	}
+	for (size_t i = 0; i < c->tls_curve_preferences.n; i++) {
+		char *p;
+
+		if (config_tls_curve_known(c->tls_curve_preferences.v[i]))
+			continue;
+		p = xasprintf("tls.curvePreferences[%zu]", i);
+		fe_invalid_num(fe, p, c->tls_curve_preferences.v[i],
+			       "not a TLS supported group Go offers (23 "
+			       "CurveP256, 24 CurveP384, 25 CurveP521, 29 "
+			       "X25519, 4588 X25519MLKEM768)");
+		free(p);
+	}
+	/* Go's TLS 1.3 suites are not configurable; Kueue prints the list
+	 * as Go's %#v does */
+	if (c->tls_min_version == CONFIG_TLS_13 && c->tls_cipher_suites.n) {
+		struct sbuf b;
+
+		sbuf_init(&b, 0);
+		sbuf_adds(&b, "[]string{");
+		for (size_t i = 0; i < c->tls_cipher_suites.n; i++)
+			sbuf_addf(&b, "%s\"%s\"", i ? ", " : "",
+				  c->tls_cipher_suites.v[i]);
+		sbuf_adds(&b, "}");
+		fe_add(fe, FE_INVALID, "tls.cipherSuites", sbuf_cstr(&b),
+		       false, "may not be specified when `minVersion` is "
+		       "'VersionTLS13'");
+		sbuf_release(&b);
 	}
 }
 

@@ -27,6 +27,8 @@ enum when {
 	WHEN_ITEMS,   /* the list or map at off has entries */
 	WHEN_ADDRESS, /* the string at off is an address ("", "0": off) */
 	WHEN_OLD_TLS, /* the enum config_tls_version at off is 1.0 or 1.1 */
+	WHEN_MLKEM,   /* the config_int_list at off has a group this build
+			 cannot offer (config_tls_curve_unavailable) */
 };
 
 struct unhonoured {
@@ -72,22 +74,15 @@ static const struct unhonoured rows[] = {
 	  .off = M(res_device_class_mappings),
 	  .instead = "not implemented yet; DRA resource claims are not "
 		     "counted against quota" },
-	{ .key = "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
-	  .when = WHEN_GIVEN,
-	  .instead = "not implemented yet; deactivated Workloads are kept "
-		     "until their owner or a user deletes them" },
 	{ .key = "tls.minVersion", .when = WHEN_OLD_TLS,
 	  .off = M(tls_min_version),
 	  .instead = "TLS 1.0 and 1.1 are never offered; the webhook serves "
 		     "TLS 1.2 and 1.3" },
-	{ .key = "tls.cipherSuites", .when = WHEN_ITEMS,
-	  .off = M(tls_cipher_suites),
-	  .instead = "not applied yet; the servers offer GnuTLS's default "
-		     "cipher suites" },
-	{ .key = "tls.curvePreferences", .when = WHEN_ITEMS,
+	{ .key = "tls.curvePreferences", .when = WHEN_MLKEM,
 	  .off = M(tls_curve_preferences),
-	  .instead = "not applied yet; the servers offer GnuTLS's default "
-		     "key exchange groups" },
+	  .instead = "4588 (X25519MLKEM768) is not offered: the GnuTLS this "
+		     "manager is built with has no ML-KEM; the other groups "
+		     "listed are, or X25519 when none is left" },
 };
 
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
@@ -113,6 +108,15 @@ static bool holds(const struct unhonoured *r, const struct config *c)
 	case WHEN_OLD_TLS:
 		memcpy(&v, member, sizeof(v));
 		return v == CONFIG_TLS_10 || v == CONFIG_TLS_11;
+	case WHEN_MLKEM: {
+		struct config_int_list il;
+
+		memcpy(&il, member, sizeof(il));
+		for (size_t i = 0; i < il.n; i++)
+			if (config_tls_curve_unavailable(il.v[i]))
+				return true;
+		return false;
+	}
 	}
 	BUG("config_warnings: row %s: condition %d", r->key, (int)r->when);
 }

@@ -406,6 +406,8 @@ struct httpd *httpd_start(const struct httpd_opts *o, struct err *err)
 			on_request, h, COMMON_OPTIONS,
 			MHD_OPTION_HTTPS_MEM_KEY, o->key_pem,
 			MHD_OPTION_HTTPS_MEM_CERT, o->cert_pem,
+			MHD_OPTION_HTTPS_PRIORITIES,
+			o->priorities ? o->priorities : "NORMAL",
 			MHD_OPTION_END);
 	else
 		h->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, h,

@@ -62,6 +62,8 @@ struct httpd_opts {
 	/* PEM texts (borrowed for the call); both set: HTTPS. */
 	const char *cert_pem;
 	const char *key_pem;
+	const char *priorities;      /* HTTPS: GnuTLS priority string (the
+					tls section); NULL: GnuTLS's own */
 	unsigned max_connections;    /* 0: 64 */
 	unsigned timeout_s;          /* idle connection timeout; 0: 30 */
 };

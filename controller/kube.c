@@ -998,17 +998,26 @@ static char *delete_options(const struct kube_req *r)
 	json_t *o;
 	char *s;
 
-	if (!r->propagation && !r->precondition_rv)
+	json_t *pre;
+
+	if (!r->propagation && !r->precondition_rv && !r->precondition_uid)
 		return NULL;
 	o = json_pack("{s:s, s:s}", "kind", "DeleteOptions", "apiVersion",
 		      "v1");
 	if (r->propagation)
 		json_object_set_new(o, "propagationPolicy",
 				    json_string(r->propagation));
+	pre = json_object();
 	if (r->precondition_rv)
-		json_object_set_new(o, "preconditions",
-				    json_pack("{s:s}", "resourceVersion",
-					      r->precondition_rv));
+		json_object_set_new(pre, "resourceVersion",
+				    json_string(r->precondition_rv));
+	if (r->precondition_uid)
+		json_object_set_new(pre, "uid",
+				    json_string(r->precondition_uid));
+	if (json_object_size(pre))
+		json_object_set_new(o, "preconditions", pre);
+	else
+		json_decref(pre);
 	s = json_dumps(o, JSON_COMPACT);
 	json_decref(o);
 	return s;

@@ -104,6 +104,8 @@ struct kube_req {
 				      propagationPolicy, or NULL */
 	const char *precondition_rv; /* DELETE without body:
 					preconditions.resourceVersion */
+	const char *precondition_uid; /* DELETE without body:
+					 preconditions.uid */
 	size_t max_bytes;       /* answer ceiling; 0: by verb */
 	bool no_retry;          /* the first failure is final (callers that
 				   run their own backoff) */

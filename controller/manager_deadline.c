@@ -90,6 +90,7 @@ void manager_dl_check(struct manager *m, struct wl_entry *e)
 	case DL_BACKOFF_DONE:
 	case DL_CLEAR_STATE:
 	case DL_DELETE:
+	case DL_DELETE_JOB:
 		break;
 	}
 	loop_timer_cancel(m->l, &e->dl_timer);
@@ -142,6 +143,11 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 	e->dl_pending = false;
 	if (a->kind == DL_DELETE) {
 		manager_wl_delete(m, e, e->dl_rv);
+		return;
+	}
+	if (a->kind == DL_DELETE_JOB) {
+		if (!manager_wl_delete_job(m, e))
+			BUG("afterDeactivatedByKueue without a Job owner");
 		return;
 	}
 	if (a->kind == DL_SET_INACTIVE) {
@@ -210,6 +216,7 @@ void manager_dl_send(struct manager *m, struct wl_entry *e)
 	case DL_WAIT:
 	case DL_SET_INACTIVE:
 	case DL_DELETE:
+	case DL_DELETE_JOB:
 	default:
 		BUG("deadline write of kind %d", (int)a->kind);
 	}
@@ -247,6 +254,26 @@ void manager_dl_deleted(struct manager *m, struct wl_entry *e)
 	manager_wl_event(m, e, EVENT_NORMAL, e->dl_act.reason, "%s",
 			 e->dl_act.message);
 	free(ns);
+}
+
+/* afterDeactivatedByKueue: the Job is gone (the garbage collector takes
+ * the Workload); Kueue's event goes to the Job. */
+static void job_deleted(struct manager *m, struct wl_entry *e,
+			const char *ns, const char *name)
+{
+	const struct owner_ref *o = manager_wl_job_owner(e->w);
+	struct event_object obj = { .api_version = "batch/v1", .kind = "Job",
+				    .ns = ns };
+
+	log_msg(LOG_INFO, "workload", ns, name,
+		"its Job %s deleted: deactivated by Kueue, its retention "
+		"elapsed", o && o->name ? o->name : "?");
+	if (!o || !m->ev)
+		return;
+	obj.name = o->name;
+	obj.uid = o->uid;
+	event_record(m->ev, &obj, EVENT_NORMAL, e->dl_act.reason,
+		     e->dl_act.message);
 }
 
 /* A timed write succeeded: its log line, events and metrics. */
@@ -290,6 +317,9 @@ static void report(struct manager *m, struct wl_entry *e, const char *ns,
 		break;
 	case DL_DELETE:
 		manager_dl_deleted(m, e);
+		break;
+	case DL_DELETE_JOB:
+		job_deleted(m, e, ns, name);
 		break;
 	case DL_CLEAR_STATE:
 	case DL_NONE:

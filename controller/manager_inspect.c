@@ -122,6 +122,12 @@ void manager_opts_from_config(struct manager_opts *mo,
 	mo->ready.after_finished_ms = mo->ready.has_after_finished
 					      ? cfg->orp_after_finished_ms
 					      : 0;
+	/* ... and afterDeactivatedByKueue */
+	mo->ready.has_after_deactivated =
+		cfg->orp_after_deactivated_ms != CONFIG_UNSET;
+	mo->ready.after_deactivated_ms =
+		mo->ready.has_after_deactivated ? cfg->orp_after_deactivated_ms
+						: 0;
 	mo->requeue_ts_creation =
 		cfg->wfpr_requeue_timestamp == CONFIG_REQUEUE_CREATION;
 	mo->fair_sharing = cfg->fs_enable;

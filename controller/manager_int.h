@@ -419,6 +419,12 @@ void manager_wl_submit(struct manager *m, struct wl_entry *e, json_t *body,
 /* DELETE of the workload with rv as its precondition (a timed duty:
  * objectRetentionPolicies); its reply goes to manager_dl_done. */
 void manager_wl_delete(struct manager *m, struct wl_entry *e, const char *rv);
+/* afterDeactivatedByKueue: DELETE of the Job owning e (its controller
+ * owner reference; preconditions.uid, propagation Background), as a
+ * WC_DEADLINE call of e. Returns false when e has no Job owner. */
+bool manager_wl_delete_job(struct manager *m, struct wl_entry *e);
+/* The controller owner reference of kind batch/v1 Job of w, or NULL. */
+const struct owner_ref *manager_wl_job_owner(const struct workload *w);
 /* An event about the workload (kueue-admission). */
 void manager_wl_event(struct manager *m, const struct wl_entry *e,
 		      enum event_type type, const char *reason,

@@ -309,6 +309,44 @@ void manager_wl_delete(struct manager *m, struct wl_entry *e, const char *rv)
 	free(ns);
 }
 
+const struct owner_ref *manager_wl_job_owner(const struct workload *w)
+{
+	for (size_t i = 0; i < w->meta.nowners; i++) {
+		const struct owner_ref *o = &w->meta.owners[i];
+
+		if (o->controller && text_same(o->kind, "Job") &&
+		    text_same(o->api_version, "batch/v1"))
+			return o;
+	}
+	return NULL;
+}
+
+bool manager_wl_delete_job(struct manager *m, struct wl_entry *e)
+{
+	const struct owner_ref *o = manager_wl_job_owner(e->w);
+	struct kube_ref ref = { .group = "batch", .version = "v1",
+				.resource = "jobs",
+				.ns = e->w->meta.namespace };
+	struct kube_req req = { .verb = KUBE_DELETE, .propagation =
+				"Background", .discard_answer = true,
+				.done = wl_done, .ud = e };
+	char *path;
+
+	if (!o || !o->name)
+		return false;
+	ref.name = o->name;
+	path = kube_path(&ref);
+	req.path = path;
+	/* the Job this workload describes, not a later one of its name */
+	req.precondition_uid = o->uid;
+	e->call_kind = WC_DEADLINE;
+	set_str(&e->call_rv, e->w->meta.resource_version);
+	m->wl_inflight++;
+	e->call = kube_submit(m->k, &req);
+	free(path);
+	return true;
+}
+
 void manager_wl_event(struct manager *m, const struct wl_entry *e,
 		      enum event_type type, const char *reason,
 		      const char *fmt, ...)

@@ -329,6 +329,7 @@ struct visibility *visibility_new(struct loop *l, struct manager *m,
 		.port = o->port,
 		.cert_pem = o->cert_pem,
 		.key_pem = o->key_pem,
+		.priorities = o->priorities,
 		.threads = 2,
 	};
 

@@ -41,6 +41,8 @@ struct visibility_opts {
 	const char *cert_pem; /* required; borrowed for the call */
 	const char *key_pem;
 	int64_t wait_ms;      /* a queued request's wait; 0: 10 s */
+	const char *priorities; /* GnuTLS priority string; NULL: TLS 1.2+
+				   defaults; borrowed for the call */
 };
 
 /* Starts serving; m and l are borrowed and must outlive it. Loop

@@ -94,6 +94,7 @@ static void vis_sync(struct wiring *w)
 {
 	struct err err = { "" };
 	struct visibility_opts o = { 0 };
+	char *prio;
 
 	if (!w->vis_on || !w->vis_cert || !w->m || w->vis)
 		return;
@@ -101,7 +102,9 @@ static void vis_sync(struct wiring *w)
 	o.port = w->vis_port;
 	o.cert_pem = w->vis_cert;
 	o.key_pem = w->vis_key;
+	o.priorities = prio = config_tls_priorities(w->cfg);
 	w->vis = visibility_new(w->l, w->m, &o, &err);
+	free(prio);
 	if (!w->vis) {
 		log_msg(LOG_ERROR, "visibility", NULL, NULL,
 			"visibility server: %s", err.msg);
@@ -284,8 +287,10 @@ static int start_http(struct wiring *w, const struct wiring_opts *o,
 		.nchecks = 4,
 	};
 	struct certs mc = CERTS_INIT;
+	char *prio = config_tls_priorities(c);
 	int rc = -1;
 
+	ho.priorities = prio;
 	if (o->metrics_cert_dir &&
 	    certs_load_dir(o->metrics_cert_dir, &mc, err) < 0)
 		return -1;
@@ -305,7 +310,8 @@ static int start_http(struct wiring *w, const struct wiring_opts *o,
 	if (m_on) {
 		struct httpd_opts mo = { .bind = mb, .metrics = w->reg,
 					 .cert_pem = mc.cert_pem,
-					 .key_pem = mc.key_pem };
+					 .key_pem = mc.key_pem,
+					 .priorities = prio };
 
 		w->hm = start_server("metrics", mb, &mo, err);
 		if (!w->hm)
@@ -322,6 +328,7 @@ static int start_http(struct wiring *w, const struct wiring_opts *o,
 	rc = 0;
 out:
 	certs_release(&mc);
+	free(prio);
 	return rc;
 }
 

@@ -168,6 +168,39 @@ static void eval_max_exec(const struct workload *w, int64_t now,
 	a->max_exec = true;
 }
 
+/* afterDeactivatedByKueue: an inactive workload evicted because Kueue
+ * deactivated it (Kueue's IsEvictedDueToDeactivationByKueue: Evicted=True
+ * with a reason starting "DeactivatedDueTo"; a user's spec.active=false
+ * gives reason InactiveWorkload and is kept). */
+static void eval_deactivated(const struct workload *w,
+			     const struct deadline_policy *p, int64_t now,
+			     struct deadline_action *a)
+{
+	const struct condition *ev = conditions_find(&w->conds, "Evicted");
+	bool job = false;
+	int64_t at;
+
+	/* Kueue's Job reconciler does it: only a workload a Job owns */
+	for (size_t i = 0; i < w->meta.nowners; i++)
+		job |= w->meta.owners[i].controller &&
+		       text_is(w->meta.owners[i].kind, "Job") &&
+		       text_is(w->meta.owners[i].api_version, "batch/v1");
+	if (!job || !p->has_after_deactivated || !ev ||
+	    ev->status != COND_TRUE || !ev->reason ||
+	    strncmp(ev->reason, "DeactivatedDueTo", 16) != 0)
+		return;
+	at = ev->last_transition_ms > INT64_MAX - p->after_deactivated_ms
+		     ? INT64_MAX
+		     : ev->last_transition_ms + p->after_deactivated_ms;
+	if (now < at) {
+		wait_until(a, at);
+		return;
+	}
+	a->kind = DL_DELETE_JOB;
+	a->reason = "Deleted";
+	a->message = "Deleted job: deactivation retention period expired";
+}
+
 void deadline_eval(const struct workload *w, const struct deadline_policy *p,
 		   int64_t now_ms, double jitter_u, struct deadline_action *a)
 {
@@ -202,6 +235,8 @@ void deadline_eval(const struct workload *w, const struct deadline_policy *p,
 				conditions_find(&w->conds,
 						COND_DEACTIVATION_TARGET)))
 			a->kind = DL_CLEAR_STATE;
+		else
+			eval_deactivated(w, p, now_ms, a);
 		return;
 	}
 	if (conditions_is_true(&w->conds, COND_DEACTIVATION_TARGET)) {

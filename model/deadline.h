@@ -36,6 +36,12 @@ struct deadline_policy {
 	 * workload is deleted this long after its Finished condition */
 	bool has_after_finished;
 	int64_t after_finished_ms;   /* >= 0 */
+	/* objectRetentionPolicies.workloads.afterDeactivatedByKueue: the Job
+	 * of a workload Kueue deactivated (spec.active=false, Evicted=True
+	 * with a DeactivatedDueTo... reason) is deleted this long after the
+	 * Evicted transition */
+	bool has_after_deactivated;
+	int64_t after_deactivated_ms; /* >= 0 */
 };
 
 enum deadline_kind {
@@ -52,6 +58,8 @@ enum deadline_kind {
 	DL_CLEAR_STATE,  /* inactive without quota: requeueState cleared and
 			    DeactivationTarget removed */
 	DL_DELETE,       /* finished past afterFinished: delete it */
+	DL_DELETE_JOB,   /* deactivated by Kueue past afterDeactivatedByKueue:
+			    delete its Job (the Workload goes with it) */
 };
 
 struct deadline_action {

@@ -62,7 +62,7 @@ struct server {
 	unsigned threads;
 	unsigned timeout_s;
 	unsigned max_conns;
-	const char *prio;            /* static GnuTLS priority string */
+	char *prio;                  /* owned GnuTLS priority string */
 	struct daemon_gen *cur;      /* owned; the daemon that accepts */
 	struct daemon_gen *retired;  /* owned list; quiesced daemons that
 				      * still serve their connections */
@@ -474,7 +474,8 @@ struct server *server_start(const struct server_opts *o,
 	s->timeout_s = o->timeout_s ? o->timeout_s : DEFAULT_TIMEOUT_S;
 	s->max_conns = o->max_connections ? o->max_connections
 					  : DEFAULT_MAX_CONNECTIONS;
-	s->prio = o->min_tls13 ? PRIO_TLS13 : PRIO_TLS12;
+	s->prio = xstrdup(o->priorities ? o->priorities
+					: o->min_tls13 ? PRIO_TLS13 : PRIO_TLS12);
 	s->observe = o->observe;
 	s->observe_ud = o->observe_ud;
 	s->fd = -1;
@@ -498,6 +499,7 @@ struct server *server_start(const struct server_opts *o,
 fail:
 	gen_free(s->cur);
 	free(s->routes);
+	free(s->prio);
 	free(s);
 	return NULL;
 }
@@ -602,5 +604,6 @@ void server_stop(struct server *s)
 	/* the daemon owns the listening socket and closes it */
 	gen_free(s->cur);
 	free(s->routes);
+	free(s->prio);
 	free(s);
 }

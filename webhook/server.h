@@ -114,6 +114,10 @@ struct server_opts {
 	const char *cert_pem;  /* required */
 	const char *key_pem;   /* required */
 	bool min_tls13;        /* refuse TLS 1.2 too */
+	const char *priorities; /* GnuTLS priority string (the
+				   Configuration's tls section,
+				   config_tls_priorities); NULL: by
+				   min_tls13; copied */
 	size_t max_body;       /* 0: SERVER_DEFAULT_MAX_BODY */
 	unsigned threads;      /* polling threads; 0: 2 */
 	unsigned timeout_s;    /* idle connection timeout; 0: 30 */

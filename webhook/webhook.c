@@ -113,6 +113,7 @@ void webhook_opts_from_config(struct webhook_opts *o, const struct config *c)
 	o->addr = c->webhook_host;
 	o->port = (unsigned)c->webhook_port;
 	o->min_tls13 = c->tls_min_version == CONFIG_TLS_13;
+	o->priorities = config_tls_priorities(c);
 	admit_policy_from_config(&o->policy, c);
 }
 
@@ -121,6 +122,7 @@ void webhook_opts_release(struct webhook_opts *o)
 	if (!o)
 		return;
 	admit_policy_release(&o->policy);
+	free(o->priorities);
 	memset(o, 0, sizeof(*o));
 }
 
@@ -276,6 +278,7 @@ struct webhook *webhook_new(const struct webhook_opts *o, struct err *err)
 	struct server_opts so = {
 		.addr = o->addr, .port = o->port, .cert_pem = o->cert_pem,
 		.key_pem = o->key_pem, .min_tls13 = o->min_tls13,
+		.priorities = o->priorities,
 		.max_body = o->max_body, .threads = o->threads,
 		.observe = o->observe, .observe_ud = o->observe_ud,
 	};

@@ -47,6 +47,8 @@ struct webhook_opts {
 	const char *cert_pem; /* borrowed; serving certificate (PEM) */
 	const char *key_pem;  /* borrowed; its key */
 	bool min_tls13;       /* tls.minVersion VersionTLS13; else TLS 1.2+ */
+	char *priorities;     /* owned by the opts; the tls section as a
+			       * GnuTLS priority string; NULL: by min_tls13 */
 	size_t max_body;      /* 0: 3 MiB, as kube-apiserver */
 	unsigned threads;     /* 0: 2 */
 	struct admit_policy policy; /* owned by the opts; copied */

@@ -82,6 +82,8 @@ static void make_certs(struct certs *c, enum certs_key_type t)
 	ck_assert_msg(certs_generate(&o, c, &err) == 0, "%s", err.msg);
 }
 
+static const char *start_prio; /* priorities for the next start */
+
 static void start_with(bool tls13)
 {
 	struct webhook_opts o;
@@ -96,6 +98,8 @@ static void start_with(bool tls13)
 	o.cert_pem = W.c.cert_pem;
 	o.key_pem = W.c.key_pem;
 	o.min_tls13 = tls13;
+	if (start_prio)
+		o.priorities = xstrdup(start_prio);
 	o.observe = on_observe;
 	o.observe_ud = &OBS;
 	pthread_mutex_lock(&OBS.lock);
@@ -118,6 +122,32 @@ static void start13(void)
 	start_with(true);
 }
 
+/* The Configuration's tls section: one TLS 1.2 suite (ECDHE-ECDSA with
+ * AES-256-GCM, the test certificate is EC) and one group (P-384). */
+static void start_cfg(void)
+{
+	static const char yaml[] =
+		"apiVersion: config.kueue.x-k8s.io/v1beta2\n"
+		"kind: Configuration\n"
+		"tls:\n  cipherSuites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n"
+		"  curvePreferences: [24]\n";
+	static char prio[512];
+	struct config c;
+	struct config_opts co = { .namespace_file = "" };
+	struct err err = { "" };
+	char *p;
+
+	ck_assert_msg(config_load_string(yaml, strlen(yaml), &co, &c, &err) ==
+		      0, "%s", err.msg);
+	p = config_tls_priorities(&c);
+	snprintf(prio, sizeof(prio), "%s", p);
+	free(p);
+	config_release(&c);
+	start_prio = prio;
+	start_with(false);
+	start_prio = NULL;
+}
+
 static void stop(void)
 {
 	webhook_free(W.wh);
@@ -136,6 +166,8 @@ struct call {
 	bool chunked;        /* send without Content-Length */
 	long tls;            /* CURLOPT_SSLVERSION; 0: default */
 	bool weak;           /* let the client offer TLS 1.0/1.1 */
+	const char *ciphers; /* CURLOPT_SSL_CIPHER_LIST (OpenSSL's names) */
+	const char *curves;  /* CURLOPT_SSL_EC_CURVES */
 	const char *ca;      /* NULL: W.c.ca_pem */
 	const char *host;    /* NULL: HOST */
 };
@@ -221,6 +253,10 @@ static struct resp do_call(const struct call *c)
 	if (c->weak)
 		curl_easy_setopt(h, CURLOPT_SSL_CIPHER_LIST,
 				 "DEFAULT:@SECLEVEL=0");
+	if (c->ciphers)
+		curl_easy_setopt(h, CURLOPT_SSL_CIPHER_LIST, c->ciphers);
+	if (c->curves)
+		curl_easy_setopt(h, CURLOPT_SSL_EC_CURVES, c->curves);
 	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &r.body);
 	curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_data);
@@ -665,6 +701,45 @@ START_TEST(tls13_only)
 	r = do_call(&(struct call){ .path = "/nope", .body = "{}",
 				    .tls = CURL_SSLVERSION_TLSv1_3 });
 	ck_assert_msg(r.rc == CURLE_OK, "%s", r.errbuf);
+	resp_free(&r);
+}
+END_TEST
+
+/* tls.cipherSuites and tls.curvePreferences (config_tls.c): a TLS 1.2
+ * client gets the listed suite and not an unlisted one; TLS 1.3 keeps its
+ * own suites; only the listed group is offered, at both versions (a
+ * TLS 1.2 client also names P-256, the certificate's curve). */
+START_TEST(tls_config)
+{
+	static const long v12 = CURL_SSLVERSION_TLSv1_2 |
+				CURL_SSLVERSION_MAX_TLSv1_2;
+	struct resp r;
+
+	r = do_call(&(struct call){ .path = "/nope", .body = "{}", .tls = v12,
+				    .ciphers = "ECDHE-ECDSA-AES256-GCM-SHA384",
+				    .curves = "P-384:P-256" });
+	ck_assert_msg(r.rc == CURLE_OK, "%s", r.errbuf);
+	ck_assert_int_eq(r.code, 404);
+	resp_free(&r);
+	r = do_call(&(struct call){ .path = "/nope", .body = "{}", .tls = v12,
+				    .ciphers = "ECDHE-ECDSA-AES128-SHA",
+				    .curves = "P-384:P-256" });
+	ck_assert_int_eq(r.rc, CURLE_SSL_CONNECT_ERROR);
+	resp_free(&r);
+	r = do_call(&(struct call){ .path = "/nope", .body = "{}", .tls = v12,
+				    .ciphers = "ECDHE-ECDSA-AES256-GCM-SHA384",
+				    .curves = "X25519:P-256" });
+	ck_assert_int_eq(r.rc, CURLE_SSL_CONNECT_ERROR);
+	resp_free(&r);
+	r = do_call(&(struct call){ .path = "/nope", .body = "{}",
+				    .tls = CURL_SSLVERSION_TLSv1_3,
+				    .curves = "P-384" });
+	ck_assert_msg(r.rc == CURLE_OK, "%s", r.errbuf);
+	resp_free(&r);
+	r = do_call(&(struct call){ .path = "/nope", .body = "{}",
+				    .tls = CURL_SSLVERSION_TLSv1_3,
+				    .curves = "X25519" });
+	ck_assert_int_eq(r.rc, CURLE_SSL_CONNECT_ERROR);
 	resp_free(&r);
 }
 END_TEST
@@ -1231,6 +1306,12 @@ Suite *webhook_suite(void)
 	tcase_add_checked_fixture(tc, start13, stop);
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, tls13_only);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("tls_config");
+	tcase_add_checked_fixture(tc, start_cfg, stop);
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, tls_config);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("snapshot");

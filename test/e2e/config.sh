@@ -76,8 +76,7 @@ expect_warnings "one warning per unhonoured key, in table order" "$every" \
 	metrics.customLabels controller.groupKindConcurrency \
 	controller.cacheSyncTimeout multiKueue \
 	resources.deviceClassMappings \
-	objectRetentionPolicies.workloads.afterDeactivatedByKueue \
-	tls.minVersion tls.cipherSuites tls.curvePreferences
+	tls.minVersion tls.curvePreferences
 match "a warning's whole text" 0 \
 	"level=warn component=config msg=\"$every:8:1: pprofBindAddress: profiling is not implemented; nothing listens on this address\"\$" \
 	latest_start

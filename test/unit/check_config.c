@@ -397,6 +397,88 @@ START_TEST(v1beta1_sample)
 }
 END_TEST
 
+/* The tls section as GnuTLS priorities (config_tls.c): defaults,
+ * minVersion, suites by their parts, groups in order, the ML-KEM group
+ * left out (X25519 instead when nothing else is left), and the errors
+ * Kueue gives for unknown names and IDs. */
+START_TEST(tls_priorities)
+{
+	static const struct {
+		const char *tls;
+		const char *want;
+	} cases[] = {
+		{ "", "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2" },
+		{ "  minVersion: VersionTLS13\n",
+		  "NORMAL:-VERS-ALL:+VERS-TLS1.3" },
+		{ "  cipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA, "
+		  "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384, "
+		  "TLS_AES_128_GCM_SHA256]\n",
+		  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-KX-ALL:"
+		  "-CIPHER-ALL:-MAC-ALL:+AES-128-GCM:+AES-256-GCM:"
+		  "+CHACHA20-POLY1305:+AEAD:+ECDHE-RSA:+AES-128-CBC:+SHA1:"
+		  "+ECDHE-ECDSA" },
+		{ "  curvePreferences: [24, 29, 4588, 23]\n",
+		  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-GROUP-ALL:"
+		  "+GROUP-SECP384R1:+GROUP-X25519:+GROUP-SECP256R1" },
+		{ "  curvePreferences: [4588]\n",
+		  "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-GROUP-ALL:"
+		  "+GROUP-X25519" },
+	};
+	static const struct {
+		const char *text;
+		const char *want;
+	} bad[] = {
+		{ V2 "tls:\n  curvePreferences: [99]\n",
+		  "tls.curvePreferences[0]: Invalid value: 99: not a TLS "
+		  "supported group Go offers (23 CurveP256, 24 CurveP384, 25 "
+		  "CurveP521, 29 X25519, 4588 X25519MLKEM768)" },
+		{ V2 "tls:\n  curvePreferences: [P256]\n",
+		  "tls.curvePreferences[0]: Invalid value: \"P256\": "
+		  "tls.curvePreferences[0] in body must be of type integer" },
+		{ V2 "tls:\n  minVersion: VersionTLS13\n"
+		  "  cipherSuites: [TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA]\n",
+		  "tls.cipherSuites: Invalid value: []string{"
+		  "\"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA\"}: may not be "
+		  "specified when `minVersion` is 'VersionTLS13'" },
+		{ V2 "tls:\n  cipherSuites: [TLS_FANCY]\n",
+		  "tls.cipherSuites[0]: Invalid value: \"TLS_FANCY\": not a "
+		  "TLS cipher suite Go supports" },
+	};
+
+	for (size_t i = 0; i < NCASES(cases); i++) {
+		char *text = xasprintf("apiVersion: config.kueue.x-k8s.io/"
+				       "v1beta2\nkind: Configuration\n%s%s",
+				       *cases[i].tls ? "tls:\n" : "",
+				       cases[i].tls);
+		struct field_errors fe = FIELD_ERRORS_INIT;
+		struct err e = { "" };
+		struct config c;
+		char *got;
+
+		ck_assert_msg(load(text, &c, &fe, &e) == 0, "%s", e.msg);
+		got = config_tls_priorities(&c);
+		ck_assert_str_eq(got, cases[i].want);
+		free(got);
+		config_release(&c);
+		field_errors_release(&fe);
+		free(text);
+	}
+	for (size_t i = 0; i < NCASES(bad); i++) {
+		struct field_errors fe = FIELD_ERRORS_INIT;
+		struct err e = { "" };
+		struct config c;
+		char *all;
+
+		ck_assert_int_eq(load(bad[i].text, &c, &fe, &e), -1);
+		all = field_errors_aggregate(&fe);
+		ck_assert_msg(strstr(all, bad[i].want), "%s\nwant %s", all,
+			      bad[i].want);
+		free(all);
+		field_errors_release(&fe);
+	}
+}
+END_TEST
+
 START_TEST(v1beta2_sample)
 {
 	size_t len;
@@ -453,7 +535,7 @@ START_TEST(v1beta2_sample)
 	ck_assert_int_eq(c.tls_min_version, CONFIG_TLS_12);
 	ck_assert_str_eq(c.tls_cipher_suites.v[0],
 			 "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256");
-	ck_assert_str_eq(c.tls_curve_preferences.v[1], "P256");
+	ck_assert_int_eq(c.tls_curve_preferences.v[1], 23);
 	ck_assert_str_eq(c.vis_bind_address, "0.0.0.0");
 	ck_assert_int_eq(c.vis_bind_port, 8443);
 	config_release(&c);
@@ -1517,15 +1599,12 @@ START_TEST(warnings_every_key_v1beta2)
 		"ClusterQueue naming an admission check stays inactive",
 		"u2.yaml:36:3: resources.deviceClassMappings: not implemented "
 		"yet; DRA resource claims are not counted against quota",
-		"u2.yaml:42:5: objectRetentionPolicies.workloads."
-		"afterDeactivatedByKueue: not implemented yet; deactivated "
-		"Workloads are kept until their owner or a user deletes them",
 		"u2.yaml:44:3: tls.minVersion: TLS 1.0 and 1.1 are never "
 		"offered; the webhook serves TLS 1.2 and 1.3",
-		"u2.yaml:45:3: tls.cipherSuites: not applied yet; the servers "
-		"offer GnuTLS's default cipher suites",
-		"u2.yaml:46:3: tls.curvePreferences: not applied yet; the "
-		"servers offer GnuTLS's default key exchange groups",
+		"u2.yaml:46:3: tls.curvePreferences: 4588 (X25519MLKEM768) is "
+		"not offered: the GnuTLS this manager is built with has no "
+		"ML-KEM; the other groups listed are, or X25519 when none is "
+		"left",
 	};
 	size_t len;
 	char *text = fixture("unhonoured-v1beta2.yaml", &len), *all;
@@ -1574,10 +1653,7 @@ START_TEST(warnings_every_key_v1beta1)
 		{ "integrations.podOptions", "23:3" },
 		{ "multiKueue", "27:1" },
 		{ "resources.deviceClassMappings", "39:3" },
-		{ "objectRetentionPolicies.workloads.afterDeactivatedByKueue",
-		  "45:5" },
 		{ "tls.minVersion", "47:3" },
-		{ "tls.cipherSuites", "48:3" },
 		{ "tls.curvePreferences", "49:3" },
 	};
 	size_t len1, len2;
@@ -1779,6 +1855,7 @@ Suite *config_suite(void)
 	tcase_add_test(tc, shipped_file_loads_clean);
 	tcase_add_test(tc, v1beta1_sample);
 	tcase_add_test(tc, v1beta2_sample);
+	tcase_add_test(tc, tls_priorities);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("errors");

@@ -293,6 +293,72 @@ START_TEST(retention_after_finished)
 }
 END_TEST
 
+/* objectRetentionPolicies.workloads.afterDeactivatedByKueue: the Job of
+ * a workload Kueue deactivated (Evicted=True DeactivatedDueTo...) is
+ * deleted once the retention has passed since the eviction; a user's
+ * deactivation, a workload no Job owns, pending state to clear first,
+ * and no setting keep it. */
+START_TEST(retention_after_deactivated)
+{
+	struct deadline_policy p = policy();
+	struct workload w;
+	struct deadline_action a;
+	struct owner_ref *o;
+
+	memset(&w, 0, sizeof(w));
+	w.active = false;
+	cond(&w, "Evicted", COND_TRUE,
+	     "DeactivatedDueToRequeuingLimitExceeded", T0);
+	p.has_after_deactivated = true;
+	p.after_deactivated_ms = 30 * S;
+	deadline_eval(&w, &p, T0 + 40 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_NONE); /* no Job owns it */
+	o = calloc(1, sizeof(*o));
+	ck_assert_ptr_nonnull(o);
+	o->api_version = strdup("batch/v1");
+	o->kind = strdup("Job");
+	o->name = strdup("train");
+	o->uid = strdup("u1");
+	o->controller = true;
+	w.meta.owners = o;
+	w.meta.nowners = 1;
+	deadline_eval(&w, &p, T0 + 10 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_WAIT);
+	ck_assert_int_eq(a.at_ms, T0 + 30 * S);
+	deadline_eval(&w, &p, T0 + 30 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_DELETE_JOB);
+	ck_assert_str_eq(a.reason, "Deleted");
+	ck_assert_str_eq(a.message,
+			 "Deleted job: deactivation retention period expired");
+	/* its requeueState is cleared first */
+	w.has_requeue_count = true;
+	w.requeue_count = 2;
+	deadline_eval(&w, &p, T0 + 30 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_CLEAR_STATE);
+	w.has_requeue_count = false;
+	/* without the setting it is kept */
+	p.has_after_deactivated = false;
+	deadline_eval(&w, &p, T0 + 30 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_NONE);
+	p.has_after_deactivated = true;
+	/* a user's spec.active=false: reason InactiveWorkload, kept */
+	cond(&w, "Evicted", COND_TRUE, "InactiveWorkload", T0);
+	deadline_eval(&w, &p, T0 + 30 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_NONE);
+	/* the maximum execution time's deactivation counts too */
+	cond(&w, "Evicted", COND_TRUE,
+	     "DeactivatedDueToMaximumExecutionTimeExceeded", T0);
+	deadline_eval(&w, &p, T0 + 30 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_DELETE_JOB);
+	/* not evicted (yet): nothing */
+	cond(&w, "Evicted", COND_FALSE,
+	     "DeactivatedDueToMaximumExecutionTimeExceeded", T0);
+	deadline_eval(&w, &p, T0 + 30 * S, 0, &a);
+	ck_assert_int_eq(a.kind, DL_NONE);
+	workload_release(&w);
+}
+END_TEST
+
 START_TEST(max_exec)
 {
 	struct deadline_policy p = policy();
@@ -404,6 +470,7 @@ Suite *deadline_suite(void)
 	tcase_add_test(tc, inactive_cleared);
 	tcase_add_test(tc, max_exec);
 	tcase_add_test(tc, retention_after_finished);
+	tcase_add_test(tc, retention_after_deactivated);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("conditions");
