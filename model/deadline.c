@@ -171,7 +171,7 @@ static void eval_max_exec(const struct workload *w, int64_t now,
 /* afterDeactivatedByKueue: an inactive workload evicted because Kueue
  * deactivated it (Kueue's IsEvictedDueToDeactivationByKueue: Evicted=True
  * with a reason starting "DeactivatedDueTo"; a user's spec.active=false
- * gives reason InactiveWorkload and is kept). */
+ * gives reason Deactivated and is kept). */
 static void eval_deactivated(const struct workload *w,
 			     const struct deadline_policy *p, int64_t now,
 			     struct deadline_action *a)

@@ -14,6 +14,10 @@
 #   - kubectl cueue explain shows the transformed requests;
 #   - objectRetentionPolicies.workloads.afterFinished (3s): the finished
 #     Workloads are deleted, their Jobs stay, with Kueue's Deleted event;
+#   - afterDeactivatedByKueue (2s): a Job whose pods never get ready is
+#     deactivated at its first PodsReady timeout (backoffLimitCount 0),
+#     then the Job itself is deleted, with Kueue's event on the Job, and
+#     its Workload goes with it; a Workload a user deactivated stays;
 #   - cueue-invariants (--config: the same policy) at every step.
 # Prints one line per check, "N passed, M failed" last; exit 1 on failure.
 set -u
@@ -112,5 +116,45 @@ match "the Deleted event of Kueue's retention" 0 \
 	bash -c 'kubectl get events -n mig -o jsonpath="{range .items[*]}{.type} {.reason} {.message}{\"\\n\"}{end}" | sort -u'
 match "the manager says why" 0 'deleted: finished, its retention elapsed' cat "$cluster/manager.log"
 inv "after the retention"
+
+# objectRetentionPolicies.workloads.afterDeactivatedByKueue: 2s
+release big
+kubectl annotate --overwrite -n mig job big cueue.dev/runtime=1ms >/dev/null 2>&1
+expect_eventually "big ends" "$T" "True" jp "workload/$(wl_name big mig)" \
+	'{.status.conditions[?(@.type=="Finished")].status}' mig
+sed -e "s/NAME/dq/" -e "s#PROFILE#nvidia.com/mig-1g.10gb#" -e "s/PODS/1/" \
+	-e '/^  labels:/i\  annotations:\n    cueue.dev/ready-after: never' job.tmpl >"$work/dq.yaml"
+sed -e "s/NAME/user-off/" -e "s#PROFILE#nvidia.com/mig-1g.10gb#" -e "s/PODS/1/" job.tmpl >"$work/uo.yaml"
+expect "create dq (its pods never get ready) and user-off" 0 \
+	kubectl create -f "$work/dq.yaml" -f "$work/uo.yaml" -o name <<'EOF'
+job.batch/dq
+job.batch/user-off
+EOF
+dq_wl=$(wl_name dq mig)
+uo_wl=$(wl_name user-off mig)
+expect_eventually "user-off admitted" "$T" "True" jp "workload/$uo_wl" \
+	'{.status.conditions[?(@.type=="Admitted")].status}' mig
+expect "a user deactivates user-off's Workload" 0 kubectl patch workload -n mig "$uo_wl" \
+	--type merge -p '{"spec":{"active":false}}' <<<"workload.kueue.x-k8s.io/$uo_wl patched"
+expect_eventually "dq deactivated by Kueue at its first PodsReady timeout" "$T" \
+	"false DeactivatedDueToRequeuingLimitExceeded" jp "workload/$dq_wl" \
+	'{.spec.active} {.status.conditions[?(@.type=="Evicted")].reason}' mig
+inv "dq deactivated"
+expect_eventually "2 s later its Job is deleted" "$T" "" \
+	bash -c 'kubectl get jobs -n mig -o name | grep "/dq$"'
+match "Kueue's event on the Job" 0 \
+	'^Normal Deleted Deleted job: deactivation retention period expired$' \
+	kubectl get events -n mig --field-selector involvedObject.kind=Job,involvedObject.name=dq \
+	-o jsonpath='{range .items[*]}{.type} {.reason} {.message}{"\n"}{end}'
+expect_eventually "its Workload goes with it (owner reference)" "$T" "" \
+	bash -c "kubectl get workloads -n mig -o name | grep '/$dq_wl\$'"
+match "the manager says why" 0 'its Job dq deleted: deactivated by Kueue, its retention elapsed' \
+	cat "$cluster/manager.log"
+expect "user-off (deactivated by a user: Evicted Deactivated) and its Job stay" 0 \
+	bash -c "kubectl get job user-off -n mig -o name; kubectl get workload -n mig $uo_wl -o jsonpath='{.spec.active} {.status.conditions[?(@.type==\"Evicted\")].reason}'" <<EOF
+job.batch/user-off
+false Deactivated
+EOF
+inv "after the deactivation retention"
 
 e2e_finish

@@ -341,8 +341,8 @@ START_TEST(retention_after_deactivated)
 	deadline_eval(&w, &p, T0 + 30 * S, 0, &a);
 	ck_assert_int_eq(a.kind, DL_NONE);
 	p.has_after_deactivated = true;
-	/* a user's spec.active=false: reason InactiveWorkload, kept */
-	cond(&w, "Evicted", COND_TRUE, "InactiveWorkload", T0);
+	/* a user's spec.active=false: reason Deactivated, kept */
+	cond(&w, "Evicted", COND_TRUE, "Deactivated", T0);
 	deadline_eval(&w, &p, T0 + 30 * S, 0, &a);
 	ck_assert_int_eq(a.kind, DL_NONE);
 	/* the maximum execution time's deactivation counts too */
