@@ -23,8 +23,16 @@
 # other and preempt by fair sharing; the dashboard shows each queue's
 # weightedShare over time).
 #
+# SCENARIO=mig (make demo SCENARIO=mig) walks through GPUs shared as MIG
+# instances with kubectl instead of the stream: demo/manager-config-mig.yaml
+# (the shipped Configuration plus resources.transformations that charge
+# each MIG profile as compute slices and accelerator memory),
+# demo/platform-mig.yaml (one queue over two A100 80GB), the Jobs of
+# demo/jobs-mig.yaml and demo/job-mig-big.yaml; the whole-GPU Job waits,
+# kubectl cueue explain says why, and it runs once the gang ends.
+#
 # Environment:
-#   SCENARIO            classic (default) or fair
+#   SCENARIO            classic (default), fair or mig
 #   DEMO_STATE          state dir (default: ./.demo of the source tree)
 #   DEMO_JOBS           Jobs in the stream (default 61; the first 18 are
 #                       the scenes of demo/feed.c; fair: default 96)
@@ -62,11 +70,95 @@ fair)
 	platform=$top/demo/platform-fair.yaml
 	jobs=${DEMO_JOBS:-96}
 	;;
-*) die "SCENARIO=$scenario: classic or fair" ;;
+mig)
+	config=$top/demo/manager-config-mig.yaml
+	platform=$top/demo/platform-mig.yaml
+	;;
+*) die "SCENARIO=$scenario: classic, fair or mig" ;;
 esac
 command -v kubectl >/dev/null 2>&1 || die "kubectl missing (run make deps)"
 mkdir -p "$state" || die "cannot create $state"
 state=$(cd "$state" && pwd)
+
+# SCENARIO=mig: a narrated walk through MIG quota with kubectl (no
+# dashboard): what the team asks for, what the queue charges, why the
+# whole-GPU Job waits, and that it runs once the gang ends.
+mig_wait() { # TENTHS CMD...: until CMD succeeds
+	local n=$1
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		n=$((n - 1))
+		[ "$n" -gt 0 ] || return 1
+		sleep 0.2
+	done
+}
+mig_admitted() { # JOB...: each Job's Workload is admitted
+	local j v
+	for j; do
+		v=$(kubectl get workloads -n team-ml -o jsonpath="{range .items[?(@.metadata.ownerReferences[0].name==\"$j\")]}{.status.conditions[?(@.type==\"Admitted\")].status}{end}")
+		[ "$v" = True ] || return 1
+	done
+}
+mig_finished() { # JOB...: each Job has succeeded
+	local j
+	for j; do
+		[ "$(kubectl get job -n team-ml "$j" -o jsonpath='{.status.succeeded}')" = "$(kubectl get job -n team-ml "$j" -o jsonpath='{.spec.completions}')" ] || return 1
+	done
+}
+mig_usage() { # the reservation; bytes shown in Gi too (Kueue writes a
+	# resource that is not memory in plain units)
+	kubectl get clusterqueue mig-pool -o jsonpath='{range .status.flavorsReservation[0].resources[*]}  {.name}: {.total}{"\n"}{end}' |
+		awk '$2 ~ /^[0-9]+$/ && $2 >= 1073741824 && $2 % 1073741824 == 0 {
+			$0 = $0 " (" $2 / 1073741824 "Gi)" } { print }'
+}
+mig_slices() { # WANT: mig-pool's status shows WANT slices reserved
+	[ "$(kubectl get clusterqueue mig-pool -o jsonpath='{.status.flavorsReservation[0].resources[?(@.name=="platform.example.com/gpu-slices")].total}')" = "$1" ]
+}
+play_mig() {
+	local big
+	echo
+	echo "demo: the team asks for MIG profiles; the queue budgets slices and memory:"
+	echo "      1g.10gb = 1 slice + 10Gi, 2g.20gb = 2 + 20Gi, 3g.40gb = 3 + 40Gi, 7g.80gb = 7 + 80Gi"
+	echo "      (resources.transformations in demo/manager-config-mig.yaml); mig-pool holds 14 slices, 160Gi"
+	echo
+	echo "\$ kubectl create -f demo/jobs-mig.yaml   # 2 notebooks (1g), a fine-tuning gang (2 x 3g), an evaluation (2g)"
+	kubectl create -f "$top/demo/jobs-mig.yaml" || return 1
+	mig_wait 300 mig_admitted notebook-a notebook-b finetune eval ||
+		{ echo "demo: the four Jobs were not admitted"; return 1; }
+	mig_wait 100 mig_slices 10
+	echo
+	echo "\$ kubectl get workloads -n team-ml"
+	kubectl get workloads -n team-ml
+	echo
+	echo "mig-pool's reservation (10 of 14 slices, 120Gi of 160Gi):"
+	mig_usage
+	echo
+	echo "\$ kubectl create -f demo/job-mig-big.yaml   # a training run on a whole GPU: 7g.80gb"
+	kubectl create -f "$top/demo/job-mig-big.yaml" || return 1
+	big=$(kubectl get workloads -n team-ml -o jsonpath='{range .items[?(@.metadata.ownerReferences[0].name=="big-train")]}{.metadata.name}{end}')
+	mig_wait 300 bash -c "kubectl get workload -n team-ml '$big' -o jsonpath='{.status.conditions[?(@.type==\"QuotaReserved\")].reason}' | grep -q Pending" ||
+		{ echo "demo: big-train did not show why it waits"; return 1; }
+	echo
+	echo "big-train waits, in Kueue's words:"
+	kubectl get workload -n team-ml "$big" -o jsonpath='  {.status.conditions[?(@.type=="QuotaReserved")].message}{"\n"}'
+	echo
+	echo "\$ kubectl cueue explain job/big-train -n team-ml"
+	kubectl cueue explain job/big-train -n team-ml
+	mig_wait 300 mig_admitted big-train ||
+		{ echo "demo: big-train was never admitted"; return 1; }
+	echo
+	echo "demo: the fine-tuning gang ended: big-train admitted on the 6 slices and 80Gi it freed"
+	echo "      and 1 of the 4 slices left (11 of 14 slices, 120Gi of 160Gi):"
+	mig_wait 100 mig_slices 11
+	mig_usage
+	mig_wait 600 mig_finished notebook-a notebook-b finetune eval big-train ||
+		{ echo "demo: not every Job finished"; return 1; }
+	echo
+	echo "\$ kubectl get workloads -n team-ml"
+	kubectl get workloads -n team-ml
+	echo
+	echo "demo: mig done: 5 Jobs admitted and finished; MIG profiles charged as slices and memory"
+}
 
 cleanup() {
 	[ -n "$waiter" ] && kill "$waiter" 2>/dev/null && wait "$waiter" 2>/dev/null
@@ -99,7 +191,38 @@ if ! kubectl apply -f "$platform" >"$state/platform.out" 2>&1; then
 	die "kubectl apply -f demo/${platform##*/} failed"
 fi
 t1=${EPOCHREALTIME/./}
-if [ "$scenario" = fair ]; then
+if [ "$scenario" = mig ]; then
+	printf 'demo: cluster up and platform applied in %d.%ds: ResourceFlavor a100-mig, ClusterQueue mig-pool,\n' \
+		$(((t1 - t0) / 1000000)) $(((t1 - t0) / 100000 % 10))
+	echo "      LocalQueue team-ml/gpus; MIG profiles transformed (demo/manager-config-mig.yaml)"
+	export PATH=$top/bin:$PATH # kubectl finds its plugin kubectl-cueue there
+	play_mig
+	rc=$?
+	cat <<EOF2
+
+The demo cluster is a real API endpoint; point kubectl at it:
+  export KUBECONFIG=$KUBECONFIG
+  kubectl get workloads -n team-ml -o yaml   # status.admission: resourceUsage in slices and memory
+  kubectl get clusterqueue mig-pool -o yaml
+  kubectl cueue pending mig-pool
+Logs: $state/manager.log, $state/devserver.log
+EOF2
+	if [ "$rc" -ne 0 ]; then
+		echo "demo: the MIG walk-through failed; stopping the cluster" >&2
+		exit "$rc"
+	fi
+	if [ -t 0 ]; then
+		echo
+		echo "The cluster stays up until you press Ctrl-C."
+		trap 'echo; echo "demo: stopping the cluster"; exit 0' INT TERM
+		sleep infinity &
+		waiter=$!
+		wait "$waiter"
+	else
+		echo "demo: stdin is not a terminal: stopping the cluster"
+	fi
+	exit 0
+elif [ "$scenario" = fair ]; then
 	printf 'demo: cluster up and platform applied in %d.%ds: fair sharing on (demo/manager-config-fair.yaml);\n' \
 		$(((t1 - t0) / 1000000)) $(((t1 - t0) / 100000 % 10))
 	echo "      Cohort ai-org holds 32 a100 GPUs; ClusterQueues team-nlp (weight 2), team-recsys (1),"

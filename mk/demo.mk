@@ -6,7 +6,8 @@
 # kubeconfig and libjx.a for the JSON accessors). demo/demo.sh is the
 # driver: devcluster, platform, program.
 # `demo` installs what is missing first, then builds, as `check` does;
-# SCENARIO=fair (make demo SCENARIO=fair) plays the fair-sharing demo.
+# SCENARIO=fair (make demo SCENARIO=fair) plays the fair-sharing demo;
+# SCENARIO=mig walks through MIG quota with kubectl (demo/demo.sh).
 
 DEMO_SRC := $(wildcard demo/*.c)
 DEMO_OBJ := $(DEMO_SRC:%.c=$(BUILD)/%.o)
