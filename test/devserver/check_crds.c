@@ -719,7 +719,8 @@ static const char *const v1beta2_only[] = {
 	"\"priorityClassRef\"", "priorityClassRef)", "\"preemptionGates\"",
 	"\"accumulatedPastExecutionTimeSeconds\"",
 	"\"concurrentAdmissionPolicy\"",
-	"\"preference\"", "\"wallTimePolicy\"", "\"wallTimeFlavorUsage\"",
+	/* not "preference": Kueue's v1beta1 has it too */
+	"\"wallTimePolicy\"", "\"wallTimeFlavorUsage\"",
 	"\"slices\"", NULL,
 };
 static const char *const v1beta1_only[] = {
@@ -1256,9 +1257,9 @@ static const struct default_case default_cases[] = {
 	  "'status':{'admission':{'clusterQueue':'cq','podSetAssignments':[{'name':'main','count':1}]}}}" },
 	{ "wl inactive stays", WL_HEAD "'spec':{'active':false,'podSets':[{'name':'w','count':0," TMPL "}]}}",
 	  WL_HEAD "'spec':{'active':false,'podSets':[{'name':'w','count':0," TMPL "}]}}" },
-	{ "v1beta1 cq empty spec: Borrow", CQ1_HEAD "'spec':{}}",
+	{ "v1beta1 cq empty spec: MayStopSearch (Kueue's HEAD v1beta1)", CQ1_HEAD "'spec':{}}",
 	  CQ1_HEAD "'spec':{'queueingStrategy':'BestEffortFIFO','stopPolicy':'None',"
-	  "'flavorFungibility':{'whenCanBorrow':'Borrow','whenCanPreempt':'TryNextFlavor'},"
+	  "'flavorFungibility':{'whenCanBorrow':'MayStopSearch','whenCanPreempt':'TryNextFlavor'},"
 	  "'preemption':{'reclaimWithinCohort':'Never','withinClusterQueue':'Never',"
 	  "'borrowWithinCohort':{'policy':'Never'}}}}" },
 	{ "v1beta1 wl priorityClassSource", WL1_HEAD "'spec':{'podSets':[{" TMPL "}]}}",
