@@ -662,7 +662,7 @@ static json_t *expand_slices(const json_t *ta, const char *path,
 			     struct err *err)
 {
 	const json_t *levels = json_object_get(ta, "levels");
-	const json_t *slices = json_object_get(ta, "slices"), *sl;
+	const json_t *slices = json_object_get(ta, "slices"), *sl, *lv;
 	size_t nl = json_array_size(levels), si, total = 0;
 	json_t *doms = json_array();
 
@@ -671,9 +671,15 @@ static json_t *expand_slices(const json_t *ta, const char *path,
 		goto fail;
 	}
 	if (levels && !json_is_array(levels) && !json_is_null(levels)) {
-		err_set(err, "%s.levels: must be an array", path);
+		err_set(err, "%s.levels: must be an array of strings", path);
 		goto fail;
 	}
+	json_array_foreach(levels, si, lv)
+		if (!json_is_string(lv)) {
+			err_set(err, "%s.levels[%zu]: must be a string", path,
+				si);
+			goto fail;
+		}
 	json_array_foreach(slices, si, sl) {
 		const json_t *dc = json_object_get(sl, "domainCount");
 		const json_t *vpl = json_object_get(sl, "valuesPerLevel");
