@@ -88,9 +88,9 @@
 #define MAX_EXPANDED_DOMAINS 1000000
 
 struct conv {
-	json_t *o;         /* the copy being rewritten */
-	bool v2;           /* converting to v1beta2 */
-	struct err *err;   /* borrowed */
+	json_t *o;       /* the copy being rewritten */
+	bool v2;         /* converting to v1beta2 (else to v1beta1) */
+	struct err *err; /* borrowed; set on failure */
 };
 
 static bool is_str(const json_t *j, const char *s)
@@ -167,7 +167,8 @@ static const struct {
 	{ KIND_WORKLOAD, "spec.preemptionGates" },
 	{ KIND_WORKLOAD, "status.preemptionGates" },
 	{ KIND_WORKLOAD,
-	  "spec.podSets[].topologyRequest.podsetSliceRequiredTopologyConstraints" },
+	  "spec.podSets[].topologyRequest."
+	  "podsetSliceRequiredTopologyConstraints" },
 	/* v1beta2 only in cueue's CRD; Kueue has no such fields */
 	{ KIND_LOCAL_QUEUE, "spec.wallTimePolicy" },
 	{ KIND_LOCAL_QUEUE, "status.wallTimeFlavorUsage" },
@@ -255,49 +256,57 @@ static const struct {
 
 #define NPRIO_REFS (sizeof(prio_refs) / sizeof(prio_refs[0]))
 
-static void conv_priority(struct conv *cv, json_t *spec)
+/* priorityClassSource + Name -> priorityClassRef; any other source maps
+ * to nothing. Kueue builds the reference even for an empty name. */
+static void prio_to_v2(json_t *spec)
 {
 	json_t *name = json_object_get(spec, "priorityClassName");
 	json_t *src = json_object_get(spec, "priorityClassSource");
-	json_t *ref = json_object_get(spec, "priorityClassRef"), *out = NULL;
+	json_t *ref = NULL;
 
-	for (size_t i = 0; i < NPRIO_REFS && cv->v2; i++) {
+	for (size_t i = 0; i < NPRIO_REFS && !ref; i++) {
 		if (!is_str(src, prio_refs[i].source))
 			continue;
-		/* Kueue builds the reference even for an empty name. */
-		out = json_object();
-		json_object_set_new(out, "group",
+		ref = json_object();
+		json_object_set_new(ref, "group",
 				    json_string(prio_refs[i].group));
-		json_object_set_new(out, "kind",
+		json_object_set_new(ref, "kind",
 				    json_string(prio_refs[i].kind));
-		json_object_set_new(out, "name", name ? json_incref(name) :
-							 json_string(""));
-		break;
+		json_object_set_new(ref, "name", name ? json_incref(name) :
+							json_string(""));
 	}
-	for (size_t i = 0; i < NPRIO_REFS && !cv->v2; i++) {
-		if (!is_str(json_object_get(ref, "group"), prio_refs[i].group) ||
+	json_object_del(spec, "priorityClassName");
+	json_object_del(spec, "priorityClassSource");
+	json_object_del(spec, "priorityClassRef");
+	if (ref)
+		json_object_set_new(spec, "priorityClassRef", ref);
+}
+
+/* priorityClassRef -> priorityClassSource + Name, for the two known
+ * group/kind pairs; any other reference maps to nothing. */
+static void prio_to_v1(json_t *spec)
+{
+	json_t *ref = json_object_get(spec, "priorityClassRef");
+	json_t *name = NULL;
+	const char *src = NULL;
+
+	for (size_t i = 0; i < NPRIO_REFS && !src; i++) {
+		const json_t *g = json_object_get(ref, "group");
+
+		if (!is_str(g, prio_refs[i].group) ||
 		    !is_str(json_object_get(ref, "kind"), prio_refs[i].kind))
 			continue;
-		out = json_object_get(ref, "name");
-		out = out ? json_incref(out) : json_string("");
-		json_object_set_new(spec, "priorityClassSource",
-				    json_string(prio_refs[i].source));
-		break;
-	}
-	if (cv->v2) {
-		json_object_del(spec, "priorityClassName");
-		json_object_del(spec, "priorityClassSource");
-		json_object_del(spec, "priorityClassRef");
-		if (out)
-			json_object_set_new(spec, "priorityClassRef", out);
-		return;
+		src = prio_refs[i].source;
+		name = json_object_get(ref, "name");
+		name = name ? json_incref(name) : json_string("");
 	}
 	json_object_del(spec, "priorityClassRef");
 	json_object_del(spec, "priorityClassName");
-	if (out)
-		json_object_set_new(spec, "priorityClassName", out);
-	else
-		json_object_del(spec, "priorityClassSource");
+	json_object_del(spec, "priorityClassSource");
+	if (!src)
+		return;
+	json_object_set_new(spec, "priorityClassName", name);
+	json_object_set_new(spec, "priorityClassSource", json_string(src));
 }
 
 /* ------------------------------------------------------------------ */
@@ -357,25 +366,26 @@ static int domains_read(const json_t *ta, const char *path,
 	d->len = xcalloc(d->n * d->nl + 1, sizeof(*d->len));
 	d->count = xcalloc(d->n + 1, sizeof(*d->count));
 	json_array_foreach(doms, i, e) {
-		vals = json_object_get(e, "values");
 		if (!json_is_object(e))
-			return err_set(err, "%s.domains[%zu]: must be an object",
-				       path, i);
+			return err_set(err, "%s.domains[%zu]: must be an "
+				       "object", path, i);
+		vals = json_object_get(e, "values");
 		if (!is_int32(json_object_get(e, "count")))
 			return err_set(err, "%s.domains[%zu].count: must be a "
 				       "32-bit integer", path, i);
 		d->count[i] = json_integer_value(json_object_get(e, "count"));
 		/* Values past the levels are ignored, as Kueue does. */
 		if (json_array_size(vals) < d->nl)
-			return err_set(err, "%s.domains[%zu].values: %zu values "
-				       "for %zu levels", path, i,
+			return err_set(err, "%s.domains[%zu].values: %zu "
+				       "values for %zu levels", path, i,
 				       json_array_size(vals), d->nl);
 		for (l = 0; l < d->nl; l++) {
 			const json_t *v = json_array_get(vals, l);
 
 			if (!json_is_string(v))
-				return err_set(err, "%s.domains[%zu].values[%zu]: "
-					       "must be a string", path, i, l);
+				return err_set(err, "%s.domains[%zu].values"
+					       "[%zu]: must be a string", path,
+					       i, l);
 			d->val[i * d->nl + l] = json_string_value(v);
 			d->len[i * d->nl + l] = json_string_length(v);
 		}
@@ -409,7 +419,8 @@ static json_t *level_values(const struct domains *d, size_t l, size_t from,
 		for (k = 0; k < plen && s[k] == first[k]; k++)
 			;
 		plen = k;
-		for (k = 0; k < slen && s[n - 1 - k] == first[flen - 1 - k]; k++)
+		for (k = 0; k < slen && s[n - 1 - k] == first[flen - 1 - k];
+		     k++)
 			;
 		slen = k;
 	}
@@ -432,10 +443,12 @@ static json_t *level_values(const struct domains *d, size_t l, size_t from,
 		json_object_set_new(ind, "suffix",
 				    str_n(first + flen - slen, slen));
 	roots = json_array();
-	for (i = from; i < to; i++)
-		json_array_append_new(roots,
-				      str_n(d->val[i * d->nl + l] + plen,
-					    d->len[i * d->nl + l] - plen - slen));
+	for (i = from; i < to; i++) {
+		size_t n = d->len[i * d->nl + l];
+
+		json_array_append_new(roots, str_n(d->val[i * d->nl + l] + plen,
+						   n - plen - slen));
+	}
 	json_object_set_new(ind, "roots", roots);
 	json_object_set_new(out, "individual", ind);
 	return out;
@@ -448,7 +461,8 @@ static json_t *compact_slice(const struct domains *d, size_t from, size_t to)
 	bool same = true;
 	size_t i;
 
-	json_object_set_new(s, "domainCount", json_integer((json_int_t)(to - from)));
+	json_object_set_new(s, "domainCount",
+			    json_integer((json_int_t)(to - from)));
 	for (size_t l = 0; l < d->nl; l++)
 		json_array_append_new(vpl, level_values(d, l, from, to));
 	json_object_set_new(s, "valuesPerLevel", vpl);
@@ -587,9 +601,12 @@ static json_t *encode_slices(const struct domains *d)
 	for (i = 1; i <= d->n; i++) {
 		if (i < d->n && (!runs || key_eq(keys[i], keys[start])))
 			continue;
-		for (size_t c = start; c < i; c += MAX_SLICE_DOMAINS)
-			json_array_append_new(slices, compact_slice(d, c,
-				c + MAX_SLICE_DOMAINS < i ? c + MAX_SLICE_DOMAINS : i));
+		for (size_t c = start; c < i; c += MAX_SLICE_DOMAINS) {
+			size_t end = i - c > MAX_SLICE_DOMAINS ?
+					     c + MAX_SLICE_DOMAINS : i;
+
+			json_array_append_new(slices, compact_slice(d, c, end));
+		}
 		start = i;
 	}
 	free(keys);
@@ -706,8 +723,9 @@ static json_t *expand_slices(const json_t *ta, const char *path,
 		}
 		for (size_t i = 0; i < (size_t)n; i++) {
 			json_t *dom = json_object(), *vals = json_array();
-			const json_t *cnt = uc && !json_is_null(uc) ? uc :
-				json_array_get(json_object_get(pc, "individual"), i);
+			const json_t *ic = json_object_get(pc, "individual");
+			const json_t *cnt = uc && !json_is_null(uc) ?
+						    uc : json_array_get(ic, i);
 
 			json_object_set_new(dom, "values", vals);
 			json_array_append_new(doms, dom);
@@ -724,8 +742,9 @@ static json_t *expand_slices(const json_t *ta, const char *path,
 				json_array_append_new(vals, v);
 			}
 			if (!is_int32(cnt)) {
-				err_set(err, "%s.slices[%zu].podCounts: no 32-bit "
-					"count for domain %zu", path, si, i);
+				err_set(err, "%s.slices[%zu].podCounts: no "
+					"32-bit count for domain %zu", path,
+					si, i);
 				goto fail;
 			}
 			json_object_set(dom, "count", (json_t *)cnt);
@@ -788,8 +807,12 @@ static int conv_workload(struct conv *cv)
 	json_t *spec = json_object_get(cv->o, "spec");
 	json_t *st = json_object_get(cv->o, "status");
 
-	if (json_is_object(spec))
-		conv_priority(cv, spec);
+	if (json_is_object(spec)) {
+		if (cv->v2)
+			prio_to_v2(spec);
+		else
+			prio_to_v1(spec);
+	}
 	if (json_is_object(st))
 		rename_member(st,
 			      cv->v2 ? "accumulatedPastExexcutionTimeSeconds" :
