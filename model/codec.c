@@ -83,8 +83,9 @@ static const struct codec_enum queueing_tab[] = {
 	{ NULL, 0, false },
 };
 
-/* v1beta1 takes v1beta2's MayStopSearch too, as Kueue's v1beta1 does
- * (and defaults to it). */
+/* v1beta1 takes v1beta2's MayStopSearch too, as Kueue's does at HEAD: a
+ * v1beta2 MayStopSearch reads as MayStopSearch in v1beta1
+ * (model/codec_convert.c), and a v1beta1 write must be able to keep it. */
 static const struct codec_enum borrow_v1_tab[] = {
 	{ "MayStopSearch", FUNG_MAY_STOP_SEARCH, false },
 	{ "TryNextFlavor", FUNG_TRY_NEXT_FLAVOR, false },
@@ -407,7 +408,8 @@ static void dec_cq_fungibility(struct codec_ctx *c, const json_t *spec,
 	if (codec_enum(c, ff, "whenCanPreempt",
 		       v2 ? fung_v2_tab : preempt_v1_tab, &v))
 		cq->when_can_preempt = (enum fungibility)v;
-	if (v2 && codec_enum(c, ff, "preference", fpref_tab, &v))
+	/* Both versions have preference (Kueue's v1beta1 at HEAD too). */
+	if (codec_enum(c, ff, "preference", fpref_tab, &v))
 		cq->fung_preference = (enum fungibility_preference)v;
 	codec_pop(c, m);
 }

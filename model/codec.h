@@ -95,14 +95,16 @@ struct json_t *codec_encode_pod_template(const struct pod_template *t);
 
 /*
  * Converts a Kueue object between kueue.x-k8s.io/v1beta1 and v1beta2
- * (kueue-api.md §9), both ways: renames (cohort <-> cohortName,
- * flavorUsage <-> flavorsUsage, accumulatedPastExexcution... <->
- * accumulatedPastExecution...), admissionChecks <-> admissionChecksStrategy,
- * Borrow/Preempt <-> MayStopSearch, priorityClassName+Source <->
- * priorityClassRef. Fields present in only one version that have no
- * counterpart are kept in an annotation so a round trip is lossless
- * (as Kubernetes' own conversions do). to is the full apiVersion. Returns
- * a new object in *out, or -1 + err (unknown kind or version).
+ * (kueue-api.md §9) as Kueue's conversion webhook does, field by field:
+ * renames (cohort <-> cohortName, flavorUsage <-> flavorsUsage,
+ * accumulatedPastExexcution... <-> accumulatedPastExecution...), v1beta1's
+ * admissionChecks list -> admissionChecksStrategy, Borrow/Preempt ->
+ * MayStopSearch, priorityClassName+Source <-> priorityClassRef, topology
+ * domains <-> slices; fields without a counterpart are dropped (details in
+ * codec_convert.c). obj is borrowed and untouched; to is the full
+ * apiVersion. Returns 0 and a new object in *out, or -1, *out NULL and
+ * err (unknown kind or version, or a topology assignment that cannot be
+ * converted, named by its field path).
  */
 int codec_convert(const struct json_t *obj, const char *to,
 		  struct json_t **out, struct err *err) MUST_CHECK;

@@ -768,7 +768,9 @@ static bool is_kueue(const json_t *doc)
 }
 
 /* Every Kueue object of the upstream examples, one review per file, to
- * the other version and back: the way back gives the original. */
+ * the other version and back: the way back gives the original, but for
+ * spec.concurrentAdmissionPolicy, which v1beta1 lacks and Kueue's
+ * conversion drops (model/codec_convert.c). */
 START_TEST(conversion_round_trips)
 {
 	static const char *const files[] = {
@@ -786,6 +788,7 @@ START_TEST(conversion_round_trips)
 		char *rel = xasprintf("test/fixtures/%s", files[f]);
 		char *path = t_src_path(rel);
 		json_t *docs = NULL, *objs = json_array(), *doc, *there, *back;
+		json_t *want;
 		struct err err = { "" };
 		const char *from = NULL, *to;
 		size_t i;
@@ -819,9 +822,14 @@ START_TEST(conversion_round_trips)
 					      : "kueue.x-k8s.io/v1beta2",
 			json_incref(json_object_get(json_object_get(there,
 				"response"), "convertedObjects")));
+		want = json_deep_copy(objs);
+		json_array_foreach(want, i, doc)
+			json_object_del(json_object_get(doc, "spec"),
+					"concurrentAdmissionPolicy");
 		ck_assert_msg(json_equal(json_object_get(json_object_get(back,
-			"response"), "convertedObjects"), objs),
+			"response"), "convertedObjects"), want),
 			"%s: round trip changed it", files[f]);
+		json_decref(want);
 		json_decref(there);
 		json_decref(back);
 		json_decref(objs);

@@ -6,17 +6,21 @@
 # every file of test/fixtures/upstream/v1beta1/ unchanged with the real
 # kubectl (the deprecation warning is printed), reads the objects back at
 # v1beta1 and at v1beta2 with Kueue's field mapping (cohort/cohortName,
-# admissionChecks/admissionChecksStrategy, Borrow/MayStopSearch,
-# flavorUsage/flavorsUsage, priorityClassName+Source/priorityClassRef,
-# accumulatedPastExexcutionTimeSeconds), checks the round trip
-# v1beta1 -> stored v1beta2 -> v1beta1 (spec and status), v1beta1's
+# the admissionChecks list into admissionChecksStrategy, Borrow and
+# Preempt into MayStopSearch, flavorUsage/flavorsUsage,
+# priorityClassName+Source/priorityClassRef,
+# accumulatedPastExexcutionTimeSeconds), checks what a v1beta1 reader gets
+# back (Kueue's v1beta1 view: a strategy stays a strategy, MayStopSearch
+# stays MayStopSearch, no conversion annotation), v1beta1's
 # printer columns, list and watch at v1beta1, runs the sample Job of
 # jobs_sample-job.yaml on the v1beta1 setup (suspended, Workload,
 # admitted in default-flavor, finished, quota freed) as jobs.sh does for
 # the v1beta2 examples, checks that invalid v1beta1 objects are denied
 # (the CRD's v1beta1 schema, the validating webhook's v1beta1 path), and
 # that a conversion failure (manager stopped) gives kubectl a clear error
-# while v1beta2 keeps working and nothing is lost once the manager is back.
+# while v1beta2 keeps working and nothing is lost once the manager is back,
+# and that kubectl apply at v1beta1 over a ClusterQueue created at v1beta2
+# can remove its admission checks and set admissionChecksStrategy again.
 # Last, a devserver started as with DEVCLUSTER_WEBHOOK=0 serves v1beta2
 # and refuses v1beta1 with a conversion error (see devcluster's header).
 #
@@ -239,9 +243,9 @@ subset "cluster-queue-2 reads back at v1beta1" "$up/admin_minimal-cq.yaml" 0 1 c
 subset "spot (tolerations) reads back at v1beta1" "$up/admin_resource-flavor-tolerations.yaml" 0 1 resourceflavors spot
 
 # ... and at v1beta2, with the field mapping.
-expect "cluster-queue at v1beta1: v1beta1 defaults (Borrow)" 0 get 1 clusterqueues cluster-queue \
+expect "cluster-queue at v1beta1: defaults read back as Kueue's v1beta1 shows them (MayStopSearch)" 0 get 1 clusterqueues cluster-queue \
 	'{.apiVersion} {.spec.flavorFungibility} {.spec.cohort}|{.spec.cohortName}' <<'EOF'
-kueue.x-k8s.io/v1beta1 {"whenCanBorrow":"Borrow","whenCanPreempt":"TryNextFlavor"} |
+kueue.x-k8s.io/v1beta1 {"whenCanBorrow":"MayStopSearch","whenCanPreempt":"TryNextFlavor"} |
 EOF
 expect "cluster-queue at v1beta2: stored as v1beta2 (MayStopSearch)" 0 get 2 clusterqueues cluster-queue \
 	'{.apiVersion} {.spec.flavorFungibility} {.metadata.annotations.kueue\.x-k8s\.io/conversion-data}' <<'EOF'
@@ -257,9 +261,8 @@ for o in "resourceflavors default-flavor" "resourceflavors spot" \
 	"localqueues user-queue"; do
 	# shellcheck disable=SC2086 # "resource name" on purpose
 	a=$(spec_of 1 $o) b=$(spec_of 2 $o)
-	case $o in clusterqueues*) b=${b//MayStopSearch/Borrow} ;; esac
 	if [ -n "$a" ] && [ "$a" = "$b" ]; then
-		pass "$o: same spec at v1beta1 and v1beta2 (up to the mapping)"
+		pass "$o: same spec at v1beta1 and v1beta2"
 	else
 		fail "$o: same spec at v1beta1 and v1beta2" "v1beta1: $a
 v1beta2: $b"
@@ -317,8 +320,8 @@ expect "team-a at v1beta2: cohortName, admissionChecksStrategy, MayStopSearch" 0
 	'{.spec.cohortName}|{.spec.cohort}|{.spec.admissionChecksStrategy}|{.spec.admissionChecks}|{.spec.flavorFungibility}' <<'EOF'
 research||{"admissionChecks":[{"name":"check-a"},{"name":"check-b"}]}||{"whenCanBorrow":"MayStopSearch","whenCanPreempt":"MayStopSearch"}
 EOF
-expect "team-a round trip at v1beta1: exactly its spec with the CRD defaults" 0 spec_of 1 clusterqueues team-a <<'EOF'
-{"admissionChecks":["check-a","check-b"],"cohort":"research","flavorFungibility":{"whenCanBorrow":"Borrow","whenCanPreempt":"Preempt"},"namespaceSelector":{},"preemption":{"borrowWithinCohort":{"policy":"Never"},"reclaimWithinCohort":"Never","withinClusterQueue":"Never"},"queueingStrategy":"StrictFIFO","resourceGroups":[{"coveredResources":["cpu"],"flavors":[{"name":"default-flavor","resources":[{"lendingLimit":1,"name":"cpu","nominalQuota":2}]}]}],"stopPolicy":"None"}
+expect "team-a read back at v1beta1: Kueue's v1beta1 view (strategy, MayStopSearch) with the CRD defaults" 0 spec_of 1 clusterqueues team-a <<'EOF'
+{"admissionChecksStrategy":{"admissionChecks":[{"name":"check-a"},{"name":"check-b"}]},"cohort":"research","flavorFungibility":{"whenCanBorrow":"MayStopSearch","whenCanPreempt":"MayStopSearch"},"namespaceSelector":{},"preemption":{"borrowWithinCohort":{"policy":"Never"},"reclaimWithinCohort":"Never","withinClusterQueue":"Never"},"queueingStrategy":"StrictFIFO","resourceGroups":[{"coveredResources":["cpu"],"flavors":[{"name":"default-flavor","resources":[{"lendingLimit":1,"name":"cpu","nominalQuota":2}]}]}],"stopPolicy":"None"}
 EOF
 expect "team-a stored without a conversion annotation" 0 get 2 clusterqueues team-a \
 	'{.metadata.annotations.kueue\.x-k8s\.io/conversion-data}' <<'EOF'
@@ -613,9 +616,49 @@ if [ -n "$before" ] && [ "$before" = "$after" ]; then
 else
 	fail "nothing lost while the manager was down" "$(diff <(echo "$before") <(echo "$after"))"
 fi
-expect "team-a still round-trips at v1beta1" 0 get 1 clusterqueues team-a \
-	'{.spec.cohort} {.spec.admissionChecks} {.spec.flavorFungibility.whenCanPreempt}' <<'EOF'
-research ["check-a","check-b"] Preempt
+expect "team-a still reads the same at v1beta1" 0 get 1 clusterqueues team-a \
+	'{.spec.cohort} {.spec.admissionChecksStrategy} {.spec.flavorFungibility.whenCanPreempt}' <<'EOF'
+research {"admissionChecks":[{"name":"check-a"},{"name":"check-b"}]} MayStopSearch
+EOF
+
+# A ClusterQueue created at v1beta2 with admissionChecksStrategy, then
+# applied at v1beta1 (issue 21): the first v1beta1 apply removes the
+# checks, the second sets admissionChecksStrategy again. Both are accepted
+# and stored as Kueue stores them.
+cq_yaml() { # VERSION SPEC-LINES
+	printf 'apiVersion: kueue.x-k8s.io/%s\nkind: ClusterQueue\nmetadata:\n  name: checked\nspec:\n  namespaceSelector: {}\n%s' "$1" "$2"
+}
+cq_yaml v1beta2 '  admissionChecksStrategy:
+    admissionChecks:
+    - name: check-x
+' >"$work/checked-2.yaml"
+cq_yaml v1beta1 '' >"$work/checked-1a.yaml"
+cq_yaml v1beta1 '  admissionChecksStrategy:
+    admissionChecks:
+    - name: check-y
+      onFlavors: [default-flavor]
+' >"$work/checked-1b.yaml"
+expect "apply a v1beta2 ClusterQueue with admissionChecksStrategy" 0 \
+	kubectl apply -f "$work/checked-2.yaml" <<'EOF'
+clusterqueue.kueue.x-k8s.io/checked created
+EOF
+expect "...read at v1beta1: the strategy, no admissionChecks list, no annotation" 0 get 1 clusterqueues checked \
+	'{.spec.admissionChecksStrategy}|{.spec.admissionChecks}|{.metadata.annotations.kueue\.x-k8s\.io/conversion-data}' <<'EOF'
+{"admissionChecks":[{"name":"check-x"}]}||
+EOF
+applied "apply at v1beta1 without admission checks" \
+	"clusterqueue.kueue.x-k8s.io/checked configured" \
+	kubectl apply -f "$work/checked-1a.yaml"
+expect "...stored without admission checks" 0 get 2 clusterqueues checked \
+	'{.spec.admissionChecksStrategy}|{.spec.admissionChecks}' <<'EOF'
+|
+EOF
+applied "apply at v1beta1 with admissionChecksStrategy again" \
+	"clusterqueue.kueue.x-k8s.io/checked configured" \
+	kubectl apply -f "$work/checked-1b.yaml"
+expect "...stored as given" 0 get 2 clusterqueues checked \
+	'{.spec.admissionChecksStrategy}' <<'EOF'
+{"admissionChecks":[{"name":"check-y","onFlavors":["default-flavor"]}]}
 EOF
 
 # ---------------------------------------------------------------------

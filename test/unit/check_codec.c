@@ -514,15 +514,16 @@ START_TEST(version_field_names)
 	json_t *j;
 
 	/* Each version reads only its own spelling; the other is an unknown
-	 * field, which the API server would have pruned. */
+	 * field, which the API server would have pruned. (preference is in
+	 * both versions, as in Kueue's HEAD.) */
 	j = t_json("{\"apiVersion\": \"kueue.x-k8s.io/v1beta1\", \"spec\": {"
 		   "\"cohortName\": \"b\", \"admissionChecks\": [\"c\"],"
-		   " \"flavorFungibility\": {\"preference\": \"Bogus\"},"
+		   " \"flavorFungibility\": {\"preference\": \"PreemptionOverBorrowing\"},"
 		   " \"concurrentAdmissionPolicy\": {\"migration\": {\"mode\": \"Bogus\"}}}}");
 	ck_assert_int_eq(codec_decode_cluster_queue(j, &cq, &fe), 0);
 	ck_assert_ptr_null(cq.cohort);
 	ck_assert_uint_eq(cq.nadmission_checks, 1);
-	ck_assert_int_eq(cq.fung_preference, FPREF_NONE);
+	ck_assert_int_eq(cq.fung_preference, FPREF_PREEMPTION_OVER_BORROWING);
 	ck_assert_int_eq(cq.migration, MIG_UNSET);
 	cluster_queue_release(&cq);
 	json_decref(j);

@@ -8,7 +8,9 @@
  * Per document, dispatched on codec_kind_of():
  *  - Kueue kinds: decode, validate as a create (old = NULL) with no field
  *    errors; convert to the other API version, which must decode and
- *    validate too, and back, which must equal the original (json_equal).
+ *    validate too, and back, which must equal the original (json_equal)
+ *    but for the v1beta2 fields v1beta1 has no counterpart for, which
+ *    Kueue's conversion drops (lost_in_v1beta1).
  *  - batch/v1 Job: decode, validate_job (no default LocalQueue), then
  *    jobwl_build with every priority lookup failing (no example names a
  *    priority class; one that did would fail here, loudly) into a
@@ -246,8 +248,30 @@ static const char *other_version(const char *av)
 	}
 }
 
+/* spec fields of v1beta2 that v1beta1 lacks: Kueue's conversion drops
+ * them, so a round trip through v1beta1 loses them (codec_convert.c). */
+static const char *const lost_in_v1beta1[] = {
+	"concurrentAdmissionPolicy", "preemptionGates", "wallTimePolicy",
+};
+
+/* True when back is doc (v1beta2) without the fields above. */
+static bool same_but_lost(const json_t *doc, const json_t *back)
+{
+	json_t *want = json_deep_copy(doc);
+	json_t *spec = json_object_get(want, "spec");
+	bool same;
+
+	for (size_t i = 0; i < sizeof(lost_in_v1beta1) /
+			       sizeof(lost_in_v1beta1[0]); i++)
+		json_object_del(spec, lost_in_v1beta1[i]);
+	same = json_equal(want, back);
+	json_decref(want);
+	return same;
+}
+
 /* v1beta1 <-> v1beta2 both ways: the far side must be a valid object of
- * that version, and the way back must give the original exactly. */
+ * that version, and the way back must give the original exactly, or
+ * without what v1beta1 cannot hold (same_but_lost). */
 static void check_conversion(enum kind k, const json_t *doc, const char *where,
 			     struct report *r)
 {
@@ -281,7 +305,7 @@ static void check_conversion(enum kind k, const json_t *doc, const char *where,
 			   err.msg);
 		goto out;
 	}
-	if (!json_equal(back, doc)) {
+	if (!json_equal(back, doc) && !same_but_lost(doc, back)) {
 		char *a = json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS);
 		char *b = json_dumps(back, JSON_COMPACT | JSON_SORT_KEYS);
 

@@ -259,6 +259,14 @@ static const struct vcase cases[] = {
 	  CQ("{'flavorFungibility':{'whenCanPreempt':'Borrow'}}"), NULL, 1,
 	  "spec.flavorFungibility.whenCanPreempt: Unsupported value: \"Borrow\": "
 	  "supported values: \"MayStopSearch\", \"TryNextFlavor\", \"Preempt\""),
+	C("cq v1beta1 takes MayStopSearch and preference (Kueue's HEAD v1beta1)", K_CQ,
+	  CQ("{'flavorFungibility':{'whenCanBorrow':'MayStopSearch','whenCanPreempt':'MayStopSearch'}}"),
+	  NULL, 0, NULL),
+	C("cq v1beta1 preference needs TryNextFlavor", K_CQ,
+	  CQ("{'flavorFungibility':{'whenCanBorrow':'Borrow','preference':'BorrowingOverPreemption'}}"),
+	  NULL, 1,
+	  "spec.flavorFungibility: Invalid value: \"object\": preference can only be "
+	  "set when both whenCanBorrow and whenCanPreempt are TryNextFlavor"),
 	C("cq borrowingLimit without cohort", K_CQ,
 	  CQ("{" GROUPS(GROUP("'nominalQuota':'10','borrowingLimit':'5'")) "}"),
 	  NULL, 1,
