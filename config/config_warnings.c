@@ -70,10 +70,6 @@ static const struct unhonoured rows[] = {
 	  .instead = "MultiKueue is not implemented yet; no Workload is "
 		     "dispatched to a worker cluster, and a ClusterQueue "
 		     "naming an admission check stays inactive" },
-	{ .key = "resources.deviceClassMappings", .when = WHEN_ITEMS,
-	  .off = M(res_device_class_mappings),
-	  .instead = "not implemented yet; DRA resource claims are not "
-		     "counted against quota" },
 	{ .key = "tls.minVersion", .when = WHEN_OLD_TLS,
 	  .off = M(tls_min_version),
 	  .instead = "TLS 1.0 and 1.1 are never offered; the webhook serves "

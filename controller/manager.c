@@ -1039,6 +1039,7 @@ struct manager *manager_new(struct kube *k, const struct manager_opts *o)
 		m->inf[i].w = kube_watch_new(k, &wopts);
 		free(path);
 	}
+	manager_dra_start(m);
 	return m;
 }
 
@@ -1105,6 +1106,7 @@ void manager_free(struct manager *m)
 	for (pos = 0; (e = hmap_next(&m->wpcs, &pos, NULL));)
 		manager_queues_wpc_entry_free(e);
 	manager_queues_names_free(m);
+	manager_dra_free(m);
 	hmap_release(&m->wls);
 	hmap_release(&m->lqs);
 	hmap_release(&m->cqs);

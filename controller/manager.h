@@ -49,6 +49,7 @@
 #include "model/deadline.h"
 #include "flavors/sched.h"
 
+struct config_device_class_mappings;
 struct kube;
 struct kueue_metrics;
 struct metrics;
@@ -109,6 +110,10 @@ struct manager_opts {
 	/* resources.excludeResourcePrefixes and transformations; copied by
 	 * manager_new; NULL: none */
 	const struct res_policy *res_policy;
+	/* resources.deviceClassMappings (borrowed for manager_new, which
+	 * copies it): the device classes of DRA claim templates charged as
+	 * quota resources (manager_dra.c); NULL: none */
+	const struct config_device_class_mappings *dra_mappings;
 };
 
 struct manager_stats {

@@ -99,6 +99,7 @@ void manager_opts_from_config(struct manager_opts *mo,
 {
 	config_res_policy(cfg, rp);
 	mo->res_policy = res_policy_empty(rp) ? NULL : rp;
+	mo->dra_mappings = &cfg->res_device_class_mappings;
 	mo->ignore_undeclared =
 		cfg->res_quota_check == CONFIG_QUOTA_IGNORE_UNDECLARED;
 	mo->no_partial_admission =

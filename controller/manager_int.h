@@ -282,6 +282,12 @@ struct manager {
 				     record the one they were seen in) */
 	struct hmap rfs, cohorts, cqs, nss, lqs, wpcs, wls;
 	struct hmap topos, acs;   /* struct name_entry by name */
+	/* dynamic resource allocation (manager_dra.c) */
+	struct hmap rcts;         /* ResourceClaimTemplates by "ns/name" */
+	struct hmap dra_map;      /* device class -> quota resource (owned
+				     strings) */
+	struct kube_watch *rctw;  /* owned; resourceclaimtemplates */
+	uint64_t dra_gen;         /* list generation of rcts */
 	struct dlist admitq, pendq; /* write FIFOs (wl_entry.q_link) */
 	struct dlist deferq;      /* deferred message-only pending writes
 				     (wl_entry.d_link), in no order */
@@ -312,6 +318,23 @@ struct manager {
 	manager_wl_observer_fn *wl_obs; /* jobs.c; may be NULL */
 	void *wl_obs_ud;          /* borrowed */
 };
+
+/* ------------------------------------------------------------------ */
+/* Dynamic resource allocation (manager_dra.c) */
+
+/* Starts the ResourceClaimTemplates watch and copies the Configuration's
+ * deviceClassMappings (manager_new); free stops and frees it. */
+void manager_dra_start(struct manager *m);
+void manager_dra_free(struct manager *m);
+/*
+ * Counts w's claim templates' devices into its pod sets' dra lists
+ * (changed: some list changed). Returns NULL when w's devices are
+ * counted (or it has no claims), else Kueue's message for why they
+ * cannot be (a new string): w must then not be queued, and shows it with
+ * reason manager_dra_reason() ("Misconfigured").
+ */
+char *manager_dra_fill(struct manager *m, struct workload *w, bool *changed);
+const char *manager_dra_reason(void);
 
 /* ------------------------------------------------------------------ */
 /* Small helpers (static inline: two or more manager files use them) */

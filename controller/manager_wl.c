@@ -212,10 +212,18 @@ void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 	const struct workload *w = e->w;
 	struct lq_entry *lqe = e->lqe, *res_lqe = NULL;
 	struct cq_entry *cqe = NULL;
-	char *msg = NULL;
+	char *msg = NULL, *dra_msg = NULL;
+	bool dra_changed = false;
 
 	if (!m->fed)
 		return;
+	/* its devices first: a workload whose claims cannot be counted is
+	 * not queued (Kueue's workload controller: handleDRA) */
+	if (w->queue_name && *w->queue_name && wl_is_pending(w)) {
+		dra_msg = manager_dra_fill(m, e->w, &dra_changed);
+		if (dra_changed)
+			sched_wl_podsets_changed(m->s, e->key);
+	}
 	if (!w->queue_name || !*w->queue_name) {
 		/* not ours to queue */
 	} else if (!lqe || !lqe->lq) {
@@ -239,7 +247,9 @@ void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 		if (lqe->lq->stop == STOP_NONE && lqe->cqe && lqe->cqe->cq)
 			cqe = lqe->cqe;
 	}
-	if (force || !e->in_sched || cqe != e->res_cqe ||
+	if (dra_msg)
+		cqe = NULL;
+	if (force || dra_changed || !e->in_sched || cqe != e->res_cqe ||
 	    res_lqe != e->res_lqe) {
 		sched_wl_set(m->s, w, cqe ? cqe->name : NULL,
 			     res_lqe ? res_lqe->key : NULL);
@@ -250,9 +260,13 @@ void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 	}
 	if (msg && wl_is_pending(w))
 		want_set(e, REASON_INADMISSIBLE, msg);
-	else if (!msg && text_same(e->want_reason, REASON_INADMISSIBLE))
+	else if (!msg && dra_msg)
+		want_set(e, manager_dra_reason(), dra_msg);
+	else if (!msg && (text_same(e->want_reason, REASON_INADMISSIBLE) ||
+			  text_same(e->want_reason, manager_dra_reason())))
 		want_clear(e);
 	free(msg);
+	free(dra_msg);
 	manager_dl_check(m, e);
 	wl_sync(m, e);
 }

@@ -398,6 +398,39 @@ static void secret_defaults(json_t *obj)
 	set_default(obj, "type", json_string("Opaque"));
 }
 
+/* resource.k8s.io/v1 device requests: exactly.allocationMode ExactCount,
+ * and then count 1 (kube's SetDefaults_ExactDeviceRequest). */
+static void device_requests_defaults(json_t *spec)
+{
+	json_t *reqs = json_object_get(json_object_get(spec, "devices"),
+				       "requests"), *r;
+	size_t i;
+
+	json_array_foreach(reqs, i, r) {
+		json_t *ex = json_object_get(r, "exactly");
+		const char *mode;
+
+		if (!json_is_object(ex))
+			continue;
+		set_default(ex, "allocationMode", json_string("ExactCount"));
+		mode = json_string_value(json_object_get(ex,
+							 "allocationMode"));
+		if (mode && !strcmp(mode, "ExactCount"))
+			set_default(ex, "count", json_integer(1));
+	}
+}
+
+static void rct_defaults(json_t *obj)
+{
+	device_requests_defaults(json_object_get(json_object_get(obj, "spec"),
+						 "spec"));
+}
+
+static void claim_defaults(json_t *obj)
+{
+	device_requests_defaults(json_object_get(obj, "spec"));
+}
+
 static void service_defaults(json_t *obj)
 {
 	json_t *spec = json_object_get(obj, "spec"), *ports, *p;
@@ -834,6 +867,28 @@ const struct builtin builtin_types[] = {
 		.group = "coordination.k8s.io", .version = "v1",
 		.plural = "leases", .singular = "lease", .kind = "Lease",
 		.namespaced = true, .printer = "Lease",
+	},
+	/* dynamic resource allocation (the manager counts claim templates'
+	 * devices: controller/manager_dra.c) */
+	{
+		.group = "resource.k8s.io", .version = "v1",
+		.plural = "deviceclasses", .singular = "deviceclass",
+		.kind = "DeviceClass", .namespaced = false,
+		.flags = BI_GENERATION,
+	},
+	{
+		.group = "resource.k8s.io", .version = "v1",
+		.plural = "resourceclaimtemplates",
+		.singular = "resourceclaimtemplate",
+		.kind = "ResourceClaimTemplate", .namespaced = true,
+		.defaults = rct_defaults,
+	},
+	{
+		.group = "resource.k8s.io", .version = "v1",
+		.plural = "resourceclaims", .singular = "resourceclaim",
+		.kind = "ResourceClaim", .namespaced = true,
+		.flags = BI_STATUS | BI_STATUS_RESET,
+		.defaults = claim_defaults,
 	},
 	{
 		.group = "apiextensions.k8s.io", .version = "v1",

@@ -1655,7 +1655,8 @@ static bool podsets_same(const struct workload *o, const struct workload *w)
 		if (a->count != b->count ||
 		    a->has_min_count != b->has_min_count ||
 		    (a->has_min_count && a->min_count != b->min_count) ||
-		    !text_same(a->name, b->name))
+		    !text_same(a->name, b->name) ||
+		    !reslist_equal(&a->dra, &b->dra))
 			return false;
 		if (x->ncontainers != y->ncontainers ||
 		    x->ninit_containers != y->ninit_containers ||
@@ -1710,6 +1711,12 @@ static void compile_podsets(struct sched *s, struct swl *r,
 				rl.v[k].milli = INT64_MAX;
 		}
 		res_policy_apply(s->o.res_policy, &rl);
+		/* the devices of its claims, after the transformations (as
+		 * Kueue adds its DRA resources to the transformed requests) */
+		for (size_t k = 0; k < p->dra.n; k++)
+			if (reslist_add(&rl, p->dra.v[k].name, p->dra.v[k].milli,
+					&err) < 0)
+				reslist_set(&rl, p->dra.v[k].name, INT64_MAX);
 		a->req = xcalloc(rl.n ? rl.n : 1, sizeof(*a->req));
 		a->nreq = rl.n;
 		for (size_t k = 0; k < rl.n; k++) {
@@ -1864,6 +1871,14 @@ static uint32_t chk_sig(const struct workload *w)
 	return h;
 }
 
+void sched_wl_podsets_changed(struct sched *s, const char *key)
+{
+	int32_t id = nidx_find(&s->wl_idx, key);
+
+	if (id >= 0 && s->wls[id])
+		s->wls[id]->recompile = true;
+}
+
 void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		  const char *lq)
 {
@@ -1929,7 +1944,7 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		}
 		/* The same pod_sets array (a caller that moved the spec
 		 * of the old version into the new one) or equal sets. */
-		if (old && r->ps && r->nps == w->npod_sets &&
+		if (!r->recompile && old && r->ps && r->nps == w->npod_sets &&
 		    ((r->nps && r->ps[0].ps == &w->pod_sets[0]) ||
 		     podsets_same(old, w))) {
 			for (size_t i = 0; i < r->nps; i++)
@@ -1937,6 +1952,7 @@ void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		} else {
 			compile_podsets(s, r, w);
 		}
+		r->recompile = false;
 		sig = wl_sig(w, r);
 		changed = sig != r->cond_sig || r->state != WS_PENDING ||
 			  r->cq != c;

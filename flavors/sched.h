@@ -193,6 +193,12 @@ void sched_namespace_remove(struct sched *s, const char *name);
  * nothing; otherwise pending in cq's queue. Queue order uses
  * spec.priority and the creation timestamp (§1.2).
  */
+/*
+ * The pod sets of the workload key ("ns/name") changed in place (the
+ * manager filled their dra lists): the next sched_wl_set compiles them
+ * afresh. No-op for an unknown key.
+ */
+void sched_wl_podsets_changed(struct sched *s, const char *key);
 void sched_wl_set(struct sched *s, const struct workload *w, const char *cq,
 		  const char *lq);
 void sched_wl_remove(struct sched *s, const char *ns, const char *name);

@@ -82,6 +82,7 @@ enum wl_state {
 };
 
 struct swl {
+	bool recompile;          /* sched_wl_podsets_changed */
 	const char *key;            /* "namespace/name" (wl_idx's); NULL
 				       once removed (the record is dead) */
 	int32_t id;                 /* index in sched.wls */

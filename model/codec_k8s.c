@@ -349,6 +349,32 @@ static void dec_node_affinity(struct codec_ctx *c, const json_t *spec,
 		codec_pop(c, m1);
 }
 
+/* spec.resourceClaims: name, and the template or claim it comes from. */
+static size_t dec_claims(struct codec_ctx *c, const json_t *spec,
+			 struct pod_claim **out)
+{
+	const json_t *a, *e;
+	size_t m, mi, k = 0, n = codec_arr_begin(c, spec, "resourceClaims",
+						  &a, &m);
+
+	*out = n ? xcalloc(n, sizeof(**out)) : NULL;
+	for (size_t i = 0; i < n; i++) {
+		struct pod_claim *pc;
+
+		e = codec_elem_obj(c, a, i, &mi);
+		if (!e)
+			continue;
+		pc = &(*out)[k++];
+		pc->name = codec_strdup(c, e, "name");
+		pc->template_name =
+			codec_strdup(c, e, "resourceClaimTemplateName");
+		pc->claim_name = codec_strdup(c, e, "resourceClaimName");
+		codec_pop(c, mi);
+	}
+	codec_pop(c, m);
+	return k;
+}
+
 static void dec_pod_template(struct codec_ctx *c, const json_t *t,
 			     struct pod_template *out)
 {
@@ -382,6 +408,7 @@ static void dec_pod_template(struct codec_ctx *c, const json_t *t,
 			codec_strdup(c, spec, "priorityClassName");
 		out->runtime_class_name =
 			codec_strdup(c, spec, "runtimeClassName");
+		out->nclaims = dec_claims(c, spec, &out->claims);
 		codec_pop(c, m);
 	}
 	out->raw = codec_dump(t);

@@ -366,6 +366,12 @@ void pod_template_release(struct pod_template *t)
 	free(t->tols);
 	free(t->priority_class_name);
 	free(t->runtime_class_name);
+	for (size_t i = 0; i < t->nclaims; i++) {
+		free(t->claims[i].name);
+		free(t->claims[i].template_name);
+		free(t->claims[i].claim_name);
+	}
+	free(t->claims);
 	free(t->raw);
 	memset(t, 0, sizeof(*t));
 }
@@ -396,6 +402,19 @@ void pod_template_copy(struct pod_template *dst, const struct pod_template *src)
 	}
 	dst->priority_class_name = xstrdup_or_null(src->priority_class_name);
 	dst->runtime_class_name = xstrdup_or_null(src->runtime_class_name);
+	if (src->nclaims) {
+		dst->claims = xcalloc(src->nclaims, sizeof(*dst->claims));
+		for (size_t i = 0; i < src->nclaims; i++) {
+			const struct pod_claim *c = &src->claims[i];
+
+			dst->claims[i].name = xstrdup_or_null(c->name);
+			dst->claims[i].template_name =
+				xstrdup_or_null(c->template_name);
+			dst->claims[i].claim_name =
+				xstrdup_or_null(c->claim_name);
+		}
+		dst->nclaims = src->nclaims;
+	}
 	dst->raw = xstrdup_or_null(src->raw);
 }
 
@@ -448,6 +467,7 @@ void workload_release(struct workload *w)
 		free(w->pod_sets[i].name);
 		pod_template_release(&w->pod_sets[i].tmpl);
 		free(w->pod_sets[i].topology_request);
+		reslist_release(&w->pod_sets[i].dra);
 	}
 	free(w->pod_sets);
 	free(w->queue_name);
@@ -490,6 +510,7 @@ void workload_copy(struct workload *dst, const struct workload *src)
 			d->min_count = s->min_count;
 			pod_template_copy(&d->tmpl, &s->tmpl);
 			d->topology_request = xstrdup_or_null(s->topology_request);
+			reslist_copy(&d->dra, &s->dra);
 			d->tas_requested = s->tas_requested;
 		}
 		dst->npod_sets = src->npod_sets;

@@ -358,6 +358,14 @@ struct container_res {
 	bool sidecar;             /* init container with restartPolicy Always */
 };
 
+/* spec.resourceClaims[] of a pod (dynamic resource allocation): by
+ * template, each pod gets a claim of its own; by name, pods share one. */
+struct pod_claim {
+	char *name;           /* owned */
+	char *template_name;  /* owned or NULL: resourceClaimTemplateName */
+	char *claim_name;     /* owned or NULL: resourceClaimName */
+};
+
 struct pod_template {
 	struct smap labels;      /* metadata.labels */
 	struct smap annotations; /* metadata.annotations */
@@ -375,6 +383,8 @@ struct pod_template {
 	size_t ntols;
 	char *priority_class_name; /* owned or NULL */
 	char *runtime_class_name;  /* owned or NULL */
+	struct pod_claim *claims;  /* owned; spec.resourceClaims */
+	size_t nclaims;
 	/*
 	 * Owned compact JSON of the whole PodTemplateSpec as received, or
 	 * NULL. The codec writes it back with metadata.labels/annotations
@@ -397,6 +407,13 @@ struct pod_set {
 	int32_t min_count;     /* partial admission floor */
 	struct pod_template tmpl;
 	char *topology_request; /* owned compact JSON or NULL (TAS, opaque) */
+	/* Dynamic resource allocation: per pod, the quota resources its
+	 * claim templates' devices stand for (resources.deviceClassMappings).
+	 * Not part of the object: the manager fills it from the
+	 * ResourceClaimTemplates before the workload is queued (as Kueue's
+	 * workload controller does), and the scheduler adds it to the pod's
+	 * requests. */
+	struct reslist dra;
 	bool tas_requested;     /* topologyRequest asks for a placement
 				   (required, preferred, unconstrained or a
 				   podSetSlice* field: Kueue's
