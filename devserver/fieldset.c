@@ -181,9 +181,10 @@ static void drop_kid(struct fset *s, size_t i)
 	s->n--;
 }
 
-void fset_subtract(struct fset *dst, const struct fset *src)
+bool fset_subtract(struct fset *dst, const struct fset *src)
 {
 	size_t i = 0, j = 0;
+	bool gone = false;
 
 	while (i < dst->n && j < src->n) {
 		int c = fset_pe_cmp(dst->kids[i].pe, src->kids[j].pe);
@@ -195,9 +196,11 @@ void fset_subtract(struct fset *dst, const struct fset *src)
 		} else {
 			struct fset *d = &dst->kids[i];
 
-			if (src->kids[j].member)
+			if (src->kids[j].member && d->member) {
 				d->member = false;
-			fset_subtract(d, &src->kids[j]);
+				gone = true;
+			}
+			gone |= fset_subtract(d, &src->kids[j]);
 			j++;
 			if (node_empty(d))
 				drop_kid(dst, i);
@@ -205,6 +208,7 @@ void fset_subtract(struct fset *dst, const struct fset *src)
 				i++;
 		}
 	}
+	return gone;
 }
 
 static void intersect_into(struct fset *out, const struct fset *a,

@@ -55,8 +55,8 @@ bool fset_is_empty(const struct fset *s);
 /* dst becomes dst ∪ src. */
 void fset_union(struct fset *dst, const struct fset *src);
 /* dst becomes dst − src (members of src stop being members of dst);
- * nodes left with nothing are dropped. */
-void fset_subtract(struct fset *dst, const struct fset *src);
+ * nodes left with nothing are dropped. Returns whether a member went. */
+bool fset_subtract(struct fset *dst, const struct fset *src);
 /* a ∩ b (new). */
 struct fset *fset_intersect(const struct fset *a, const struct fset *b);
 /* Removes the child pe of s and everything below it. */

@@ -302,20 +302,70 @@ static const char *pe_field(struct sbuf *b, const char *k)
 	return sbuf_cstr(b);
 }
 
+/* A JSON string for s into b: encoding/json's compact escapes of
+ * quote, backslash and control characters (UTF-8 as is). */
+static void put_json_str(struct sbuf *b, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	(void)sbuf_addch(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\') {
+			(void)sbuf_addch(b, '\\');
+			(void)sbuf_addch(b, (char)c);
+		} else if (c < 0x20) {
+			char e[6] = { '\\', 'u', '0', '0', hex[c >> 4],
+				      hex[c & 15] };
+
+			(void)sbuf_add(b, e, sizeof(e));
+		} else {
+			(void)sbuf_addch(b, (char)c);
+		}
+	}
+	(void)sbuf_addch(b, '"');
+}
+
+/* The compact JSON of v into b; scalars without a JSON library call. */
+static void put_json(struct sbuf *b, const json_t *v)
+{
+	char *t;
+
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		put_json_str(b, json_string_value(v), json_string_length(v));
+		return;
+	case JSON_INTEGER:
+		(void)sbuf_addf(b, "%" JSON_INTEGER_FORMAT,
+				json_integer_value(v));
+		return;
+	case JSON_TRUE:
+		(void)sbuf_adds(b, "true");
+		return;
+	case JSON_FALSE:
+		(void)sbuf_adds(b, "false");
+		return;
+	case JSON_NULL:
+		(void)sbuf_adds(b, "null");
+		return;
+	default:
+		t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+		(void)sbuf_adds(b, t ? t : "null");
+		free(t);
+	}
+}
+
 /* The path element of a list item into b: "k:{...}" by the list's keys
  * (those the item has), "v:<json>" for a set. NULL when a map item is
  * not an object or has none of the keys. */
 static const char *pe_item(struct sbuf *b, enum lkind lk,
 			   const struct lkeys *keys, const json_t *item)
 {
-	char *t;
-
 	sbuf_reset(b);
 	if (lk == LK_SET) {
-		t = json_dumps(item, JSON_COMPACT | JSON_ENCODE_ANY);
 		(void)sbuf_adds(b, "v:");
-		(void)sbuf_adds(b, t ? t : "null");
-		free(t);
+		put_json(b, item);
 		return sbuf_cstr(b);
 	}
 	if (!json_is_object(item))
@@ -323,21 +373,14 @@ static const char *pe_item(struct sbuf *b, enum lkind lk,
 	(void)sbuf_adds(b, "k:{");
 	for (size_t i = 0, n = 0; i < keys->n; i++) {
 		const json_t *v = json_object_get(item, keys->k[i]);
-		json_t *name;
 
 		if (!v)
 			continue;
 		if (n++)
 			(void)sbuf_addch(b, ',');
-		name = json_string(keys->k[i]);
-		t = json_dumps(name, JSON_COMPACT | JSON_ENCODE_ANY);
-		(void)sbuf_adds(b, t);
-		free(t);
-		json_decref(name);
+		put_json_str(b, keys->k[i], strlen(keys->k[i]));
 		(void)sbuf_addch(b, ':');
-		t = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-		(void)sbuf_adds(b, t ? t : "null");
-		free(t);
+		put_json(b, v);
 	}
 	if (b->len == 3)
 		return NULL;
@@ -486,26 +529,32 @@ static void to_set(struct ctx *c, struct ty t, const json_t *v,
 
 struct cmp {
 	struct fset *added, *modified, *removed; /* owned */
-	char **path;   /* owned stack of owned key texts */
+	struct sbuf text; /* the path's key texts, each NUL-terminated */
+	size_t *at;       /* owned; n offsets into text */
 	size_t n, cap;
 };
 
 static void cmp_push(struct cmp *w, const char *pe)
 {
-	XGROW(w->path, w->cap, w->n + 1);
-	w->path[w->n++] = xstrdup(pe);
+	XGROW(w->at, w->cap, w->n + 1);
+	w->at[w->n++] = w->text.len;
+	(void)sbuf_add(&w->text, pe, strlen(pe) + 1);
 }
 
 static void cmp_pop(struct cmp *w)
 {
-	free(w->path[--w->n]);
+	sbuf_setlen(&w->text, w->at[--w->n]);
 }
 
-static void insert(struct fset *s, char *const *path, size_t n)
+/* Makes the walk's current path a member of s. */
+static void insert(struct fset *s, const struct cmp *w)
 {
-	for (size_t i = 0; i < n; i++)
-		s = fset_child(s, path[i], strlen(path[i]), true);
-	if (n)
+	for (size_t i = 0; i < w->n; i++) {
+		const char *pe = w->text.buf + w->at[i];
+
+		s = fset_child(s, pe, strlen(pe), true);
+	}
+	if (w->n)
 		s->member = true;
 }
 
@@ -519,25 +568,31 @@ static bool is_empty_container(const json_t *v)
 static void compare(struct ctx *c, struct cmp *w, struct ty t,
 		    const json_t *l, const json_t *r);
 
-/* The items of a non-atomic list, by path element (first one wins). */
+/* The items of a non-atomic list, by path element (first one wins); the
+ * texts share one buffer. */
 struct items {
-	char **pe;          /* owned texts */
+	struct sbuf text;   /* the path elements, each NUL-terminated */
+	size_t *at;         /* owned; n offsets into text */
 	const json_t **v;   /* borrowed */
 	size_t n, cap, vcap;
 };
 
 static void items_release(struct items *it)
 {
-	for (size_t i = 0; i < it->n; i++)
-		free(it->pe[i]);
-	free(it->pe);
+	sbuf_release(&it->text);
+	free(it->at);
 	free(it->v);
+}
+
+static const char *items_pe(const struct items *it, size_t i)
+{
+	return it->text.buf + it->at[i];
 }
 
 static const json_t *items_find(const struct items *it, const char *pe)
 {
 	for (size_t i = 0; i < it->n; i++)
-		if (!strcmp(it->pe[i], pe))
+		if (!strcmp(items_pe(it, i), pe))
 			return it->v[i];
 	return NULL;
 }
@@ -553,9 +608,10 @@ static void items_index(struct items *it, enum lkind lk,
 	json_array_foreach(list, i, item) {
 		if (!pe_item(&pe, lk, keys, item) || items_find(it, pe.buf))
 			continue;
-		XGROW(it->pe, it->cap, it->n + 1);
+		XGROW(it->at, it->cap, it->n + 1);
 		XGROW(it->v, it->vcap, it->n + 1);
-		it->pe[it->n] = sbuf_detach(&pe, NULL);
+		it->at[it->n] = it->text.len;
+		(void)sbuf_add(&it->text, pe.buf, pe.len + 1);
 		it->v[it->n++] = item;
 	}
 	sbuf_release(&pe);
@@ -572,14 +628,14 @@ static void compare_list(struct ctx *c, struct cmp *w, struct ty t,
 	items_index(&li, lk, keys, l);
 	items_index(&ri, lk, keys, r);
 	for (size_t i = 0; i < li.n; i++) {
-		cmp_push(w, li.pe[i]);
-		compare(c, w, it, li.v[i], items_find(&ri, li.pe[i]));
+		cmp_push(w, items_pe(&li, i));
+		compare(c, w, it, li.v[i], items_find(&ri, items_pe(&li, i)));
 		cmp_pop(w);
 	}
 	for (size_t i = 0; i < ri.n; i++) {
-		if (items_find(&li, ri.pe[i]))
+		if (items_find(&li, items_pe(&ri, i)))
 			continue;
-		cmp_push(w, ri.pe[i]);
+		cmp_push(w, items_pe(&ri, i));
 		compare(c, w, it, NULL, ri.v[i]);
 		cmp_pop(w);
 	}
@@ -650,11 +706,11 @@ static void compare(struct ctx *c, struct cmp *w, struct ty t,
 		leaf = true;
 	if (leaf) {
 		if (!l)
-			insert(w->added, w->path, w->n);
+			insert(w->added, w);
 		else if (!r)
-			insert(w->removed, w->path, w->n);
+			insert(w->removed, w);
 		else if (!value_eq(l, r))
-			insert(w->modified, w->path, w->n);
+			insert(w->modified, w);
 		return;
 	}
 	if (json_is_array(any))
@@ -662,9 +718,9 @@ static void compare(struct ctx *c, struct cmp *w, struct ty t,
 	else
 		compare_map(c, w, t, l, r);
 	if (!l)
-		insert(w->added, w->path, w->n);
+		insert(w->added, w);
 	else if (!r)
-		insert(w->removed, w->path, w->n);
+		insert(w->removed, w);
 }
 
 /* ---------------------------------------------------------------------
@@ -717,7 +773,7 @@ static json_t *merge_list(struct ctx *c, struct ty t, enum lkind lk,
 			json_array_append_new(out, m);
 	}
 	for (i = 0; i < ri.n; i++)
-		if (!items_find(&li, ri.pe[i]))
+		if (!items_find(&li, items_pe(&ri, i)))
 			json_array_append_new(out, json_deep_copy(ri.v[i]));
 	ty_pop(c, mark);
 	items_release(&li);
@@ -882,6 +938,8 @@ struct entry {
 	char *subresource;      /* owned; "" for none */
 	char *time;             /* owned; NULL for none */
 	const json_t *fields;   /* borrowed fieldsV1 as found, or NULL */
+	const json_t *orig;     /* borrowed: the entry as found, written out
+				   again as it is while not dirty */
 	struct fset *set;       /* owned; NULL until parsed */
 	bool dirty;             /* set changed: encode it again */
 };
@@ -1014,6 +1072,7 @@ static int entries_decode(const json_t *list, bool strict,
 		e->dirty = false;
 		e->time = tm && *tm ? xstrdup(tm) : NULL;
 		e->fields = json_object_get(o, "fieldsV1");
+		e->orig = o;
 		if (e->fields && !json_is_string(e->fields) &&
 		    !json_is_object(e->fields) && !json_is_null(e->fields))
 			goto bad;
@@ -1068,6 +1127,12 @@ static json_t *entries_encode(struct entries *es)
 			continue;
 		if (!e->set && !e->fields)
 			continue;
+		if (!e->dirty && e->orig && json_is_string(e->fields)) {
+			/* untouched: shared with the live object, which
+			 * never changes */
+			json_array_append(out, unconst(e->orig));
+			continue;
+		}
 		o = json_object();
 		if (*e->manager)
 			json_object_set_new(o, "manager",
@@ -1107,8 +1172,11 @@ static void cap_updaters(struct entries *es)
 {
 	size_t nu = 0, *idx;
 
+	/* an entry not parsed is not empty: none is ever stored empty */
 	for (size_t i = 0; i < es->n; i++)
-		if (!es->e[i].apply && !fset_is_empty(entry_set(&es->e[i])))
+		if (!es->e[i].apply && (es->e[i].set
+					? !fset_is_empty(es->e[i].set)
+					: es->e[i].fields != NULL))
 			nu++;
 	if (nu <= MANAGED_MAX_UPDATERS)
 		return;
@@ -1228,9 +1296,8 @@ static void cmp_release(struct cmp *w)
 	fset_free(w->added);
 	fset_free(w->modified);
 	fset_free(w->removed);
-	while (w->n)
-		cmp_pop(w);
-	free(w->path);
+	sbuf_release(&w->text);
+	free(w->at);
 }
 
 /* Compares l and r (the root objects) into w (new sets). Returns whether
@@ -1278,20 +1345,47 @@ static bool is_reset(const json_t *mf)
 	return true;
 }
 
+struct leaf_scan {
+	const char *text;   /* the entry's FieldsV1 text */
+	struct sbuf key;    /* scratch: a key as the text quotes it */
+	bool hit;
+};
+
+static void scan_leaf(const char *const *path, size_t n, void *cls)
+{
+	struct leaf_scan *ls = cls;
+
+	if (ls->hit)
+		return;
+	sbuf_reset(&ls->key);
+	put_json_str(&ls->key, path[n - 1], strlen(path[n - 1]));
+	ls->hit = strstr(ls->text, ls->key.buf) != NULL;
+}
+
+/* False when e cannot own anything of x: the text of an entry not parsed
+ * yet lacks every key x ends its members with. Spares the parse of the
+ * entries a write does not touch (a status writer's, say, when the spec
+ * changes). */
+static bool may_own(const struct entry *e, const struct fset *x)
+{
+	struct leaf_scan ls = { NULL, SBUF_INIT, false };
+
+	if (e->set || !json_is_string(e->fields))
+		return true;
+	ls.text = json_string_value(e->fields);
+	fset_each(x, scan_leaf, &ls);
+	sbuf_release(&ls.key);
+	return ls.hit;
+}
+
 /* Takes from e what x (in a manager's terms) names; marks e dirty when
  * it owned any of it. */
 static void take_from(struct entry *e, const struct fset *x)
 {
-	struct fset *set = entry_set(e), *hit;
-
-	if (fset_is_empty(x))
+	if (fset_is_empty(x) || !may_own(e, x))
 		return;
-	hit = fset_intersect(set, x);
-	if (!fset_is_empty(hit)) {
-		fset_subtract(set, x);
+	if (fset_subtract(entry_set(e), x))
 		e->dirty = true;
-	}
-	fset_free(hit);
 }
 
 static void set_managed(json_t *obj, json_t *mf)
