@@ -1118,7 +1118,8 @@ static json_t *entries_encode(struct entries *es)
 {
 	json_t *out = json_array();
 
-	qsort(es->e, es->n, sizeof(es->e[0]), entry_order);
+	if (es->n)
+		qsort(es->e, es->n, sizeof(es->e[0]), entry_order);
 	for (size_t i = 0; i < es->n; i++) {
 		struct entry *e = &es->e[i];
 		json_t *o;
@@ -1616,6 +1617,7 @@ json_t *managed_apply(const struct managed_req *r, const json_t *live,
 					     "managedFields");
 	json_t *empty = NULL, *merged = NULL;
 	struct fset *applied = NULL, *changed = NULL, **taken = NULL;
+	size_t ntaken = 0;
 	struct conflicts cs = { NULL, 0, 0, NULL };
 	struct entry *self;
 	struct entries es;
@@ -1662,7 +1664,8 @@ json_t *managed_apply(const struct managed_req *r, const json_t *live,
 	any = compare_objects(&c, &w, live, merged);
 	changed = fset_copy(w.modified);
 	fset_union(changed, w.added);
-	taken = xcalloc(es.n ? es.n : 1, sizeof(*taken));
+	ntaken = es.n; /* entries_add below may grow es */
+	taken = xcalloc(ntaken ? ntaken : 1, sizeof(*taken));
 	for (size_t i = 0; i < es.n; i++) {
 		struct fset *x;
 
@@ -1705,9 +1708,8 @@ json_t *managed_apply(const struct managed_req *r, const json_t *live,
 		stamp(self, r->now_ms);
 	set_managed(merged, entries_encode(&es));
 out:
-	if (taken)
-		for (size_t i = 0; i < es.n; i++)
-			fset_free(taken[i]);
+	for (size_t i = 0; i < ntaken; i++)
+		fset_free(taken[i]);
 	free(taken);
 	conflicts_release(&cs);
 	fset_free(applied);
