@@ -25,6 +25,11 @@
 
 #define API_MAX_BODY ((size_t)3 << 20)
 
+/* The internal user of --preload, whose writes own no fields: preloaded
+ * objects are as if they predated field tracking, so any later apply
+ * (kubectl's) merges into them without conflicts. */
+#define API_PRELOAD_USER "cueue-devserver-preload"
+
 /* One Service of --service-endpoint: its entries of api.eps. */
 struct api_svc {
 	const char *ns;               /* borrowed from api.eps */
@@ -73,6 +78,8 @@ struct op {
 	const char *field_manager;    /* borrowed or NULL (never "") */
 	const char *field_validation; /* as sent (borrowed), or NULL */
 	bool dry_run;
+	bool untracked;               /* writes record no managedFields
+				       * (API_PRELOAD_USER's, --preload) */
 	enum field_validation fv;
 	json_t *warnings;             /* owned array of strings */
 	int64_t now_ms;               /* read once per request */

@@ -55,6 +55,7 @@ static int internal_op(struct api *a, const struct api_ref *r,
 	api_op_init(op, a, *snap, t, v, t->namespaced ? r->ns : "", r->name, sub);
 	op->user = r->user ? r->user : default_user;
 	op->field_manager = op->user;
+	op->untracked = !strcmp(op->user, API_PRELOAD_USER);
 	return 0;
 }
 
@@ -398,7 +399,7 @@ static enum apply_rc apply_doc(struct api *a, const json_t *doc,
 	const struct rtype *t;
 	char group[256] = "";
 	const char *slash;
-	struct api_ref r = { .user = "cueue-devserver-preload" };
+	struct api_ref r = { .user = API_PRELOAD_USER };
 	int rc;
 
 	if (!av || !kind) {

@@ -38,6 +38,8 @@
 #include "devserver/api_int.h"
 #include "devserver/builtin.h"
 #include "devserver/convert.h"
+#include "devserver/http.h"
+#include "devserver/managed.h"
 #include "devserver/patch.h"
 #include "devserver/schema.h"
 #include "devserver/store.h"
@@ -420,6 +422,61 @@ static int answer(struct op *op, json_t *stored, json_t **out,
 	return 0;
 }
 
+
+/* ---- managedFields (managed.h) ---- */
+
+/* How a write's managedFields come about. */
+enum mf_mode {
+	MF_UPDATE, /* the bookkeeping of a create, update or patch */
+	MF_KEEP,   /* an apply computed them already */
+};
+
+/*
+ * The bookkeeping request of op. The manager is ?fieldManager, else the
+ * User-Agent's prefix (kube-apiserver's managerOrUserAgent), else, for
+ * the internal API, the caller's user; *owned receives what must be
+ * freed after.
+ */
+static void mf_req(const struct op *op, struct managed_req *r, char *av,
+		   size_t n, char **owned)
+{
+	const char *mgr = op->field_manager;
+
+	*owned = NULL;
+	if (!mgr && op->req)
+		mgr = *owned = managed_manager_from_agent(
+			http_header(op->req, "User-Agent"));
+	if (!mgr)
+		mgr = op->user ? op->user : "";
+	*r = (struct managed_req){
+		.manager = mgr,
+		.api_version = api_op_version(op, av, n),
+		.subresource = op->sub,
+		.schema = op->type->bi ? NULL : op->ver->schema,
+		.keys = op->type->bi ? smp_builtin_keys : NULL,
+		.has_status = op->ver->status,
+		.now_ms = op->now_ms,
+	};
+}
+
+/* The Update bookkeeping of obj over live (NULL: a create). Untracked
+ * writes (--preload) leave what live had. */
+static void mf_update(const struct op *op, const json_t *live, json_t *obj)
+{
+	struct managed_req r;
+	char av[256], *owned;
+
+	if (op->untracked) {
+		set_or_del(meta(obj), "managedFields",
+			   json_object_get(json_object_get(live, "metadata"),
+					   "managedFields"));
+		return;
+	}
+	mf_req(op, &r, av, sizeof(av), &owned);
+	managed_update(&r, live, obj);
+	free(owned);
+}
+
 /* ---- create ---- */
 
 static int check_namespace(struct op *op, const char *name,
@@ -495,7 +552,6 @@ static int prepare_create(struct op *op, json_t *obj, struct api_status *st)
 		json_object_del(m, "generation");
 	json_object_del(m, "deletionTimestamp");
 	json_object_del(m, "deletionGracePeriodSeconds");
-	json_object_del(m, "managedFields");
 	json_object_del(m, "selfLink");
 	if (op->ver->status) {
 		if (status_reset(op->type))
@@ -508,8 +564,9 @@ static int prepare_create(struct op *op, json_t *obj, struct api_status *st)
 	return 0;
 }
 
-int api_write_create(struct op *op, json_t *obj, json_t **out,
-		     struct api_status *st)
+/* The create of obj (taken); mf: how its managedFields come about. */
+static int create_obj(struct op *op, json_t *obj, enum mf_mode mf,
+		      json_t **out, struct api_status *st)
 {
 	struct admission_req ar;
 	json_t *stored = NULL, *sobj, *opts = api_op_options(op, "CreateOptions");
@@ -526,6 +583,10 @@ int api_write_create(struct op *op, json_t *obj, json_t **out,
 	apply_defaults(op, obj);
 	if (apply_prune(op, obj, true, st) < 0)
 		goto fail;
+	/* field ownership, before admission as kube's create handler does
+	 * it (what webhooks change is nobody's) */
+	if (mf == MF_UPDATE)
+		mf_update(op, NULL, obj);
 	/* 4. mutating admission: metadata.name and request.name are still
 	 * empty under generateName, as in kube-apiserver, where the generic
 	 * store's create() makes the name up after the mutating webhooks */
@@ -592,6 +653,12 @@ fail:
 	return -1;
 }
 
+int api_write_create(struct op *op, json_t *obj, json_t **out,
+		     struct api_status *st)
+{
+	return create_obj(op, obj, MF_UPDATE, out, st);
+}
+
 /* ---- update ---- */
 
 /* True when obj and old differ outside metadata (and status, when it has
@@ -638,6 +705,10 @@ static void prepare_update(struct op *op, json_t **objp, const json_t *old)
 			set_or_del(spec, "finalizers", json_object_get(
 				json_object_get(obj, "spec"), "finalizers"));
 		}
+		/* the one field of metadata a subresource write sets */
+		set_or_del(meta(n), "managedFields",
+			   json_object_get(json_object_get(obj, "metadata"),
+					   "managedFields"));
 		json_decref(obj);
 		*objp = n;
 		return;
@@ -645,7 +716,6 @@ static void prepare_update(struct op *op, json_t **objp, const json_t *old)
 	m = meta(obj);
 	for (size_t i = 0; keep[i]; i++)
 		set_or_del(m, keep[i], json_object_get(om, keep[i]));
-	json_object_del(m, "managedFields");
 	if (op->ver->status)
 		set_or_del(obj, "status", json_object_get(old, "status"));
 	if (is_namespace(op->type)) {
@@ -690,8 +760,8 @@ static bool ready_to_go(const json_t *obj)
  * concurrent write won and the attempt may be repeated.
  */
 static int update_once(struct op *op, json_t *obj, const json_t *old,
-		       bool is_put, bool patch_pinned, json_t **out,
-		       bool *retry, struct api_status *st)
+		       bool is_put, bool patch_pinned, enum mf_mode mf,
+		       json_t **out, bool *retry, struct api_status *st)
 {
 	const struct rtype *t = op->type;
 	struct admission_req ar;
@@ -745,6 +815,10 @@ static int update_once(struct op *op, json_t *obj, const json_t *old,
 	apply_defaults(op, obj);
 	if (apply_prune(op, obj, true, st) < 0)
 		goto fail;
+	/* field ownership (kube's fieldManager transformer runs before
+	 * admission) */
+	if (mf == MF_UPDATE)
+		mf_update(op, old_v, obj);
 	/* 4. mutating admission */
 	ar = adm_req(op, ADMISSION_UPDATE, op->name, old_v, opts);
 	if (admission_mutate(&ar, &obj, st) < 0)
@@ -821,8 +895,8 @@ int api_write_update(struct op *op, json_t *obj, json_t **out,
 			return status_not_found(st, op->type->group,
 						op->type->plural, op->name);
 		}
-		rc = update_once(op, json_deep_copy(obj), old, true, false, out,
-				 &retry, st);
+		rc = update_once(op, json_deep_copy(obj), old, true, false,
+				 MF_UPDATE, out, &retry, st);
 		json_decref(old);
 		if (rc == 0 || !retry || i == RETRIES - 1) {
 			json_decref(obj);
@@ -926,12 +1000,36 @@ static bool patch_pins_rv(enum ptype pt, const json_t *patch)
 	return false;
 }
 
+/* Server-side apply with field ownership: the merged object with its
+ * managedFields, or NULL + st (409 on conflicts unless force). */
+static json_t *apply_managed(struct op *op, const json_t *cur,
+			     const json_t *patch, bool force,
+			     struct api_status *st)
+{
+	struct managed_req r;
+	char av[256], *owned;
+	json_t *out;
+
+	mf_req(op, &r, av, sizeof(av), &owned);
+	out = managed_apply(&r, cur, patch, force, st);
+	free(owned);
+	return out;
+}
+
 int api_write_patch(struct op *op, const char *ctype, const json_t *patch,
 		    json_t **out, int *code, struct api_status *st)
 {
 	enum ptype pt = patch_type(ctype);
+	const char *fq = api_op_query(op, "force");
+	bool force = false;
+	/* apply with ownership; --preload merges without (untracked) */
+	bool managed = pt == PT_APPLY && !op->untracked;
 
 	*code = 200;
+	if (fq && *fq && api_parse_go_bool(fq, &force) < 0)
+		return status_bad_request(st, "force: Invalid value: \"%s\": "
+					  "strconv.ParseBool: parsing \"%s\": "
+					  "invalid syntax", fq, fq);
 	if (api_write_patch_ctype_check(op, ctype, st) < 0)
 		return -1;
 	if (pt == PT_JSON && !json_is_array(patch))
@@ -954,12 +1052,19 @@ int api_write_patch(struct op *op, const char *ctype, const json_t *patch,
 		int rc;
 
 		if (!old && pt == PT_APPLY && !*op->sub) {
-			json_t *obj = json_deep_copy(patch);
+			json_t *obj = json_deep_copy(patch), *merged;
 
 			*code = 201;
 			json_object_set_new(meta(obj), "name",
 					    json_string(op->name));
-			return api_write_create(op, obj, out, st);
+			if (!managed)
+				return create_obj(op, obj, MF_UPDATE, out, st);
+			/* kube applies to an empty object: an Apply entry */
+			merged = apply_managed(op, NULL, obj, force, st);
+			json_decref(obj);
+			if (!merged)
+				return -1;
+			return create_obj(op, merged, MF_KEEP, out, st);
 		}
 		if (!old)
 			return status_not_found(st, op->type->group,
@@ -969,14 +1074,16 @@ int api_write_patch(struct op *op, const char *ctype, const json_t *patch,
 			json_decref(old);
 			return -1;
 		}
-		next = apply_patch(op, pt, cur, patch, st);
+		next = managed ? apply_managed(op, cur, patch, force, st)
+			       : apply_patch(op, pt, cur, patch, st);
 		json_decref(cur);
 		if (!next) {
 			json_decref(old);
 			return -1;
 		}
 		rc = update_once(op, next, old, false, patch_pins_rv(pt, patch),
-				 out, &retry, st);
+				 managed ? MF_KEEP : MF_UPDATE, out, &retry,
+				 st);
 		json_decref(old);
 		if (rc == 0 || !retry)
 			return rc;

@@ -148,7 +148,77 @@ static void put_integer(struct sbuf *o, json_int_t v)
 	put(o, buf + i, sizeof(buf) - i);
 }
 
-static int put_value(struct sbuf *o, const json_t *j, int depth)
+/* Where a value sits, for the one raw member (see jsonw.h). */
+enum where {
+	W_ANY,
+	W_META,     /* the value of a "metadata" member */
+	W_MF,       /* its "managedFields" */
+	W_MF_ENTRY, /* an element of that */
+};
+
+/* A JSON string's body at s (after the opening quote) up to its closing
+ * quote; returns the position after it, or NULL. */
+static const char *skip_string(const char *s, const char *end)
+{
+	while (s < end) {
+		unsigned char c = (unsigned char)*s++;
+
+		if (c == '"')
+			return s;
+		if (c < 0x20)
+			return NULL;
+		if (c != '\\')
+			continue;
+		if (s >= end)
+			return NULL;
+		c = (unsigned char)*s++;
+		if (c == 'u') {
+			for (int i = 0; i < 4; i++, s++)
+				if (s >= end || !strchr("0123456789abcdefABCDEF",
+							*s) || !*s)
+					return NULL;
+		} else if (!strchr("\"\\/bfnrt", c) || !c) {
+			return NULL;
+		}
+	}
+	return NULL;
+}
+
+/* An object of objects with string keys, compact, at s; returns the
+ * position after it, or NULL. */
+static const char *skip_fields(const char *s, const char *end, int depth)
+{
+	if (depth > JSONW_MAX_DEPTH || s >= end || *s++ != '{')
+		return NULL;
+	if (s < end && *s == '}')
+		return s + 1;
+	for (;;) {
+		if (s >= end || *s++ != '"')
+			return NULL;
+		s = skip_string(s, end);
+		if (!s || s >= end || *s++ != ':')
+			return NULL;
+		s = skip_fields(s, end, depth + 1);
+		if (!s || s >= end)
+			return NULL;
+		if (*s == '}')
+			return s + 1;
+		if (*s++ != ',')
+			return NULL;
+	}
+}
+
+/* True when the string j holds FieldsV1 text to write as it is. */
+static bool is_fields_text(const json_t *j)
+{
+	const char *s = json_string_value(j);
+	const char *end = s + json_string_length(j);
+
+	return skip_fields(s, end, 0) == end;
+}
+
+static int put_value(struct sbuf *o, const json_t *j, int depth,
+		     enum where w)
 {
 	if (!j || depth > JSONW_MAX_DEPTH)
 		return -1;
@@ -159,15 +229,30 @@ static int put_value(struct sbuf *o, const json_t *j, int depth)
 
 		put1(o, '{');
 		for (; it; it = json_object_iter_next((json_t *)j, it)) {
+			const char *k = json_object_iter_key(it);
+			size_t kn = json_object_iter_key_len(it);
+			json_t *v = json_object_iter_value(it);
+			enum where kw = W_ANY;
+
 			if (!first)
 				put1(o, ',');
 			first = false;
-			if (put_string(o, json_object_iter_key(it),
-				       json_object_iter_key_len(it)) != 0)
+			if (put_string(o, k, kn) != 0)
 				return -1;
 			put1(o, ':');
-			if (put_value(o, json_object_iter_value(it),
-				      depth + 1) != 0)
+			if (kn == 8 && !memcmp(k, "metadata", 8)) {
+				kw = W_META;
+			} else if (w == W_META && kn == 13 &&
+				   !memcmp(k, "managedFields", 13)) {
+				kw = W_MF;
+			} else if (w == W_MF_ENTRY && kn == 8 &&
+				   !memcmp(k, "fieldsV1", 8) &&
+				   json_is_string(v) && is_fields_text(v)) {
+				put(o, json_string_value(v),
+				    json_string_length(v));
+				continue;
+			}
+			if (put_value(o, v, depth + 1, kw) != 0)
 				return -1;
 		}
 		put1(o, '}');
@@ -175,12 +260,14 @@ static int put_value(struct sbuf *o, const json_t *j, int depth)
 	}
 	case JSON_ARRAY: {
 		size_t n = json_array_size(j);
+		enum where ew = w == W_MF ? W_MF_ENTRY : W_ANY;
 
 		put1(o, '[');
 		for (size_t i = 0; i < n; i++) {
 			if (i)
 				put1(o, ',');
-			if (put_value(o, json_array_get(j, i), depth + 1) != 0)
+			if (put_value(o, json_array_get(j, i), depth + 1,
+				      ew) != 0)
 				return -1;
 		}
 		put1(o, ']');
@@ -215,7 +302,7 @@ int jsonw_append(const json_t *j, struct sbuf *b)
 	if (b->max)
 		BUG("jsonw_append: a capped buffer (%zu)", b->max);
 	if (json_is_object(j) || json_is_array(j))
-		rc = put_value(b, j, 0);
+		rc = put_value(b, j, 0, W_ANY);
 	if (rc != 0)
 		sbuf_setlen(b, start);
 	return rc;

@@ -16,6 +16,13 @@
  * jansson itself (json_dump_callback with JSON_ENCODE_ANY), so their
  * formatting and UTF-8 checks are jansson's by construction.
  *
+ * One exception, on purpose: a string member "fieldsV1" of an element of
+ * a "managedFields" array inside a "metadata" object, when the string
+ * holds compact FieldsV1 JSON (an object of objects), is written as that
+ * JSON, not as a string. That is how managed.h keeps field ownership
+ * compact (Go's FieldsV1 is raw JSON bytes too); anything else in that
+ * place is written as jansson would.
+ *
  * Threads: any; no state.
  */
 #ifndef DEVSERVER_JSONW_H

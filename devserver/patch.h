@@ -13,7 +13,9 @@
  *    $deleteFromPrimitiveList/<field>.
  *  - Server-side apply, reduced: deep merge where lists declared
  *    x-kubernetes-list-type: map merge by their keys and other lists are
- *    replaced; no managedFields ownership.
+ *    replaced; no managedFields ownership. The write path uses it only for
+ *    --preload, whose writes own no fields; every other apply goes
+ *    through managed.h (merge, ownership, conflicts).
  *
  * Every function returns a new object and never modifies its inputs.
  * Failures return NULL and fill err with the reason the API server would

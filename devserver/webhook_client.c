@@ -22,6 +22,7 @@
 #include "base/b64.h"
 #include "base/sbuf.h"
 #include "devserver/api.h"
+#include "devserver/jsonw.h"
 
 /* Idle handles kept, each with its own connection cache: enough for the
  * devserver's request threads, so a burst of admission calls does not
@@ -599,7 +600,8 @@ json_t *webhook_client_post(struct api *api, struct webhook_call *c,
 		target_release(&t);
 		return NULL;
 	}
-	payload = json_dumps(body, JSON_COMPACT);
+	/* jsonw: managedFields reach webhooks as the objects they are */
+	payload = jsonw_dumps(body, NULL);
 	h = handle_take(&sh);
 	hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
 	hdrs = curl_slist_append(hdrs, "Accept: application/json, */*");
