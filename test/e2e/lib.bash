@@ -488,7 +488,7 @@ snapshot() {
 	# nothing says it ran while the queue kinds were listed: it is left
 	# out.
 	kubectl get jobs.batch -A -o json >"$1.j1" 2>"$1.err" &&
-		kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues \
+		kubectl get clusterqueues,cohorts,workloads,resourceflavors,localqueues,resourceclaimtemplates.resource.k8s.io \
 			-A -o json >"$1.q" 2>>"$1.err" &&
 		kubectl get jobs.batch -A -o json >"$1.j2" 2>>"$1.err" &&
 		python3 -c 'import json,sys

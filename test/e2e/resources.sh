@@ -18,6 +18,11 @@
 #     deactivated at its first PodsReady timeout (backoffLimitCount 0),
 #     then the Job itself is deleted, with Kueue's event on the Job, and
 #     its Workload goes with it; a Workload a user deactivated stays;
+#   - dynamic resource allocation: a claim template's devices of a class
+#     resources.deviceClassMappings names are charged per pod as the
+#     mapped resource; a class no mapping names, a claim by name and a
+#     missing template keep the Job out of the queue with Kueue's
+#     Misconfigured message (until the template appears);
 #   - cueue-invariants (--config: the same policy) at every step.
 # Prints one line per check, "N passed, M failed" last; exit 1 on failure.
 set -u
@@ -156,5 +161,59 @@ job.batch/user-off
 false Deactivated
 EOF
 inv "after the deactivation retention"
+
+# Dynamic resource allocation (resources.deviceClassMappings)
+expect "apply dra-cq, its LocalQueue, a DeviceClass and two claim templates" 0 kubectl apply -f dra.yaml <<'EOF'
+clusterqueue.kueue.x-k8s.io/dra-cq created
+localqueue.kueue.x-k8s.io/dra created
+deviceclass.resource.k8s.io/gpu.example.com created
+resourceclaimtemplate.resource.k8s.io/two-gpus created
+resourceclaimtemplate.resource.k8s.io/fpga created
+EOF
+# drajob NAME PODS CLAIM-LINE
+drajob() {
+	sed -e "s/NAME/$1/" -e "s/PODS/$2/" -e "s#CLAIM#$3#" dra-job.tmpl |
+		kubectl create -f - -o name
+}
+dra_usage() {
+	jp "workload/$(wl_name "$1" mig)" '{.status.admission.podSetAssignments[0].resourceUsage}' mig
+}
+expect "create d1: 2 pods, each a claim of two-gpus" 0 drajob d1 2 'resourceClaimTemplateName: two-gpus' <<<'job.batch/d1'
+expect_eventually "d1 admitted: 2 x 2 devices charged as example.com/gpu" "$T" \
+	'{"cpu":"2","example.com/gpu":"4"}' dra_usage d1
+expect "create d2: one more pod of two-gpus" 0 drajob d2 1 'resourceClaimTemplateName: two-gpus' <<<'job.batch/d2'
+match_eventually "d2 waits for example.com/gpu" "$T" \
+	'^False Pending: couldn.t assign flavors to pod set main: insufficient unused quota for example\.com/gpu in flavor mig-a100, 2 more needed$' \
+	cond_line "workload/$(wl_name d2 mig)" QuotaReserved mig
+expect "create d3: a claim of a class no mapping names" 0 drajob d3 1 'resourceClaimTemplateName: fpga' <<<'job.batch/d3'
+expect_eventually "d3 is not queued: Misconfigured, Kueue's message" "$T" \
+	'False Misconfigured: spec.podSets[0].template.spec.resourceClaims[0].resourceClaimTemplateName: Not found: "DeviceClass fpga.example.com is not mapped in DRA configuration for podset main"' \
+	cond_line "workload/$(wl_name d3 mig)" QuotaReserved mig
+expect "create d4: a claim by name" 0 drajob d4 1 'resourceClaimName: shared' <<<'job.batch/d4'
+expect_eventually "d4 is not queued: claims by name are not supported" "$T" \
+	'False Misconfigured: KueueDRAIntegration feature does not support use of resource claims' \
+	cond_line "workload/$(wl_name d4 mig)" QuotaReserved mig
+expect "create d5: a claim template that does not exist yet" 0 drajob d5 1 'resourceClaimTemplateName: one-gpu' <<<'job.batch/d5'
+expect_eventually "d5 is not queued while its template is missing" "$T" \
+	'False Misconfigured: spec.podSets[0].template.spec.resourceClaims[0]: Internal error: failed to get claim spec for ResourceClaimTemplate one-gpu in podset main: resourceclaimtemplates.resource.k8s.io "one-gpu" not found' \
+	cond_line "workload/$(wl_name d5 mig)" QuotaReserved mig
+expect "dra-cq counts d2 only as pending" 0 jp clusterqueue/dra-cq '{.status.pendingWorkloads}' <<<'1'
+inv "DRA: d1 admitted, d2 waiting, d3-d5 misconfigured"
+printf '%s\n' 'apiVersion: resource.k8s.io/v1' 'kind: ResourceClaimTemplate' \
+	'metadata: {namespace: mig, name: one-gpu}' \
+	'spec: {spec: {devices: {requests: [{name: g, exactly: {deviceClassName: gpu.example.com}}]}}}' >"$work/one-gpu.yaml"
+expect "create the template one-gpu (count defaults to 1)" 0 kubectl create -f "$work/one-gpu.yaml" <<<'resourceclaimtemplate.resource.k8s.io/one-gpu created'
+match_eventually "d5 now waits for quota like d2" "$T" \
+	'^False Pending: couldn.t assign flavors to pod set main: insufficient unused quota for example\.com/gpu in flavor mig-a100, 1 more needed$' \
+	cond_line "workload/$(wl_name d5 mig)" QuotaReserved mig
+release d1
+kubectl annotate --overwrite -n mig job d1 cueue.dev/runtime=1ms >/dev/null 2>&1
+expect_eventually "d1 ends: d2 admitted (2 devices)" "$T" '{"cpu":"1","example.com/gpu":"2"}' dra_usage d2
+expect_eventually "and d5 (1 device)" "$T" '{"cpu":"1","example.com/gpu":"1"}' dra_usage d5
+expect "d3 and d4 still not queued" 0 bash -c "kubectl get workloads -n mig -o jsonpath='{range .items[*]}{.metadata.ownerReferences[0].name} {.status.conditions[?(@.type==\"QuotaReserved\")].reason}{\"\\n\"}{end}' | grep -E '^d[34] '" <<'EOF'
+d3 Misconfigured
+d4 Misconfigured
+EOF
+inv "DRA: after the release"
 
 e2e_finish

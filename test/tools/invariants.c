@@ -67,6 +67,8 @@
 #include <jansson.h>
 
 #include "base/alloc.h"
+#include "base/jx.h"
+#include "base/text.h"
 #include "config/config.h"
 #include "model/codec.h"
 #include "model/errors.h"
@@ -124,6 +126,9 @@ struct state {
 	bool check_status;
 	bool counts;
 	struct res_policy policy; /* --config: the manager's resources.* */
+	struct smap dra_map;      /* --config: deviceClassMappings, class ->
+				     resource */
+	json_t *rcts;             /* ResourceClaimTemplates by "ns/name" */
 };
 
 static void violation(struct state *st, const char *fmt, ...)
@@ -259,6 +264,16 @@ static int load(struct state *st, const char *path)
 						     &fe);
 			break;
 		default:
+			if (text_same(json_string_value(json_object_get(obj,
+				"kind")), "ResourceClaimTemplate") &&
+			    jx_namespace(obj) && jx_name(obj)) {
+				char *key = xasprintf("%s/%s",
+						      jx_namespace(obj),
+						      jx_name(obj));
+
+				json_object_set(st->rcts, key, obj);
+				free(key);
+			}
 			break;
 		}
 		if (r < 0) {
@@ -427,6 +442,79 @@ static void build_tree(struct state *st)
 	}
 }
 
+/*
+ * DRA: each pod's claim templates' devices, as the mapped quota resources
+ * (the manager's resources.deviceClassMappings, --config). An admitted
+ * pod set whose claims cannot be counted (a claim by name, a missing
+ * template, an unmapped class, allocationMode All, firstAvailable) is
+ * itself a violation: such a workload must never be admitted. Written
+ * apart from controller/manager_dra.c, so that a bug there shows here.
+ */
+static int add_claims(struct state *st, const struct workload *w,
+		      const struct pod_set *ps, struct reslist *want,
+		      struct err *err)
+{
+	for (size_t j = 0; j < ps->tmpl.nclaims; j++) {
+		const struct pod_claim *c = &ps->tmpl.claims[j];
+		const json_t *t, *reqs, *r;
+		char *key;
+		size_t i;
+
+		if (c->claim_name)
+			return err_set(err, "admitted with a claim by name "
+				       "(%s)", c->claim_name);
+		if (!c->template_name)
+			continue;
+		key = xasprintf("%s/%s", w->meta.namespace ? w->meta.namespace
+							   : "",
+				c->template_name);
+		t = json_object_get(st->rcts, key);
+		free(key);
+		if (!t)
+			return err_set(err, "admitted with claim template %s, "
+				       "which does not exist",
+				       c->template_name);
+		reqs = json_object_get(json_object_get(json_object_get(
+			json_object_get(t, "spec"), "spec"), "devices"),
+			"requests");
+		json_array_foreach(reqs, i, r) {
+			const json_t *ex = json_object_get(r, "exactly");
+			const char *cls, *res, *mode;
+			json_int_t n = 1;
+
+			if (!json_is_object(ex))
+				return err_set(err, "admitted with claim "
+					       "template %s: request %zu has "
+					       "no exactly", c->template_name,
+					       i);
+			if (json_is_true(json_object_get(ex, "adminAccess")))
+				continue;
+			mode = json_string_value(json_object_get(
+				ex, "allocationMode"));
+			if (mode && strcmp(mode, "ExactCount"))
+				return err_set(err, "admitted with claim "
+					       "template %s: allocationMode "
+					       "%s", c->template_name, mode);
+			if (json_is_integer(json_object_get(ex, "count")))
+				n = json_integer_value(json_object_get(ex,
+								      "count"));
+			cls = json_string_value(json_object_get(
+				ex, "deviceClassName"));
+			if (!cls || !*cls || n <= 0)
+				continue;
+			res = smap_get(&st->dra_map, cls);
+			if (!res)
+				return err_set(err, "admitted with claim "
+					       "template %s: class %s is not "
+					       "mapped", c->template_name, cls);
+			if (n > INT64_MAX / 1000 ||
+			    reslist_add(want, res, (int64_t)n * 1000, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
 /* (c) for one assignment: resourceUsage == count x per-pod requests. */
 static void check_assignment(struct state *st, const struct workload *w,
 			     const struct pod_set_assignment *psa)
@@ -449,6 +537,7 @@ static void check_assignment(struct state *st, const struct workload *w,
 	}
 	if (pod_requests(&ps->tmpl, &want, &err) < 0 ||
 	    (res_policy_apply(&st->policy, &want), 0) ||
+	    add_claims(st, w, ps, &want, &err) < 0 ||
 	    reslist_scale(&want, psa->has_count ? psa->count : ps->count,
 			  &err) < 0) {
 		violation(st, "Workload %s/%s: pod set %s: %s", ns, name,
@@ -913,6 +1002,8 @@ static void state_release(struct state *st)
 	free(st->frs);
 	free(st->nodes);
 	res_policy_release(&st->policy);
+	smap_release(&st->dra_map);
+	json_decref(st->rcts);
 }
 
 int main(int argc, char **argv)
@@ -923,6 +1014,7 @@ int main(int argc, char **argv)
 
 	memset(&st, 0, sizeof(st));
 	json_set_alloc_funcs(xmalloc, free);
+	st.rcts = json_object();
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--status")) {
 			st.check_status = true;
@@ -938,6 +1030,19 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			config_res_policy(&c, &st.policy);
+			for (size_t k = 0;
+			     k < c.res_device_class_mappings.n; k++) {
+				const struct config_device_class_mapping *d =
+					&c.res_device_class_mappings.v[k];
+
+				for (size_t x = 0; x < d->device_classes.n;
+				     x++)
+					if (!smap_get(&st.dra_map,
+						      d->device_classes.v[x]))
+						smap_set(&st.dra_map,
+							 d->device_classes.v[x],
+							 d->name);
+			}
 			config_release(&c);
 		} else if (argv[i][0] == '-' && argv[i][1]) {
 			fprintf(stderr, "usage: cueue-invariants [--status] "
