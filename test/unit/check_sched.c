@@ -799,6 +799,36 @@ START_TEST(borrow_within_limit)
 }
 END_TEST
 
+/* DRA: the devices a pod's claims stand for (pod_set.dra, filled by the
+ * manager) count per pod beside its containers' requests, and a change of
+ * them in place recompiles the pod set (sched_wl_podsets_changed). */
+START_TEST(dra_devices_per_pod)
+{
+	struct workload *w;
+	const struct rec *r;
+
+	fx_begin();
+	add_flavor("default");
+	add_cq("a", NULL, "default:cpu=10,example.com/gpu=4");
+	w = mk_wl("d1", 0, T0 - 10 * SEC, 2, "cpu=1");
+	reslist_set(&w->pod_sets[0].dra, "example.com/gpu", 3000);
+	put_wl(w, "a");
+	settle();
+	expect_pending("d1", PS_MAIN "insufficient quota for example.com/gpu "
+		       "in flavor default, previously considered podsets "
+		       "requests (0) + current podset request (6) > maximum "
+		       "capacity (4)");
+	reslist_set(&w->pod_sets[0].dra, "example.com/gpu", 2000);
+	sched_wl_podsets_changed(F.s, "ns/d1");
+	put_wl(w, "a");
+	settle();
+	r = expect_admitted("d1", "a");
+	expect_usage(r, "main", "example.com/gpu", N(4));
+	expect_usage(r, "main", "cpu", CPU(2));
+	fx_end();
+}
+END_TEST
+
 /* The borrowingLimit caps the maximum capacity (ExceedsMaxQuota). */
 START_TEST(borrow_limit_is_max_capacity)
 {
@@ -4370,6 +4400,7 @@ Suite *sched_suite(void)
 
 	tc = new_tcase("borrowing");
 	tcase_add_test(tc, borrow_within_limit);
+	tcase_add_test(tc, dra_devices_per_pod);
 	tcase_add_test(tc, borrow_limit_is_max_capacity);
 	tcase_add_test(tc, fungibility_borrow);
 	tcase_add_test(tc, quota_fallback_next_flavor);
