@@ -624,13 +624,15 @@ fail:
 	return SIZE_MAX;
 }
 
+/* Frees args[0..nargs) and reports the call as cel-go does, counting a
+ * member call's target as an argument (shown). */
 static void wrong_arity(struct parser *p, size_t pos, const char *fn,
-			size_t n, struct node **args)
+			size_t shown, struct node **args, size_t nargs)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < nargs; i++)
 		node_free(args[i]);
 	perr(p, pos, "found no matching overload for '%s' applied to %zu "
-	     "argument%s", fn, n, n == 1 ? "" : "s");
+	     "argument%s", fn, shown, shown == 1 ? "" : "s");
 }
 
 /* target.name(args...) with target parsed; p->tk is just past '('. */
@@ -701,7 +703,7 @@ static struct node *parse_method(struct parser *p, struct node *target,
 				n->b = args[0];
 		} else {
 			node_free(n);
-			wrong_arity(p, vpos, name, nargs + 1, args);
+			wrong_arity(p, vpos, name, nargs + 1, args, nargs);
 			return NULL;
 		}
 		return n;
@@ -714,7 +716,7 @@ static struct node *parse_method(struct parser *p, struct node *target,
 	if (!strcmp(name, "size")) {
 		if (nargs != 0) {
 			node_free(target);
-			wrong_arity(p, pos, name, nargs + 1, args);
+			wrong_arity(p, pos, name, nargs + 1, args, nargs);
 			return NULL;
 		}
 		n = mk(N_SIZE, pos);
@@ -726,7 +728,7 @@ static struct node *parse_method(struct parser *p, struct node *target,
 			continue;
 		if (nargs != 1) {
 			node_free(target);
-			wrong_arity(p, pos, name, nargs + 1, args);
+			wrong_arity(p, pos, name, nargs + 1, args, nargs);
 			return NULL;
 		}
 		n = mk2(N_STRFN, pos, (int)strfns[f].op, target, args[0]);
@@ -783,7 +785,7 @@ static struct node *parse_global_call(struct parser *p, const char *name,
 		return NULL;
 	if (!strcmp(name, "size")) {
 		if (nargs != 1) {
-			wrong_arity(p, pos, name, nargs, args);
+			wrong_arity(p, pos, name, nargs, args, nargs);
 			return NULL;
 		}
 		n = mk(N_SIZE, pos);

@@ -2186,6 +2186,7 @@ static void check_rule(const json_t *rule, const json_t *s, const char *at,
 	p = xasprintf("%s.rule", at);
 	if (!src || is_blank(src)) {
 		fe_required(fe, p, "rule is not specified");
+		free(p);
 		goto out;
 	} else if (msg && *msg && !*tm) {
 		free(p);
