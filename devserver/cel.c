@@ -948,6 +948,68 @@ static struct node *parse_primary(struct parser *p)
 	}
 }
 
+/*
+ * Kubernetes' escaping of property names that are not CEL identifiers
+ * (apiserver/pkg/cel escaping.go), undone: "__namespace__" names the
+ * property "namespace" (a reserved word), and inside a name
+ * "__underscores__" is "__", "__dot__" ".", "__dash__" "-", "__slash__"
+ * "/" and "__{N}__" the code point N. New string.
+ */
+static char *unescape_field(const char *in)
+{
+	static const char *const words[] = { "true", "false", "null", "in", NULL };
+	static const struct {
+		const char *esc;
+		const char *raw;
+	} seqs[] = {
+		{ "__underscores__", "__" }, { "__dot__", "." },
+		{ "__dash__", "-" }, { "__slash__", "/" },
+	};
+	size_t n = strlen(in);
+	struct sbuf b = SBUF_INIT;
+
+	if (n > 4 && !strncmp(in, "__", 2) && !strcmp(in + n - 2, "__")) {
+		char *mid = xstrndup(in + 2, n - 4);
+		bool kw = is_reserved(mid);
+
+		for (size_t i = 0; words[i]; i++)
+			kw = kw || !strcmp(words[i], mid);
+		if (kw)
+			return mid;
+		free(mid);
+	}
+	for (const char *p = in; *p;) {
+		bool done = false;
+
+		for (size_t i = 0; i < sizeof(seqs) / sizeof(seqs[0]); i++) {
+			size_t l = strlen(seqs[i].esc);
+
+			if (!strncmp(p, seqs[i].esc, l)) {
+				sbuf_adds(&b, seqs[i].raw);
+				p += l;
+				done = true;
+				break;
+			}
+		}
+		if (!done && !strncmp(p, "__", 2) && is_digit(p[2])) {
+			const char *q = p + 2;
+			uint32_t cp = 0;
+
+			while (is_digit(*q) && cp <= 0x10FFFF)
+				cp = cp * 10 + (uint32_t)(*q++ - '0');
+			if (!strncmp(q, "__", 2) && cp <= 0x10FFFF &&
+			    !(cp >= 0xD800 && cp <= 0xDFFF)) {
+				put_utf8(&b, cp);
+				p = q + 2;
+				done = true;
+			}
+		}
+		if (!done)
+			sbuf_addch(&b, *p++);
+	}
+	return sbuf_detach(&b, NULL);
+}
+
 static struct node *parse_member(struct parser *p)
 {
 	struct node *n = parse_primary(p);
@@ -981,7 +1043,9 @@ static struct node *parse_member(struct parser *p)
 			}
 			s = mk(N_SELECT, pos);
 			s->a = n;
-			s->field = name;
+			s->field = strstr(name, "__") ? unescape_field(name)
+						      : xstrdup(name);
+			free(name);
 			n = s;
 		} else if (p->tk.t == T_LBRACK) {
 			struct node *idx;

@@ -107,6 +107,12 @@ static const struct eval_case eval_cases[] = {
 	{ "self[3]", "[1]", NULL, NULL, "index '3' out of range in list size '1'" },
 	{ "self.x", "[1]", NULL, NULL, "no such overload" },
 	{ "has(self.a) && !has(self.b)", "{'a':null}", NULL, "true", NULL },
+	/* Kubernetes' escaped property names */
+	{ "self.__namespace__ + self.a__dash__b + self.a__dot__b + "
+	  "self.x__slash__y + self.u__underscores__v + self.__36__z",
+	  "{'namespace':'1','a-b':'2','a.b':'3','x/y':'4','u__v':'5','$z':'6'}",
+	  NULL, "'123456'", NULL },
+	{ "has(self.__if__) && !has(self.__in__)", "{'if':1}", NULL, "true", NULL },
 	/* in */
 	{ "'a' in ['a', 'b'] && !('c' in ['a'])", NULL, NULL, "true", NULL },
 	{ "'k' in self && !('j' in self)", "{'k':1}", NULL, "true", NULL },
@@ -404,7 +410,8 @@ static const struct rule_case rule_cases[] = {
 	{ "!has(self.cohortName) && has(self.resourceGroups) ? self.resourceGroups"
 	  ".all(rg, rg.flavors.all(f, f.resources.all(r, !has(r.borrowingLimit)))) "
 	  ": true", NULL,
-	  "{'cohortName':'c','resourceGroups':[" RG("['cpu']", ",'borrowingLimit':1") "]}",
+	  "{'cohortName':'c','resourceGroups':["
+	  RG("['cpu']", ",'borrowingLimit':1") "]}",
 	  "{'resourceGroups':[" RG("['cpu']", ",'borrowingLimit':1") "]}",
 	  NULL, NULL },
 	{ "!has(self.preference) || (self.whenCanBorrow == 'TryNextFlavor' && "
