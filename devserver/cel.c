@@ -26,8 +26,11 @@
 #include "base/alloc.h"
 #include "base/sbuf.h"
 
-#define MAX_NEST 64  /* parser recursion, comprehension nesting */
+/* Parser recursion, tree depth and comprehension nesting: evaluation
+ * and freeing recurse along the tree, so it may not be deeper. */
+#define MAX_NEST 250
 #define MSG_MAX 256
+#define MAX_JSON_DEPTH 1024 /* deep equality stops (unequal) below this */
 
 /* ------------------------------------------------------------------ */
 /* The AST.                                                            */
@@ -69,6 +72,7 @@ struct node {
 	struct node **items;  /* owned; N_LIST */
 	size_t n;
 	regex_t *re;          /* owned; F_MATCHES with a literal pattern */
+	int depth;            /* levels of the tree from here; <= MAX_NEST */
 };
 
 struct cel_program {
@@ -144,7 +148,7 @@ struct parser {
 	size_t err_pos;
 	char err[MSG_MAX];
 	int depth;           /* recursion of parse_expr */
-	char *scope[MAX_NEST]; /* borrowed; comprehension variable names */
+	char *scope[MAX_NEST]; /* owned; comprehension variable names */
 	int nscope;
 	int max_slots;
 	bool old_self;
@@ -545,6 +549,35 @@ static struct node *mk2(enum nkind k, size_t pos, int op, struct node *a,
 	return n;
 }
 
+/* Sets n's depth from its operands; a tree deeper than MAX_NEST (a
+ * long chain like 1+1+...+1 needs no parser recursion to get there) is
+ * refused and freed. */
+static struct node *checked(struct parser *p, struct node *n)
+{
+	int d = 0;
+	const struct node *kids[3];
+
+	if (!n)
+		return NULL;
+	kids[0] = n->a;
+	kids[1] = n->b;
+	kids[2] = n->c;
+	for (size_t i = 0; i < 3; i++)
+		if (kids[i] && kids[i]->depth > d)
+			d = kids[i]->depth;
+	for (size_t i = 0; i < n->n; i++)
+		if (n->items[i]->depth > d)
+			d = n->items[i]->depth;
+	n->depth = d + 1;
+	if (n->depth > MAX_NEST) {
+		perr(p, n->pos, "expression recursion limit exceeded: %d",
+		     MAX_NEST);
+		node_free(n);
+		return NULL;
+	}
+	return n;
+}
+
 static struct node *parse_expr(struct parser *p);
 
 /* Known names outside the subset: refused with a message that says the
@@ -706,7 +739,7 @@ static struct node *parse_method(struct parser *p, struct node *target,
 			wrong_arity(p, vpos, name, nargs + 1, args, nargs);
 			return NULL;
 		}
-		return n;
+		return checked(p, n);
 	}
 	nargs = parse_args(p, args, 3, name, pos);
 	if (nargs == SIZE_MAX) {
@@ -721,7 +754,7 @@ static struct node *parse_method(struct parser *p, struct node *target,
 		}
 		n = mk(N_SIZE, pos);
 		n->a = target;
-		return n;
+		return checked(p, n);
 	}
 	for (size_t f = 0; f < sizeof(strfns) / sizeof(strfns[0]); f++) {
 		if (strcmp(strfns[f].name, name))
@@ -745,7 +778,7 @@ static struct node *parse_method(struct parser *p, struct node *target,
 				return NULL;
 			}
 		}
-		return n;
+		return checked(p, n);
 	}
 	node_free(target);
 	for (size_t i = 0; i < nargs; i++)
@@ -790,7 +823,7 @@ static struct node *parse_global_call(struct parser *p, const char *name,
 		}
 		n = mk(N_SIZE, pos);
 		n->a = args[0];
-		return n;
+		return checked(p, n);
 	}
 	if (!strcmp(name, "matches") || !strcmp(name, "startsWith") ||
 	    !strcmp(name, "endsWith") || !strcmp(name, "contains")) {
@@ -901,7 +934,7 @@ static struct node *parse_primary(struct parser *p)
 			}
 		}
 		next(p);
-		return n;
+		return checked(p, n);
 	case T_LBRACE:
 		perr(p, pos, "map literals are not supported by the devserver's "
 		     "CEL subset");
@@ -1046,7 +1079,7 @@ static struct node *parse_member(struct parser *p)
 			s->field = strstr(name, "__") ? unescape_field(name)
 						      : xstrdup(name);
 			free(name);
-			n = s;
+			n = checked(p, s);
 		} else if (p->tk.t == T_LBRACK) {
 			struct node *idx;
 
@@ -1061,7 +1094,7 @@ static struct node *parse_member(struct parser *p)
 				node_free(idx);
 				break;
 			}
-			n = mk2(N_INDEX, pos, 0, n, idx);
+			n = checked(p, mk2(N_INDEX, pos, 0, n, idx));
 		} else if (p->tk.t == T_LBRACE) {
 			perr(p, pos, "message construction is not supported by the "
 			     "devserver's CEL subset");
@@ -1085,7 +1118,7 @@ static struct node *parse_unary(struct parser *p)
 	if (p->tk.t == T_NOT) {
 		next(p);
 		n = parse_unary(p);
-		return n ? mk2(N_NOT, pos, 0, n, NULL) : NULL;
+		return n ? checked(p, mk2(N_NOT, pos, 0, n, NULL)) : NULL;
 	}
 	if (p->tk.t == T_MINUS) {
 		next(p);
@@ -1097,7 +1130,7 @@ static struct node *parse_unary(struct parser *p)
 			return n;
 		}
 		n = parse_unary(p);
-		return n ? mk2(N_NEG, pos, 0, n, NULL) : NULL;
+		return n ? checked(p, mk2(N_NEG, pos, 0, n, NULL)) : NULL;
 	}
 	return parse_member(p);
 }
@@ -1119,7 +1152,7 @@ static struct node *parse_mul(struct parser *p)
 			node_free(n);
 			return NULL;
 		}
-		n = mk2(N_BIN, pos, op, n, r);
+		n = checked(p, mk2(N_BIN, pos, op, n, r));
 	}
 	return n;
 }
@@ -1139,7 +1172,7 @@ static struct node *parse_add(struct parser *p)
 			node_free(n);
 			return NULL;
 		}
-		n = mk2(N_BIN, pos, op, n, r);
+		n = checked(p, mk2(N_BIN, pos, op, n, r));
 	}
 	return n;
 }
@@ -1173,7 +1206,7 @@ static struct node *parse_rel(struct parser *p)
 			node_free(n);
 			return NULL;
 		}
-		n = mk2(N_BIN, pos, op, n, r);
+		n = checked(p, mk2(N_BIN, pos, op, n, r));
 	}
 	return n;
 }
@@ -1192,7 +1225,7 @@ static struct node *parse_and(struct parser *p)
 			node_free(n);
 			return NULL;
 		}
-		n = mk2(N_AND, pos, 0, n, r);
+		n = checked(p, mk2(N_AND, pos, 0, n, r));
 	}
 	return n;
 }
@@ -1211,7 +1244,7 @@ static struct node *parse_or(struct parser *p)
 			node_free(n);
 			return NULL;
 		}
-		n = mk2(N_OR, pos, 0, n, r);
+		n = checked(p, mk2(N_OR, pos, 0, n, r));
 	}
 	return n;
 }
@@ -1247,6 +1280,7 @@ static struct node *parse_expr(struct parser *p)
 		}
 		n = mk2(N_COND, pos, 0, n, t);
 		n->c = e;
+		n = checked(p, n);
 	}
 out:
 	p->depth--;
@@ -1446,7 +1480,7 @@ static int equal(struct ectx *c, const json_t *a, const json_t *b, int depth)
 	const char *k;
 	json_t *v;
 
-	if (!charge(c, 1) || depth > 2 * MAX_NEST + 128)
+	if (!charge(c, 1) || depth > MAX_JSON_DEPTH)
 		return c->fatal ? -1 : 0;
 	if (json_is_number(a) && json_is_number(b))
 		return num_equal(a, b);

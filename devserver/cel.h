@@ -22,7 +22,7 @@
  * null, array -> list, object -> map. There is no static type check: a
  * type mismatch is the evaluation error "no such overload".
  *
- * Bounds: a source is at most CEL_MAX_SOURCE bytes, nests at most 64
+ * Bounds: a source is at most CEL_MAX_SOURCE bytes, nests at most 250
  * levels, and every evaluation counts a cost (one per operation, per
  * comprehension step, per element compared or copied) and stops with
  * CEL_COST_LIMIT past the limit it is given, so a hostile rule cannot

@@ -287,17 +287,41 @@ START_TEST(compile_deep)
 		sbuf_addch(&b, ')');
 	p = cel_compile(sbuf_cstr(&b), &err);
 	ck_assert_ptr_null(p);
-	ck_assert_msg(strstr(err.msg, "expression recursion limit exceeded: 64"),
+	ck_assert_msg(strstr(err.msg, "expression recursion limit exceeded: 250"),
 		      "%s", err.msg);
 	sbuf_release(&b);
-	/* and 60 levels are fine */
+	/* and 240 levels are fine */
 	sbuf_init(&b, 0);
-	for (int i = 0; i < 60; i++)
+	for (int i = 0; i < 240; i++)
 		sbuf_addch(&b, '(');
 	sbuf_addch(&b, '1');
-	for (int i = 0; i < 60; i++)
+	for (int i = 0; i < 240; i++)
 		sbuf_addch(&b, ')');
 	sbuf_adds(&b, " == 1");
+	p = cel_compile(sbuf_cstr(&b), &err);
+	ck_assert_msg(p != NULL, "%s", err.msg);
+	cel_program_free(p);
+	sbuf_release(&b);
+	/* a long chain needs no parser recursion, but evaluation would
+	 * recurse along it: refused past the same depth */
+	sbuf_init(&b, 0);
+	sbuf_adds(&b, "1");
+	for (int i = 0; i < 20000; i++)
+		sbuf_adds(&b, "+1");
+	p = cel_compile(sbuf_cstr(&b), &err);
+	ck_assert_ptr_null(p);
+	ck_assert_msg(strstr(err.msg, "expression recursion limit exceeded: 250"),
+		      "%s", err.msg);
+	sbuf_reset(&b);
+	sbuf_adds(&b, "self");
+	for (int i = 0; i < 20000; i++)
+		sbuf_adds(&b, ".a");
+	p = cel_compile(sbuf_cstr(&b), &err);
+	ck_assert_ptr_null(p);
+	sbuf_reset(&b);
+	for (int i = 0; i < 200; i++)
+		sbuf_adds(&b, "1 + ");
+	sbuf_adds(&b, "1 == 201");
 	p = cel_compile(sbuf_cstr(&b), &err);
 	ck_assert_msg(p != NULL, "%s", err.msg);
 	cel_program_free(p);
