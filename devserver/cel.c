@@ -668,6 +668,111 @@ static void wrong_arity(struct parser *p, size_t pos, const char *fn,
 	     "argument%s", fn, shown, shown == 1 ? "" : "s");
 }
 
+/*
+ * matches() takes RE2 syntax; regcomp takes POSIX ERE. The common part
+ * passes as is; \d \w \s (and negations) and (?:...) are rewritten; lazy
+ * quantifiers lose their '?' (the same strings match); anything else
+ * that ERE would read differently (other escapes of letters or digits,
+ * (?flags), escapes inside [...]) is refused rather than misread.
+ * Returns a new pattern, or NULL with *why set.
+ */
+static char *re2_to_posix(const char *pat, const char **why)
+{
+	struct sbuf b = SBUF_INIT;
+	bool in_class = false;
+
+	for (const char *q = pat; *q; q++) {
+		if (in_class) {
+			if (*q == '\\') {
+				*why = "escapes inside [...]";
+				goto fail;
+			}
+			if (*q == '[' && q[1] == ':') {
+				const char *e = strstr(q + 2, ":]");
+
+				if (!e) {
+					*why = "an unterminated [:class:]";
+					goto fail;
+				}
+				sbuf_add(&b, q, (size_t)(e + 2 - q));
+				q = e + 1;
+				continue;
+			}
+			if (*q == ']')
+				in_class = false;
+			sbuf_addch(&b, *q);
+			continue;
+		}
+		if (*q == '[') {
+			in_class = true;
+			sbuf_addch(&b, '[');
+			if (q[1] == '^')
+				sbuf_addch(&b, *++q);
+			if (q[1] == ']')
+				sbuf_addch(&b, *++q);
+			continue;
+		}
+		if (*q == '(' && q[1] == '?') {
+			if (q[2] != ':') {
+				*why = "(?...) groups and flags";
+				goto fail;
+			}
+			sbuf_addch(&b, '(');
+			q += 2;
+			continue;
+		}
+		if ((*q == '*' || *q == '+' || *q == '?' || *q == '}') &&
+		    q[1] == '?') {
+			sbuf_addch(&b, *q++);
+			continue;
+		}
+		if (*q != '\\') {
+			sbuf_addch(&b, *q);
+			continue;
+		}
+		switch (*++q) {
+		case 'd': sbuf_adds(&b, "[0-9]"); break;
+		case 'D': sbuf_adds(&b, "[^0-9]"); break;
+		case 'w': sbuf_adds(&b, "[A-Za-z0-9_]"); break;
+		case 'W': sbuf_adds(&b, "[^A-Za-z0-9_]"); break;
+		case 's': sbuf_adds(&b, "[[:space:]]"); break;
+		case 'S': sbuf_adds(&b, "[^[:space:]]"); break;
+		case 'n': sbuf_addch(&b, '\n'); break;
+		case 't': sbuf_addch(&b, '\t'); break;
+		case '\0':
+			*why = "a trailing backslash";
+			goto fail;
+		default:
+			if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+			    is_digit(*q)) {
+				*why = "this escape";
+				goto fail;
+			}
+			sbuf_addch(&b, '\\');
+			sbuf_addch(&b, *q);
+		}
+	}
+	return sbuf_detach(&b, NULL);
+fail:
+	sbuf_release(&b);
+	return NULL;
+}
+
+/* Compiles an RE2 pattern as ERE; false with *why set. */
+static bool re_compile(regex_t *re, const char *pat, const char **why)
+{
+	char *posix = re2_to_posix(pat, why);
+	bool ok;
+
+	if (!posix)
+		return false;
+	ok = regcomp(re, posix, REG_EXTENDED | REG_NOSUB) == 0;
+	if (!ok)
+		*why = "a malformed pattern";
+	free(posix);
+	return ok;
+}
+
 /* target.name(args...) with target parsed; p->tk is just past '('. */
 static struct node *parse_method(struct parser *p, struct node *target,
 				 const char *name, size_t pos)
@@ -767,13 +872,16 @@ static struct node *parse_method(struct parser *p, struct node *target,
 		n = mk2(N_STRFN, pos, (int)strfns[f].op, target, args[0]);
 		if (strfns[f].op == F_MATCHES && args[0]->k == N_LIT &&
 		    json_is_string(args[0]->lit)) {
+			const char *why = NULL;
+
 			n->re = xmalloc(sizeof(*n->re));
-			if (regcomp(n->re, json_string_value(args[0]->lit),
-				    REG_EXTENDED | REG_NOSUB) != 0) {
+			if (!re_compile(n->re, json_string_value(args[0]->lit),
+					&why)) {
 				free(n->re);
 				n->re = NULL;
-				perr(p, args[0]->pos, "invalid regular expression "
-				     "(the devserver matches with POSIX ERE)");
+				perr(p, args[0]->pos, "invalid regular expression for "
+				     "the devserver's CEL subset (RE2 read as POSIX "
+				     "ERE): %s", why);
 				node_free(n);
 				return NULL;
 			}
@@ -1914,8 +2022,10 @@ static json_t *eval_strfn(struct ectx *c, const struct node *n)
 			r = jbool(regexec(n->re, s, 0, NULL, 0) == 0);
 			break;
 		}
-		if (regcomp(&re, t, REG_EXTENDED | REG_NOSUB) != 0) {
-			fail(c, "invalid regular expression: %s", t);
+		const char *why = NULL;
+
+		if (!re_compile(&re, t, &why)) {
+			fail(c, "invalid regular expression: %s", why);
 			break;
 		}
 		r = jbool(regexec(&re, s, 0, NULL, 0) == 0);

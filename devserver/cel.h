@@ -13,7 +13,8 @@
  * with CEL's commutative error absorption; ?:; + - * / % (int overflow is
  * an error); + on strings and lists; in; size() (strings in code points);
  * the macros all, exists, exists_one, filter, map over lists and map
- * keys; startsWith, endsWith, contains, matches (POSIX ERE).
+ * keys; startsWith, endsWith, contains, matches (RE2 patterns run as
+ * POSIX ERE: \d \w \s and (?:) rewritten, what ERE would misread refused).
  * Anything else (uint and bytes literals, map literals, the Kubernetes
  * library functions, optional syntax) is refused at compile time with a
  * cel-go style message and position, never at evaluation.

@@ -144,6 +144,12 @@ static const struct eval_case eval_cases[] = {
 	{ "'abc123'.matches('^[a-z]+[0-9]+$') && !'abc'.matches('x')", NULL, NULL,
 	  "true", NULL },
 	{ "self.matches('^a')", "'ab'", NULL, "true", NULL },
+	{ "self.matches('^\\\\d+(?:\\\\.\\\\w+)?\\\\s*$')", "'12.ab '", NULL,
+	  "true", NULL },
+	{ "self.matches('^\\\\d+$')", "'12a'", NULL, "false", NULL },
+	{ "self.matches('^[a-z]+?[[:digit:]]$')", "'ab1'", NULL, "true", NULL },
+	{ "'x'.matches(self)", "'\\\\q'", NULL, NULL,
+	  "invalid regular expression: this escape" },
 	{ "self.startsWith(1)", "'a'", NULL, NULL, "no such overload" },
 	/* ternary, oldSelf */
 	{ "self.a > 1 ? 'big' : 'small'", "{'a':2}", NULL, "'big'", NULL },
@@ -241,8 +247,17 @@ static const struct compile_case compile_cases[] = {
 	  "ERROR: <input>:1:6: optional field selection is not supported by the "
 	  "devserver's CEL subset\n | self.?x\n | .....^" },
 	{ "self.matches('[')",
-	  "ERROR: <input>:1:14: invalid regular expression (the devserver "
-	  "matches with POSIX ERE)\n | self.matches('[')\n | .............^" },
+	  "ERROR: <input>:1:14: invalid regular expression for the devserver's "
+	  "CEL subset (RE2 read as POSIX ERE): a malformed pattern\n"
+	  " | self.matches('[')\n | .............^" },
+	{ "self.matches('\\\\bword')",
+	  "ERROR: <input>:1:14: invalid regular expression for the devserver's "
+	  "CEL subset (RE2 read as POSIX ERE): this escape\n"
+	  " | self.matches('\\\\bword')\n | .............^" },
+	{ "self.matches('(?i)a')",
+	  "ERROR: <input>:1:14: invalid regular expression for the devserver's "
+	  "CEL subset (RE2 read as POSIX ERE): (?...) groups and flags\n"
+	  " | self.matches('(?i)a')\n | .............^" },
 	{ "if == 1",
 	  "ERROR: <input>:1:1: reserved identifier: if\n | if == 1\n | ^" },
 	{ "'abc",
