@@ -140,18 +140,18 @@ struct token {
 };
 
 struct parser {
-	const char *src;
-	size_t len;
+	const char *src;     /* borrowed; the expression */
+	size_t len;          /* its bytes */
 	size_t pos;          /* next byte to lex */
 	struct token tk;     /* the current token */
 	bool failed;         /* an error is recorded */
-	size_t err_pos;
-	char err[MSG_MAX];
+	size_t err_pos;      /* where (byte offset) */
+	char err[MSG_MAX];   /* the first error's message */
 	int depth;           /* recursion of parse_expr */
 	char *scope[MAX_NEST]; /* owned; comprehension variable names */
-	int nscope;
-	int max_slots;
-	bool old_self;
+	int nscope;          /* entries of scope in use */
+	int max_slots;       /* the deepest comprehension nesting seen */
+	bool old_self;       /* oldSelf was referenced */
 };
 
 static void perr(struct parser *p, size_t pos, const char *fmt, ...)
@@ -1513,11 +1513,11 @@ struct cel_program *cel_compile(const char *src, struct err *err)
 /* Evaluation.                                                         */
 
 struct ectx {
-	const json_t *self;
-	const json_t *old;
+	const json_t *self;   /* borrowed; the value at the rule's node */
+	const json_t *old;    /* borrowed; its old value, or NULL */
 	const json_t *vars[MAX_NEST]; /* borrowed; comprehension variables */
-	uint64_t cost;
-	uint64_t limit;
+	uint64_t cost;        /* spent so far */
+	uint64_t limit;       /* the call's limit */
 	bool fatal;           /* cost limit: no absorption, no recovery */
 	char msg[MSG_MAX];    /* the error of the last NULL result */
 };

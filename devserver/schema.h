@@ -42,7 +42,8 @@ void schema_prune(json_t *obj, const json_t *schema, json_t *unknown);
 void schema_default(json_t *obj, const json_t *schema);
 
 /*
- * Validates obj against schema, appending every violation to fe with
+ * Validates obj (a create: schema_validate_update with no old object)
+ * against schema, appending every violation to fe with
  * Kubernetes' wording and paths ("spec.queueingStrategy: Unsupported
  * value: \"X\": supported values: \"BestEffortFIFO\", \"StrictFIFO\"",
  * "spec.resourceGroups: Too many: 17: must have at most 16 items",
