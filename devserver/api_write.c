@@ -353,7 +353,7 @@ static int validate_all(struct op *op, const json_t *obj, const json_t *old,
 	if (op->type->bi && op->type->bi->validate)
 		op->type->bi->validate(obj, old, &fe);
 	if (op->ver->schema)
-		schema_validate(obj, op->ver->schema, &fe);
+		schema_validate_update(obj, old, op->ver->schema, &fe);
 	if (fe.n) {
 		status_invalid(st, op->type->group, op->type->kind,
 			       name ? name : "", &fe);

@@ -17,6 +17,7 @@
 
 #include "base/jx.h"
 #include "devserver/jobval.h"
+#include "devserver/schema.h"
 #include "model/names.h"
 #include "model/timestamp.h"
 
@@ -677,6 +678,9 @@ static void crd_validate(const json_t *obj, const json_t *old,
 		fe_invalid(fe, "spec.versions", "[...]",
 			   "must have exactly one version marked as storage "
 			   "version");
+	/* every x-kubernetes-validations rule must compile: one the
+	 * devserver cannot evaluate is refused, never ignored */
+	schema_validate_crd_rules(spec, fe);
 }
 
 /* ---- APIService (kube-aggregator's validation, the parts met) ---- */

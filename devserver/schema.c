@@ -29,6 +29,7 @@
 #include "base/hmap.h"
 #include "base/jx.h"
 #include "base/sbuf.h"
+#include "devserver/cel.h"
 #include "model/goparse.h"
 #include "model/svec.h"
 #include "model/timestamp.h"
@@ -1579,13 +1580,798 @@ static void listtype_value(struct vctx *c, const json_t *x, const json_t *s,
 	}
 }
 
+/* ---- x-kubernetes-validations (apiextensions schema/cel) ---- */
+
+/*
+ * Compiled rules shared by every validation in the process, keyed by the
+ * expression text, as the patterns are (same reasons, same bounds): a
+ * CRD's rules are compiled once, when the CRD is written (its check
+ * fills the map) or at the first object, and evaluated at every write.
+ * Entries live until exit; past CEL_CACHE_MAX a new text is compiled for
+ * the call alone. A cel_program is immutable, so the webhook threads
+ * share it without a lock; the map itself is under cel_lock.
+ */
+#define CEL_CACHE_MAX 2048
+
+struct cel_entry {
+	char *src;                /* owned; the key */
+	struct cel_program *prog; /* owned; NULL when it did not compile */
+	char *error;              /* owned; the compile error, else NULL */
+};
+
+static pthread_mutex_t cel_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hmap cel_map = HMAP_INIT; /* src -> cel_entry; cel_lock */
+
+static void cel_entry_fill(struct cel_entry *e, const char *src)
+{
+	struct err err = { "" };
+
+	e->src = xstrdup(src);
+	e->prog = cel_compile(src, &err);
+	e->error = e->prog ? NULL : xstrdup(err.msg);
+}
+
+/* tmp: an entry the caller releases with cel_entry_release when the
+ * shared map is full. Never NULL. */
+static const struct cel_entry *cel_lookup(const char *src,
+					  struct cel_entry *tmp)
+{
+	struct cel_entry *e;
+
+	pthread_mutex_lock(&cel_lock);
+	e = hmap_get(&cel_map, src);
+	if (!e && hmap_count(&cel_map) < CEL_CACHE_MAX) {
+		e = xcalloc(1, sizeof(*e));
+		cel_entry_fill(e, src);
+		hmap_put(&cel_map, e->src, e);
+	}
+	pthread_mutex_unlock(&cel_lock);
+	if (e)
+		return e;
+	cel_entry_fill(tmp, src);
+	return tmp;
+}
+
+static void cel_entry_release(struct cel_entry *e)
+{
+	free(e->src);
+	cel_program_free(e->prog);
+	free(e->error);
+	memset(e, 0, sizeof(*e));
+}
+
+static bool is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+	       c == '\f';
+}
+
+/* strings.TrimSpace into a new string. */
+static char *trim_dup(const char *s)
+{
+	size_t n;
+
+	while (*s && is_space(*s))
+		s++;
+	n = strlen(s);
+	while (n && is_space(s[n - 1]))
+		n--;
+	return xstrndup(s, n);
+}
+
+static bool is_blank(const char *s)
+{
+	while (*s && is_space(*s))
+		s++;
+	return !*s;
+}
+
+/* ruleErrorString: the trimmed message, else the trimmed rule. New. */
+static char *rule_error_string(const json_t *rule)
+{
+	const char *msg = jx_str(rule, "message");
+
+	return trim_dup(msg && *msg ? msg : jx_str(rule, "rule"));
+}
+
+/* ruleMessageOrDefault. New. */
+static char *rule_message(const json_t *rule)
+{
+	const char *msg = jx_str(rule, "message");
+	char *t, *r;
+
+	if (msg && *msg)
+		return trim_dup(msg);
+	t = trim_dup(jx_str(rule, "rule"));
+	r = xasprintf("failed rule: %s", t);
+	free(t);
+	return r;
+}
+
+/* unescapeSingleQuote of a fieldPath's ['...'] part; false when bad. */
+static bool unescape_single(const char *s, size_t n, struct sbuf *out)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *rep;
+
+		if (s[i] != '\\' || i + 1 >= n) {
+			sbuf_addch(out, s[i]);
+			continue;
+		}
+		switch (s[++i]) {
+		case 'a': rep = "\a"; break;
+		case 'b': rep = "\b"; break;
+		case 'f': rep = "\f"; break;
+		case 'n': rep = "\n"; break;
+		case 'r': rep = "\r"; break;
+		case 't': rep = "\t"; break;
+		case 'v': rep = "\v"; break;
+		case '\'': rep = "'"; break;
+		case '\\': rep = "\\"; break;
+		default: return false;
+		}
+		sbuf_adds(out, rep);
+	}
+	return true;
+}
+
+/*
+ * ValidFieldPath: a rule's fieldPath (".a.b", ".m['k.x']") walked over
+ * the schema s of the rule's node, into the field.Path text it names
+ * ("a.b", "m[k.x]": properties by name, additionalProperties by key).
+ * False when it does not name a field of s.
+ */
+static bool field_path_norm(const json_t *s, const char *fp, struct sbuf *out)
+{
+	const char *p = fp;
+	struct sbuf name = SBUF_INIT;
+	bool ok = false;
+
+	while (*p) {
+		const json_t *props, *as;
+		bool ap;
+
+		sbuf_reset(&name);
+		if (*p == '.') {
+			size_t n = strcspn(++p, ".[]");
+
+			sbuf_add(&name, p, n);
+			p += n;
+		} else if (*p == '[') {
+			const char *q;
+
+			if (*++p != '\'')
+				goto out;
+			for (q = p + 1; *q && !(*q == '\'' && q[-1] != '\\'); q++)
+				;
+			if (*q != '\'' || q[1] != ']' ||
+			    !unescape_single(p + 1, (size_t)(q - p - 1), &name))
+				goto out;
+			p = q + 2;
+		} else {
+			goto out;
+		}
+		props = json_object_get(s, "properties");
+		as = sadditional(s, &ap);
+		if (json_is_object(props)) {
+			s = sprop(s, sbuf_cstr(&name));
+			if (!s)
+				goto out;
+			if (out->len)
+				sbuf_addch(out, '.');
+			sbuf_adds(out, sbuf_cstr(&name));
+		} else if (as) {
+			sbuf_addf(out, "[%s]", sbuf_cstr(&name));
+			s = as;
+		} else {
+			goto out;
+		}
+	}
+	ok = out->len > 0;
+out:
+	sbuf_release(&name);
+	return ok;
+}
+
+/* The walk's state: one object's rules share one cost budget. */
+struct celv {
+	struct field_errors *fe;
+	struct sbuf path;   /* the node's field path; "" at the root */
+	int64_t budget;     /* cost left, kube's RuntimeCELCostBudget */
+	bool stop;          /* the budget ran out: no further rules */
+	bool update;        /* an old object was given (ratcheting) */
+};
+
+/* field.Path's text: the root (a nil *field.Path) prints "<nil>". */
+static const char *celv_path(const struct celv *c)
+{
+	return c->path.len ? c->path.buf : "<nil>";
+}
+
+/* field.Invalid(path, schema type, detail). */
+static void cel_invalid(struct celv *c, const char *path, const json_t *s,
+			const char *fmt, ...) PRINTF_LIKE(4, 5);
+
+static void cel_invalid(struct celv *c, const char *path, const json_t *s,
+			const char *fmt, ...)
+{
+	char detail[1024];
+	va_list ap;
+	const char *type = jx_str(s, "type");
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	fe_add(c->fe, FE_INVALID, path, type ? type : "", true, "%s", detail);
+}
+
+/* fieldErrorForReason. */
+static void cel_fail(struct celv *c, const char *path, const json_t *s,
+		     const char *detail, const char *reason)
+{
+	const char *type = jx_str(s, "type");
+
+	if (!type)
+		type = "";
+	if (reason && !strcmp(reason, "FieldValueForbidden"))
+		fe_forbidden(c->fe, path, detail);
+	else if (reason && !strcmp(reason, "FieldValueRequired"))
+		fe_required(c->fe, path, detail);
+	else if (reason && !strcmp(reason, "FieldValueDuplicate"))
+		fe_add(c->fe, FE_DUPLICATE, path, type, true, NULL);
+	else
+		fe_add(c->fe, FE_INVALID, path, type, true, "%s", detail);
+}
+
+#define MAX_MESSAGE_EXPRESSION 5120 /* MaxEvaluatedMessageExpressionSizeBytes */
+
+/*
+ * evalMessageExpression: the failure message a rule's messageExpression
+ * gives, as a new string; NULL to fall back to the message (an error, a
+ * non-string, an empty or multi-line or too long result). Running out of
+ * budget or the call limit is an error of its own and stops the rules.
+ */
+static char *message_expression(struct celv *c, const char *path,
+				const json_t *s, const char *src,
+				const json_t *v, const json_t *old)
+{
+	struct cel_entry tmp = { NULL, NULL, NULL };
+	const struct cel_entry *e = cel_lookup(src, &tmp);
+	struct err err = { "" };
+	enum cel_outcome o;
+	uint64_t cost = 0;
+	json_t *r = NULL;
+	char *msg = NULL;
+
+	if (!e->prog)
+		goto out;
+	o = cel_eval(e->prog, v, old, CEL_PER_CALL_LIMIT, &cost, &r, &err);
+	if (cost > (uint64_t)c->budget) {
+		cel_invalid(c, path, s, "messageExpression evaluation failed due "
+			    "to running out of cost budget, no further "
+			    "validation rules will be run");
+		c->stop = true;
+		goto out;
+	}
+	c->budget -= (int64_t)cost;
+	if (o == CEL_COST_LIMIT) {
+		char *q = go_quote(src);
+
+		cel_invalid(c, path, s, "no further validation rules will be run "
+			    "due to call cost exceeds limit for messageExpression: %s",
+			    q);
+		free(q);
+		c->stop = true;
+		goto out;
+	}
+	if (o != CEL_OK || !json_is_string(r))
+		goto out;
+	msg = trim_dup(json_string_value(r));
+	if (!*msg || strlen(msg) > MAX_MESSAGE_EXPRESSION || strchr(msg, '\n'))
+		FREE_AND_NULL(msg);
+out:
+	json_decref(r);
+	cel_entry_release(&tmp);
+	return msg;
+}
+
+/* One rule at the node v (old: its correlated old value or NULL; rn/ro:
+ * the nearest correlated pair, for ratcheting). */
+static void cel_rule(struct celv *c, const json_t *rule, const json_t *v,
+		     const json_t *old, const json_t *s, const json_t *rn,
+		     const json_t *ro)
+{
+	const char *src = jx_str(rule, "rule");
+	const char *fp = jx_str(rule, "fieldPath");
+	const char *mexpr = jx_str(rule, "messageExpression");
+	struct cel_entry tmp = { NULL, NULL, NULL };
+	const struct cel_entry *e;
+	struct err err = { "" };
+	struct sbuf at = SBUF_INIT, rel = SBUF_INIT;
+	enum cel_outcome o;
+	uint64_t cost = 0;
+	json_t *r = NULL;
+	char *res = NULL, *detail = NULL;
+
+	if (!src || is_blank(src))
+		return;
+	e = cel_lookup(src, &tmp);
+	if (!e->prog) {
+		cel_invalid(c, celv_path(c), s, "rule compile error: "
+			    "compilation failed: %s", e->error);
+		goto out;
+	}
+	if (cel_uses_old_self(e->prog) && !old)
+		goto out; /* transition rules need a correlated old value */
+	if (c->budget <= 0) {
+		cel_invalid(c, celv_path(c), s, "validation failed due to running "
+			    "out of cost budget, no further validation rules "
+			    "will be run");
+		c->stop = true;
+		goto out;
+	}
+	o = cel_eval(e->prog, v, old, CEL_PER_CALL_LIMIT, &cost, &r, &err);
+	if (cost > (uint64_t)c->budget) {
+		cel_invalid(c, celv_path(c), s, "validation failed due to running "
+			    "out of cost budget, no further validation rules "
+			    "will be run");
+		c->stop = true;
+		goto out;
+	}
+	c->budget -= (int64_t)cost;
+	res = rule_error_string(rule);
+	if (o == CEL_COST_LIMIT) {
+		cel_invalid(c, celv_path(c), s, "'%s': no further validation rules "
+			    "will be run due to call cost exceeds limit for rule: %s",
+			    err.msg, res);
+		c->stop = true;
+		goto out;
+	}
+	if (o == CEL_ERROR) {
+		if (!strncmp(err.msg, "no such overload", 16))
+			cel_invalid(c, celv_path(c), s, "'%s': call arguments did not "
+				    "match a supported operator, function or macro "
+				    "signature for rule: %s", err.msg, res);
+		else
+			cel_invalid(c, celv_path(c), s, "%s evaluating rule: %s",
+				    err.msg, res);
+		goto out;
+	}
+	if (json_is_true(r))
+		goto out;
+	/* 1. ratcheting: a rule without oldSelf does not fail an update
+	 *    that left its value (or the nearest correlated one) as it was */
+	if (c->update && !cel_uses_old_self(e->prog) && rn && ro &&
+	    json_equal((json_t *)rn, (json_t *)ro))
+		goto out;
+	/* 2. the path: the node's, then the rule's fieldPath under it */
+	sbuf_adds(&at, c->path.len ? c->path.buf : "");
+	if (fp && *fp && field_path_norm(s, fp, &rel)) {
+		if (at.len)
+			sbuf_addch(&at, '.');
+		sbuf_adds(&at, sbuf_cstr(&rel));
+	}
+	/* 3. the message: messageExpression's, else message or the rule */
+	if (mexpr && !is_blank(mexpr)) {
+		detail = message_expression(c, at.len ? at.buf : "<nil>", s,
+					    mexpr, v, old);
+		if (c->stop)
+			goto out;
+	}
+	if (!detail)
+		detail = rule_message(rule);
+	cel_fail(c, at.len ? at.buf : "<nil>", s, detail,
+		 jx_str(rule, "reason"));
+out:
+	free(detail);
+	free(res);
+	json_decref(r);
+	sbuf_release(&at);
+	sbuf_release(&rel);
+	cel_entry_release(&tmp);
+}
+
+/* The item of old (an x-kubernetes-list-type=map list) with item's map
+ * keys, or NULL. */
+static const json_t *old_map_item(const json_t *item, const json_t *old,
+				  const json_t *keys)
+{
+	size_t i, j;
+	const json_t *o, *k;
+
+	if (!json_is_object(item) || !json_is_array(old) || !json_is_array(keys))
+		return NULL;
+	json_array_foreach(old, i, o) {
+		bool same = json_is_object(o);
+
+		json_array_foreach(keys, j, k) {
+			const json_t *a, *b;
+
+			if (!same || !json_is_string(k))
+				break;
+			a = json_object_get(item, json_string_value(k));
+			b = json_object_get(o, json_string_value(k));
+			same = (!a && !b) ||
+			       (a && b && json_equal((json_t *)a, (json_t *)b));
+		}
+		if (same)
+			return o;
+	}
+	return NULL;
+}
+
+/*
+ * The Validator walk of apiextensions' schema/cel/validation.go: the
+ * rules of a node, then its children, only where the value is present
+ * and not null. oldSelf correlates object fields by name (unless the
+ * object is x-kubernetes-map-type: atomic) and the items of a
+ * list-type=map list by their keys; other list items have no old value.
+ */
+static void cel_walk(struct celv *c, const json_t *v, const json_t *old,
+		     const json_t *s, const json_t *rn, const json_t *ro,
+		     int depth)
+{
+	const json_t *rules = json_object_get(s, "x-kubernetes-validations");
+	const json_t *rule, *val;
+	const char *k;
+	size_t i, mark;
+
+	if (!v || json_is_null(v) || !json_is_object(s) || c->stop ||
+	    depth > MAX_DEPTH)
+		return;
+	if (old && json_is_null(old))
+		old = NULL;
+	if (old) {
+		rn = v;
+		ro = old;
+	}
+	json_array_foreach(rules, i, rule) {
+		cel_rule(c, rule, v, old, s, rn, ro);
+		if (c->stop)
+			return;
+	}
+	if (json_is_object(v)) {
+		const char *mt = jx_str(s, "x-kubernetes-map-type");
+		bool corr = json_is_object(old) && !(mt && !strcmp(mt, "atomic"));
+		bool ap;
+		const json_t *as = sadditional(s, &ap);
+
+		json_object_foreach((json_t *)v, k, val) {
+			const json_t *ps = sprop(s, k);
+
+			if (ps)
+				mark = path_key(&c->path, k);
+			else if (as)
+				mark = path_bracket(&c->path, k);
+			else
+				continue;
+			cel_walk(c, val, corr ? json_object_get(old, k) : NULL,
+				 ps ? ps : as, rn, ro, depth + 1);
+			path_pop(&c->path, mark);
+			if (c->stop)
+				return;
+		}
+	} else if (json_is_array(v)) {
+		const json_t *is = sitems(s);
+		const char *lt = jx_str(s, "x-kubernetes-list-type");
+		bool maplist = lt && !strcmp(lt, "map");
+
+		if (!is)
+			return;
+		json_array_foreach(v, i, val) {
+			const json_t *o = maplist ? old_map_item(val, old,
+				json_object_get(s, "x-kubernetes-list-map-keys")) : NULL;
+
+			mark = path_index(&c->path, i);
+			cel_walk(c, val, o, is, rn, ro, depth + 1);
+			path_pop(&c->path, mark);
+			if (c->stop)
+				return;
+		}
+	}
+}
+
+/* True when s or a schema below it has x-kubernetes-validations. */
+static bool has_rules(const json_t *s, int depth)
+{
+	const json_t *props, *ps, *as;
+	const char *k;
+	bool ap;
+
+	if (!json_is_object(s) || depth > MAX_DEPTH)
+		return false;
+	if (json_array_size(json_object_get(s, "x-kubernetes-validations")))
+		return true;
+	props = json_object_get(s, "properties");
+	if (json_is_object(props))
+		json_object_foreach((json_t *)props, k, ps)
+			if (has_rules(ps, depth + 1))
+				return true;
+	as = sadditional(s, &ap);
+	return has_rules(sitems(s), depth + 1) || has_rules(as, depth + 1);
+}
+
+/* hasBlockingErr: type, required, enum and size failures keep the CEL
+ * rules from running (they could not make sense of the value). */
+static bool has_blocking(const struct field_errors *fe)
+{
+	for (size_t i = 0; i < fe->n; i++) {
+		switch (fe->v[i].kind) {
+		case FE_UNSUPPORTED:
+		case FE_REQUIRED:
+		case FE_TOO_LONG:
+		case FE_TOO_MANY:
+		case FE_TYPE:
+			return true;
+		default:
+			break;
+		}
+	}
+	return false;
+}
+
+static void validate_rules(const json_t *obj, const json_t *old,
+			   const json_t *schema, struct field_errors *fe)
+{
+	struct celv c;
+
+	if (has_blocking(fe)) {
+		if (has_rules(schema, 0))
+			fe_add(fe, FE_INVALID, "<nil>", "null", true,
+			       "some validation rules were not checked because "
+			       "the object was invalid; correct the existing "
+			       "errors to complete validation");
+		return;
+	}
+	c.fe = fe;
+	c.budget = CEL_RUNTIME_BUDGET;
+	c.stop = false;
+	c.update = old != NULL;
+	path_init(&c.path);
+	cel_walk(&c, obj, old, schema, NULL, NULL, 0);
+	sbuf_release(&c.path);
+}
+
+/* ---- CRD time: every rule must compile (apiextensions validation) ---- */
+
+/* Go's %#v of the internal apiextensions.ValidationRule the errors carry
+ * as their value. A set reason or optionalOldSelf is a pointer there,
+ * printed as an address no one can reproduce: we print a fixed one. */
+static char *rule_go_value(const json_t *rule)
+{
+	static const char *const fields[][2] = {
+		{ "Rule", "rule" }, { "Message", "message" },
+		{ "MessageExpression", "messageExpression" },
+	};
+	struct sbuf b = SBUF_INIT;
+	char *q;
+
+	sbuf_adds(&b, "apiextensions.ValidationRule{");
+	for (size_t i = 0; i < 3; i++) {
+		const char *v = jx_str(rule, fields[i][1]);
+
+		q = go_quote(v ? v : "");
+		sbuf_addf(&b, "%s:%s, ", fields[i][0], q);
+		free(q);
+	}
+	sbuf_addf(&b, "Reason:(*apiextensions.FieldValueErrorReason)(%s), ",
+		  json_object_get(rule, "reason") ? "0xc000000000" : "nil");
+	q = go_quote(jx_str(rule, "fieldPath") ? jx_str(rule, "fieldPath") : "");
+	sbuf_addf(&b, "FieldPath:%s, ", q);
+	free(q);
+	sbuf_addf(&b, "OptionalOldSelf:(*bool)(%s)}",
+		  json_object_get(rule, "optionalOldSelf") ? "0xc000000000"
+							   : "nil");
+	return sbuf_detach(&b, NULL);
+}
+
+static void check_rule(const json_t *rule, const json_t *s, const char *at,
+		       const char *uncorrelatable, struct field_errors *fe)
+{
+	static const char *const reasons[] = {
+		"FieldValueDuplicate", "FieldValueForbidden",
+		"FieldValueInvalid", "FieldValueRequired", NULL,
+	};
+	const char *src = jx_str(rule, "rule");
+	const char *msg = jx_str(rule, "message");
+	const char *mexpr = jx_str(rule, "messageExpression");
+	const char *reason = jx_str(rule, "reason");
+	const char *fp = jx_str(rule, "fieldPath");
+	char *p, *gv = rule_go_value(rule), *tm = trim_dup(msg ? msg : "");
+	struct cel_entry tmp = { NULL, NULL, NULL };
+	const struct cel_entry *e;
+	struct sbuf norm = SBUF_INIT;
+
+	/* 1. the shape of the rule (SchemaErrors) */
+	p = xasprintf("%s.rule", at);
+	if (!src || is_blank(src)) {
+		fe_required(fe, p, "rule is not specified");
+		free(p);
+		goto out;
+	} else if (msg && *msg && !*tm) {
+		free(p);
+		p = xasprintf("%s.message", at);
+		fe_invalid(fe, p, msg, "message must be non-empty if specified");
+	} else if (strpbrk(tm, "\n\r")) {
+		free(p);
+		p = xasprintf("%s.message", at);
+		fe_invalid(fe, p, msg, "message must not contain line breaks");
+	} else if (strpbrk(src, "\n\r") && !*tm) {
+		free(p);
+		p = xasprintf("%s.message", at);
+		fe_required(fe, p, "message must be specified if rule contains "
+			    "line breaks");
+	}
+	free(p);
+	if (mexpr && *mexpr && is_blank(mexpr)) {
+		p = xasprintf("%s.messageExpression", at);
+		fe_required(fe, p, "messageExpression must be non-empty if "
+			    "specified");
+		free(p);
+	}
+	if (reason) {
+		bool ok = false;
+
+		for (size_t i = 0; reasons[i]; i++)
+			ok = ok || !strcmp(reasons[i], reason);
+		if (!ok) {
+			p = xasprintf("%s.reason", at);
+			fe_unsupported(fe, p, reason, reasons);
+			free(p);
+		}
+	}
+	if (fp && *fp) {
+		const char *why = is_blank(fp) ?
+			"fieldPath must be non-empty if specified" :
+			strchr(fp, '\n') ? "fieldPath must not contain line breaks" :
+			!field_path_norm(s, fp, &norm) ?
+			"fieldPath must be a valid path" : NULL;
+
+		if (why) {
+			p = xasprintf("%s.fieldPath", at);
+			fe_invalid(fe, p, fp, why);
+			free(p);
+		}
+	}
+	/* 2. compilation (CELErrors) */
+	p = xasprintf("%s.rule", at);
+	e = cel_lookup(src, &tmp);
+	if (!e->prog)
+		fe_add(fe, FE_INVALID, p, gv, false, "compilation failed: %s",
+		       e->error);
+	else if (cel_result_type(e->prog) != CEL_TYPE_BOOL &&
+		 cel_result_type(e->prog) != CEL_TYPE_DYN)
+		fe_add(fe, FE_INVALID, p, gv, false,
+		       "cel expression must evaluate to a bool");
+	else if (cel_uses_old_self(e->prog) && uncorrelatable)
+		fe_add(fe, FE_INVALID, p, src, true, "oldSelf cannot be used on "
+		       "the uncorrelatable portion of the schema within %s",
+		       uncorrelatable);
+	free(p);
+	cel_entry_release(&tmp);
+	if (mexpr && !is_blank(mexpr)) {
+		p = xasprintf("%s.messageExpression", at);
+		e = cel_lookup(mexpr, &tmp);
+		if (!e->prog)
+			fe_add(fe, FE_INVALID, p, gv, false, "messageExpression "
+			       "compilation failed: %s", e->error);
+		else if (cel_result_type(e->prog) != CEL_TYPE_STRING &&
+			 cel_result_type(e->prog) != CEL_TYPE_DYN)
+			fe_add(fe, FE_INVALID, p, gv, false,
+			       "messageExpression must evaluate to a string");
+		free(p);
+		cel_entry_release(&tmp);
+	}
+out:
+	sbuf_release(&norm);
+	free(tm);
+	free(gv);
+}
+
+/* validateCustomResourceDefinitionOpenAPISchema's walk, for the rules:
+ * properties[name], items, additionalProperties. uncorrelatable: the
+ * path of the nearest enclosing list whose items oldSelf cannot reach
+ * (any list-type but map), or NULL. */
+static void check_rules_node(const json_t *s, struct sbuf *path,
+			     const char *uncorrelatable, int depth,
+			     struct field_errors *fe)
+{
+	const json_t *rules, *rule, *props, *ps, *as, *is;
+	const char *k;
+	size_t i, mark;
+	bool ap;
+
+	if (!json_is_object(s) || depth > MAX_DEPTH)
+		return;
+	rules = json_object_get(s, "x-kubernetes-validations");
+	json_array_foreach(rules, i, rule) {
+		mark = path->len;
+		sbuf_addf(path, ".x-kubernetes-validations[%zu]", i);
+		check_rule(rule, s, path->buf, uncorrelatable, fe);
+		path_pop(path, mark);
+	}
+	props = json_object_get(s, "properties");
+	if (json_is_object(props)) {
+		json_object_foreach((json_t *)props, k, ps) {
+			mark = path->len;
+			sbuf_addf(path, ".properties[%s]", k);
+			check_rules_node(ps, path, uncorrelatable, depth + 1, fe);
+			path_pop(path, mark);
+		}
+	}
+	is = sitems(s);
+	if (is) {
+		const char *lt = jx_str(s, "x-kubernetes-list-type");
+		char *mine = NULL;
+
+		if (!uncorrelatable && !(lt && !strcmp(lt, "map")))
+			uncorrelatable = mine = xstrdup(path->buf);
+		mark = path->len;
+		sbuf_adds(path, ".items");
+		check_rules_node(is, path, uncorrelatable, depth + 1, fe);
+		path_pop(path, mark);
+		free(mine);
+	}
+	as = sadditional(s, &ap);
+	if (as) {
+		mark = path->len;
+		sbuf_adds(path, ".additionalProperties");
+		check_rules_node(as, path, uncorrelatable, depth + 1, fe);
+		path_pop(path, mark);
+	}
+}
+
+/*
+ * Internally a v1 CRD whose versions all carry the same schema has it in
+ * spec.validation (the v1 -> internal conversion hoists it), which is
+ * the path kube-apiserver's errors name; otherwise each version's.
+ */
+void schema_validate_crd_rules(const json_t *spec, struct field_errors *fe)
+{
+	const json_t *versions = json_object_get(spec, "versions"), *v;
+	const json_t *first = NULL;
+	bool identical = true;
+	struct sbuf path;
+	size_t i;
+
+	if (!json_is_array(versions))
+		return;
+	json_array_foreach(versions, i, v) {
+		const json_t *sch = json_object_get(v, "schema");
+
+		if (!i)
+			first = sch;
+		else if (!first || !sch || !json_equal((json_t *)first,
+						       (json_t *)sch))
+			identical = false;
+	}
+	path_init(&path);
+	if (identical && first) {
+		sbuf_adds(&path, "spec.validation.openAPIV3Schema");
+		check_rules_node(json_object_get(first, "openAPIV3Schema"), &path,
+				 NULL, 0, fe);
+	} else {
+		json_array_foreach(versions, i, v) {
+			path_pop(&path, 0);
+			sbuf_addf(&path, "spec.versions[%zu].schema.openAPIV3Schema",
+				  i);
+			check_rules_node(json_object_get(json_object_get(v,
+					 "schema"), "openAPIV3Schema"), &path, NULL,
+					 0, fe);
+		}
+	}
+	sbuf_release(&path);
+}
+
 /*
  * 1. the OpenAPI schema validation of the whole object (kube-openapi),
  * 2. the list-type invariants (listtype.ValidateListSetsAndMaps),
+ * 3. the x-kubernetes-validations rules, unless 1-2 (or the caller's
+ *    metadata checks already in fe) found a blocking error,
  * as the custom resource strategy runs them.
  */
-void schema_validate(const json_t *obj, const json_t *schema,
-		     struct field_errors *fe)
+void schema_validate_update(const json_t *obj, const json_t *old,
+			    const json_t *schema, struct field_errors *fe)
 {
 	struct vctx c;
 
@@ -1599,4 +2385,11 @@ void schema_validate(const json_t *obj, const json_t *schema,
 	path_pop(&c.path, 0);
 	listtype_value(&c, obj, schema, 0);
 	vctx_release(&c);
+	validate_rules(obj, old, schema, fe);
+}
+
+void schema_validate(const json_t *obj, const json_t *schema,
+		     struct field_errors *fe)
+{
+	schema_validate_update(obj, NULL, schema, fe);
 }

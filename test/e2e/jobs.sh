@@ -559,10 +559,11 @@ invariants "queue-name changes, late LocalQueue" --status
 
 # ---------------------------------------------------------------------
 # 8. Invalid Kueue objects are denied, every bad field in one message.
-#    What the CRD schema finds (patterns, enums, int32) comes back as
-#    the API server's "is invalid" list, and the validating webhooks are
-#    not called; what passes the schema reaches Kueue's webhooks, which
-#    answer one "denied the request: [a, b, ...]" aggregate.
+#    What the CRD schema finds (patterns, enums, int32) and its CEL
+#    rules (x-kubernetes-validations) come back as the API server's "is
+#    invalid" list, and the validating webhooks are not called; what
+#    passes the schema reaches Kueue's webhooks, which answer one
+#    "denied the request: [a, b, ...]" aggregate.
 
 # denied NAME FILE KIND/NAME PATH...: kubectl create -f FILE fails with
 # one error message naming every PATH, and nothing was created.
@@ -602,9 +603,16 @@ spec:
         borrowingLimit: 2
         lendingLimit: 5
 EOF
-expect "ClusterQueue: the webhook names all five problems at once" 1 \
+# The CRD's CEL rule refuses the borrowingLimit before the webhook runs
+# (kube-apiserver validates, CEL included, before validating admission).
+expect "ClusterQueue: the CRD's CEL rule, before the webhook" 1 \
 	kubectl create -f "$work/bad-cq.yaml" <<'EOF'
-Error from server (Forbidden): error when creating "<work>/bad-cq.yaml": admission webhook "vclusterqueue.kb.io" denied the request: [spec: Invalid value: "object": borrowingLimit must be nil when cohort is empty, spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: "-1": must be greater than or equal to 0, spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "5": must be nil when cohort is empty, spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "5": must be less than or equal to the nominalQuota, spec.namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn']
+The ClusterQueue "bad-cq" is invalid: spec: Invalid value: "object": borrowingLimit must be nil when cohort is empty
+EOF
+grep -v borrowingLimit "$work/bad-cq.yaml" >"$work/bad-cq-hook.yaml"
+expect "ClusterQueue: the webhook names the other four problems at once" 1 \
+	kubectl create -f "$work/bad-cq-hook.yaml" <<'EOF'
+Error from server (Forbidden): error when creating "<work>/bad-cq-hook.yaml": admission webhook "vclusterqueue.kb.io" denied the request: [spec.resourceGroups[0].flavors[0].resources[0].nominalQuota: Invalid value: "-1": must be greater than or equal to 0, spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "5": must be nil when cohort is empty, spec.resourceGroups[0].flavors[0].resources[0].lendingLimit: Invalid value: "5": must be less than or equal to the nominalQuota, spec.namespaceSelector.matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn']
 EOF
 cat >"$work/bad-cq2.yaml" <<'EOF'
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -638,10 +646,11 @@ EOF
 denied "LocalQueue: name, clusterQueue, stopPolicy" "$work/bad-lq.yaml" localqueue/Bad_LQ \
 	'metadata.name: Invalid value: "Bad_LQ"' 'spec.clusterQueue: Invalid value: "Bad_CQ"' \
 	'spec.stopPolicy: Unsupported value: "Maybe"'
-# (Kueue's CEL rule self == oldSelf: CEL names the value by its type)
+# (the CRD's CEL rule self == oldSelf, evaluated by the API server: CEL
+# names the value by its type)
 expect "LocalQueue: clusterQueue is immutable" 1 \
 	kubectl patch localqueue late-queue --type=merge -p '{"spec":{"clusterQueue":"flavor-cq"}}' <<'EOF'
-Error from server (Forbidden): admission webhook "vlocalqueue.kb.io" denied the request: spec.clusterQueue: Invalid value: "string": field is immutable
+The LocalQueue "late-queue" is invalid: spec.clusterQueue: Invalid value: "string": field is immutable
 EOF
 cat >"$work/bad-rf.yaml" <<'EOF'
 apiVersion: kueue.x-k8s.io/v1beta2
@@ -655,17 +664,28 @@ spec:
   nodeTaints:
   - key: k
     value: "bad value!"
+    effect: NoSchedule
+EOF
+denied "ResourceFlavor: labels and taint (the webhook)" "$work/bad-rf.yaml" resourceflavor/bad-rf \
+	'spec.nodeLabels: Invalid value: "bad key!"' \
+	'spec.nodeLabels: Invalid value: "bad value!"' \
+	'spec.nodeTaints[0].value: Invalid value: "bad value!"'
+cat >"$work/bad-rf-cel.yaml" <<'EOF'
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata:
+  name: bad-rf
+spec:
+  nodeTaints:
+  - key: k
     effect: Sometimes
   tolerations:
   - key: t
     operator: Exists
     value: v
 EOF
-denied "ResourceFlavor: labels, taint, toleration" "$work/bad-rf.yaml" resourceflavor/bad-rf \
-	'spec.nodeLabels: Invalid value: "bad key!"' \
-	'spec.nodeLabels: Invalid value: "bad value!"' \
-	'spec.nodeTaints[0].value: Invalid value: "bad value!"' \
-	'spec.nodeTaints[0].effect: Unsupported value: "Sometimes"' \
+denied "ResourceFlavor: taint and toleration (the CRD's CEL rules)" "$work/bad-rf-cel.yaml" resourceflavor/bad-rf \
+	"spec.nodeTaints: Invalid value: \"array\": supported taint effect values: 'NoSchedule', 'PreferNoSchedule', 'NoExecute'" \
 	"spec.tolerations: Invalid value: \"array\": a value must be empty when 'operator' is 'Exists'"
 cat >"$work/bad-cohort.yaml" <<'EOF'
 apiVersion: kueue.x-k8s.io/v1beta2
