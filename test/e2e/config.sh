@@ -75,7 +75,6 @@ expect_warnings "one warning per unhonoured key, in table order" "$every" \
 	pprofBindAddress metrics.localQueueMetrics \
 	metrics.customLabels controller.groupKindConcurrency \
 	controller.cacheSyncTimeout multiKueue \
-	resources.deviceClassMappings \
 	tls.minVersion tls.curvePreferences
 match "a warning's whole text" 0 \
 	"level=warn component=config msg=\"$every:8:1: pprofBindAddress: profiling is not implemented; nothing listens on this address\"\$" \

@@ -1597,8 +1597,6 @@ START_TEST(warnings_every_key_v1beta2)
 		"u2.yaml:23:1: multiKueue: MultiKueue is not implemented yet; "
 		"no Workload is dispatched to a worker cluster, and a "
 		"ClusterQueue naming an admission check stays inactive",
-		"u2.yaml:36:3: resources.deviceClassMappings: not implemented "
-		"yet; DRA resource claims are not counted against quota",
 		"u2.yaml:44:3: tls.minVersion: TLS 1.0 and 1.1 are never "
 		"offered; the webhook serves TLS 1.2 and 1.3",
 		"u2.yaml:46:3: tls.curvePreferences: 4588 (X25519MLKEM768) is "
@@ -1652,7 +1650,6 @@ START_TEST(warnings_every_key_v1beta1)
 		{ "controller.cacheSyncTimeout", "19:3" },
 		{ "integrations.podOptions", "23:3" },
 		{ "multiKueue", "27:1" },
-		{ "resources.deviceClassMappings", "39:3" },
 		{ "tls.minVersion", "47:3" },
 		{ "tls.curvePreferences", "49:3" },
 	};
