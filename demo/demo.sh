@@ -144,13 +144,18 @@ play_mig() {
 	echo
 	echo "\$ kubectl cueue explain job/big-train -n team-ml"
 	kubectl cueue explain job/big-train -n team-ml
+	echo
+	echo "demo: the fine-tuning gang finishes (the job runner ends it now)"
+	kubectl annotate --overwrite -n team-ml job finetune cueue.dev/runtime=1ms >/dev/null
 	mig_wait 300 mig_admitted big-train ||
 		{ echo "demo: big-train was never admitted"; return 1; }
-	echo
-	echo "demo: the fine-tuning gang ended: big-train admitted on the 6 slices and 80Gi it freed"
+	echo "demo: big-train admitted on the 6 slices and 80Gi the gang freed"
 	echo "      and 1 of the 4 slices left (11 of 14 slices, 120Gi of 160Gi):"
 	mig_wait 100 mig_slices 11
 	mig_usage
+	echo
+	echo "demo: the notebooks and the evaluation finish too"
+	kubectl annotate --overwrite -n team-ml job notebook-a notebook-b eval cueue.dev/runtime=1ms >/dev/null
 	mig_wait 600 mig_finished notebook-a notebook-b finetune eval big-train ||
 		{ echo "demo: not every Job finished"; return 1; }
 	echo

@@ -130,7 +130,10 @@ invalid "a toleration with operator Exists and a value" \
 	"{$RF,\"metadata\":{\"name\":\"cel-5\"},\"spec\":{\"tolerations\":[{\"key\":\"k\",\"operator\":\"Exists\",\"value\":\"v\"}]}}"
 invalid "a topology without node labels" \
 	'^The ResourceFlavor "cel-6" is invalid: spec: Invalid value: "object": at least one nodeLabel is required when topology is set$' \
-	"{$RF,\"metadata\":{\"name\":\"cel-6\"},\"spec\":{\"topologyName\":\"t\"}}"
+	"{$RF,\"metadata\":{\"name\":\"cel-6\"},\"spec\":{\"nodeLabels\":{},\"topologyName\":\"t\"}}"
+invalid "no nodeLabels at all: the rule's evaluation error, as kube-apiserver gives it" \
+	'^The ResourceFlavor "cel-6b" is invalid: spec: Invalid value: "object": no such key: nodeLabels evaluating rule: at least one nodeLabel is required when topology is set$' \
+	"{$RF,\"metadata\":{\"name\":\"cel-6b\"},\"spec\":{\"topologyName\":\"t\"}}"
 invalid "a Topology with a level twice" \
 	'^The Topology "cel-7" is invalid: spec.levels: Invalid value: "array": must be unique$' \
 	'{"apiVersion":"kueue.x-k8s.io/v1beta2","kind":"Topology","metadata":{"name":"cel-7"},"spec":{"levels":[{"nodeLabel":"rack"},{"nodeLabel":"rack"}]}}'
@@ -141,7 +144,7 @@ invalid "a priorityClassRef without a priority" \
 	'^The Workload "cel-9" is invalid: spec: Invalid value: "object": priority should not be nil when priorityClassRef is set$' \
 	"{$WL,\"metadata\":{\"name\":\"cel-9\",\"namespace\":\"default\"},\"spec\":{\"priorityClassRef\":{\"group\":\"kueue.x-k8s.io\",\"kind\":\"WorkloadPriorityClass\",\"name\":\"p\"},$PODS}}"
 invalid "a mistyped pod template (PodTemplateSpec's schema)" \
-	'^The Workload "cel-10" is invalid: spec.podSets\[0\].template.spec.containers: Invalid value: "string": spec.podSets\[0\].template.spec.containers in body must be of type array: "string"$' \
+	'^\* spec.podSets\[0\].template.spec.containers: Invalid value: "string": spec.podSets\[0\].template.spec.containers in body must be of type array: "string"$' \
 	"{$WL,\"metadata\":{\"name\":\"cel-10\",\"namespace\":\"default\"},\"spec\":{\"podSets\":[{\"name\":\"main\",\"count\":1,\"template\":{\"spec\":{\"containers\":\"c\"}}}]}}"
 expect "nothing refused was stored" 0 bash -c \
 	'{ kubectl get clusterqueues,resourceflavors,topologies -o name; kubectl get workloads -n default -o name; } | grep /cel- || true' <<<''
