@@ -154,8 +154,8 @@ play_mig() {
 	mig_wait 100 mig_slices 11
 	mig_usage
 	echo
-	echo "demo: the notebooks and the evaluation finish too"
-	kubectl annotate --overwrite -n team-ml job notebook-a notebook-b eval cueue.dev/runtime=1ms >/dev/null
+	echo "demo: the training run, the notebooks and the evaluation finish too"
+	kubectl annotate --overwrite -n team-ml job big-train notebook-a notebook-b eval cueue.dev/runtime=1ms >/dev/null
 	mig_wait 600 mig_finished notebook-a notebook-b finetune eval big-train ||
 		{ echo "demo: not every Job finished"; return 1; }
 	echo

@@ -125,8 +125,8 @@ inv "after the retention"
 # objectRetentionPolicies.workloads.afterDeactivatedByKueue: 2s
 release big
 kubectl annotate --overwrite -n mig job big cueue.dev/runtime=1ms >/dev/null 2>&1
-expect_eventually "big ends" "$T" "True" jp "workload/$(wl_name big mig)" \
-	'{.status.conditions[?(@.type=="Finished")].status}' mig
+# (its Workload goes 3 s after it finished: the Job tells)
+expect_eventually "big ends" "$T" "1" jp job/big '{.status.succeeded}' mig
 sed -e "s/NAME/dq/" -e "s#PROFILE#nvidia.com/mig-1g.10gb#" -e "s/PODS/1/" \
 	-e '/^  labels:/i\  annotations:\n    cueue.dev/ready-after: never' job.tmpl >"$work/dq.yaml"
 sed -e "s/NAME/user-off/" -e "s#PROFILE#nvidia.com/mig-1g.10gb#" -e "s/PODS/1/" job.tmpl >"$work/uo.yaml"
@@ -141,9 +141,10 @@ expect_eventually "user-off admitted" "$T" "True" jp "workload/$uo_wl" \
 	'{.status.conditions[?(@.type=="Admitted")].status}' mig
 expect "a user deactivates user-off's Workload" 0 kubectl patch workload -n mig "$uo_wl" \
 	--type merge -p '{"spec":{"active":false}}' <<<"workload.kueue.x-k8s.io/$uo_wl patched"
+# (the Workload is gone 2 s later: its events tell what happened)
 expect_eventually "dq deactivated by Kueue at its first PodsReady timeout" "$T" \
-	"false DeactivatedDueToRequeuingLimitExceeded" jp "workload/$dq_wl" \
-	'{.spec.active} {.status.conditions[?(@.type=="Evicted")].reason}' mig
+	"EvictedDueToDeactivatedDueToRequeuingLimitExceeded" \
+	bash -c "kubectl get events -n mig --field-selector involvedObject.name=$dq_wl -o jsonpath='{range .items[*]}{.reason}{\"\\n\"}{end}' | grep -x EvictedDueToDeactivatedDueToRequeuingLimitExceeded"
 inv "dq deactivated"
 expect_eventually "2 s later its Job is deleted" "$T" "" \
 	bash -c 'kubectl get jobs -n mig -o name | grep "/dq$"'
