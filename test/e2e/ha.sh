@@ -227,7 +227,7 @@ else
 fi
 match "... after releasing the Lease" 0 'msg="lease released"' tail -5 "$(logfile "$L")"
 if wait_until $((T * 10)) reserved d; then
-	pass "replica $F took over and admitted d (seen $(($(now_ms) - t0)) ms after the stop, polling every ${poll_every} s)"
+	pass "replica $F took over and admitted d (seen $(($(now_ms) - t0)) ms after the stop, polling every ${poll_every} s at most)"
 else
 	fail "replica $F admitted d after the graceful stop" "$(kubectl get workloads -n ha-jobs 2>&1)
 $(tail -5 "$(logfile "$F")")"
