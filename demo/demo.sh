@@ -165,6 +165,22 @@ play_mig() {
 	echo "demo: mig done: 5 Jobs admitted and finished; MIG profiles charged as slices and memory"
 }
 
+# The end of a demo that went well: with a terminal on stdin the cluster
+# stays up until Ctrl-C (now the normal way out), otherwise it stops.
+hold_or_stop() {
+	if [ -t 0 ]; then
+		echo
+		echo "The cluster stays up until you press Ctrl-C."
+		trap 'echo; echo "demo: stopping the cluster"; exit 0' INT TERM
+		sleep infinity &
+		waiter=$!
+		wait "$waiter"
+	else
+		echo "demo: stdin is not a terminal: stopping the cluster"
+	fi
+	exit 0
+}
+
 cleanup() {
 	[ -n "$waiter" ] && kill "$waiter" 2>/dev/null && wait "$waiter" 2>/dev/null
 	"$devcluster" stop "$state" >/dev/null 2>&1 ||
@@ -216,17 +232,7 @@ EOF2
 		echo "demo: the MIG walk-through failed; stopping the cluster" >&2
 		exit "$rc"
 	fi
-	if [ -t 0 ]; then
-		echo
-		echo "The cluster stays up until you press Ctrl-C."
-		trap 'echo; echo "demo: stopping the cluster"; exit 0' INT TERM
-		sleep infinity &
-		waiter=$!
-		wait "$waiter"
-	else
-		echo "demo: stdin is not a terminal: stopping the cluster"
-	fi
-	exit 0
+	hold_or_stop
 elif [ "$scenario" = fair ]; then
 	printf 'demo: cluster up and platform applied in %d.%ds: fair sharing on (demo/manager-config-fair.yaml);\n' \
 		$(((t1 - t0) / 1000000)) $(((t1 - t0) / 100000 % 10))
@@ -282,15 +288,4 @@ if [ "$rc" -ne 0 ]; then
 	echo "demo: cueue-demo failed (exit $rc); stopping the cluster" >&2
 	exit "$rc"
 fi
-if [ -t 0 ]; then
-	echo
-	echo "The cluster stays up until you press Ctrl-C."
-	# the demo is complete: Ctrl-C now is the normal way out
-	trap 'echo; echo "demo: stopping the cluster"; exit 0' INT TERM
-	sleep infinity &
-	waiter=$!
-	wait "$waiter"
-else
-	echo "demo: stdin is not a terminal: stopping the cluster"
-fi
-exit 0
+hold_or_stop

@@ -45,6 +45,7 @@
 #include "base/alloc.h"
 #include "base/sbuf.h"
 #include "devserver/fieldset.h"
+#include "devserver/patch.h"
 #include "model/timestamp.h"
 
 #define ANCIENT "ancient-changes"
@@ -54,46 +55,6 @@
 static json_t *unconst(const json_t *j)
 {
 	return (json_t *)(uintptr_t)j;
-}
-
-/* Values compare as structured-merge-diff's value.Equals: numbers by
- * value (1 == 1.0), the rest structurally. */
-static bool value_eq(const json_t *a, const json_t *b)
-{
-	const char *k;
-	const json_t *v;
-	size_t i;
-
-	if (a == b)
-		return true;
-	if (!a || !b)
-		return false;
-	if (json_is_number(a) && json_is_number(b)) {
-		if (json_is_integer(a) && json_is_integer(b))
-			return json_integer_value(a) == json_integer_value(b);
-		return json_number_value(a) == json_number_value(b);
-	}
-	if (json_typeof(a) != json_typeof(b))
-		return false;
-	switch (json_typeof(a)) {
-	case JSON_OBJECT:
-		if (json_object_size(a) != json_object_size(b))
-			return false;
-		json_object_foreach(unconst(a), k, v)
-			if (!value_eq(v, json_object_get(b, k)))
-				return false;
-		return true;
-	case JSON_ARRAY:
-		if (json_array_size(a) != json_array_size(b))
-			return false;
-		for (i = 0; i < json_array_size(a); i++)
-			if (!value_eq(json_array_get(a, i),
-				      json_array_get(b, i)))
-				return false;
-		return true;
-	default:
-		return json_equal(a, b);
-	}
 }
 
 /* ---------------------------------------------------------------------
@@ -709,7 +670,7 @@ static void compare(struct ctx *c, struct cmp *w, struct ty t,
 			insert(w->added, w);
 		else if (!r)
 			insert(w->removed, w);
-		else if (!value_eq(l, r))
+		else if (!patch_value_eq(l, r))
 			insert(w->modified, w);
 		return;
 	}
@@ -1430,7 +1391,7 @@ void managed_update(const struct managed_req *r, const json_t *live,
 	ctx_init(&c, r);
 	/* 1. the entries to start from (decodeLiveOrNew) */
 	if (*r->subresource || !sent || json_is_null(sent) ||
-	    (had && value_eq(sent, had))) {
+	    (had && patch_value_eq(sent, had))) {
 		from_live = true;
 	} else if (is_reset(sent)) {
 		memset(&es, 0, sizeof(es));

@@ -55,7 +55,7 @@ static char *dump(const json_t *v)
  * by value (1 equals 1.0), which json_equal does not; everything else is
  * structural.
  */
-static bool value_eq(const json_t *a, const json_t *b)
+bool patch_value_eq(const json_t *a, const json_t *b)
 {
 	const char *k;
 	const json_t *v;
@@ -75,14 +75,14 @@ static bool value_eq(const json_t *a, const json_t *b)
 		if (json_object_size(a) != json_object_size(b))
 			return false;
 		json_object_foreach(unconst(a), k, v)
-			if (!value_eq(v, json_object_get(b, k)))
+			if (!patch_value_eq(v, json_object_get(b, k)))
 				return false;
 		return true;
 	case JSON_ARRAY:
 		if (json_array_size(a) != json_array_size(b))
 			return false;
 		for (i = 0; i < json_array_size(a); i++)
-			if (!value_eq(json_array_get(a, i),
+			if (!patch_value_eq(json_array_get(a, i),
 				      json_array_get(b, i)))
 				return false;
 		return true;
@@ -444,7 +444,7 @@ static int jp_apply_one(struct jp *j, const json_t *op)
 		if (!cur)
 			jp_fail(j, "test operation does not apply: is missing path: %s",
 				path);
-		else if (!value_eq(cur, value))
+		else if (!patch_value_eq(cur, value))
 			jp_fail(j, "testing value %s failed", path);
 		else
 			rc = 0;
@@ -694,9 +694,9 @@ static size_t order_index(const json_t *order, const json_t *item,
 	for (i = 0; order && i < json_array_size(order); i++) {
 		const json_t *o = json_array_get(order, i);
 
-		if (key ? value_eq(json_object_get(o, key),
+		if (key ? patch_value_eq(json_object_get(o, key),
 				   json_object_get(item, key))
-			: value_eq(o, item))
+			: patch_value_eq(o, item))
 			return i;
 	}
 	return SIZE_MAX;
@@ -890,7 +890,7 @@ static json_t *merge_maps(struct smp *s, const json_t *olist, json_t *plist,
 			for (k = 0; k < json_array_size(live);) {
 				json_t *e = json_array_get(live, k);
 
-				if (value_eq(json_object_get(e, key), kv))
+				if (patch_value_eq(json_object_get(e, key), kv))
 					json_array_remove(live, k);
 				else
 					k++;
@@ -1043,10 +1043,10 @@ static int check_set_order(struct smp *s, const json_t *plist,
 				return fail_no_merge_key(s, pv, key);
 			if (!json_object_get(ov, key))
 				return fail_no_merge_key(s, ov, key);
-			eq = value_eq(json_object_get(pv, key),
+			eq = patch_value_eq(json_object_get(pv, key),
 				      json_object_get(ov, key));
 		} else {
-			eq = value_eq(pv, ov);
+			eq = patch_value_eq(pv, ov);
 		}
 		if (eq)
 			pi++;
@@ -1337,7 +1337,7 @@ static bool same_keys(const json_t *keys, const json_t *a, const json_t *b)
 	json_array_foreach(keys, i, k) {
 		const char *name = json_string_value(k);
 
-		if (!name || !value_eq(json_object_get(a, name),
+		if (!name || !patch_value_eq(json_object_get(a, name),
 				       json_object_get(b, name)))
 			return false;
 	}

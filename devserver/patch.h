@@ -70,4 +70,9 @@ json_t *patch_apply(const json_t *target, const json_t *applied,
  */
 json_t *patch_diff(const json_t *from, const json_t *to);
 
+/* JSON equality as kube's merge and apply compare values: numbers by
+ * value (1 equals 1.0, which json_equal does not), the rest structurally.
+ * NULL equals only NULL. */
+bool patch_value_eq(const json_t *a, const json_t *b);
+
 #endif
