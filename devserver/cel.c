@@ -25,6 +25,7 @@
 
 #include "base/alloc.h"
 #include "base/sbuf.h"
+#include "base/text.h"
 
 /* Parser recursion, tree depth and comprehension nesting: evaluation
  * and freeing recurse along the tree, so it may not be deeper. */
@@ -180,17 +181,6 @@ static bool is_digit(char c)
 	return c >= '0' && c <= '9';
 }
 
-static int hexdig(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void put_utf8(struct sbuf *b, uint32_t cp)
 {
 	char u[4];
@@ -255,7 +245,7 @@ static bool lex_escape(struct parser *p, size_t *i, struct sbuf *b)
 		return false;
 	}
 	for (int k = 1; k <= n; k++) {
-		int h = hexdig(s[*i + (size_t)k]);
+		int h = text_hexval(s[*i + (size_t)k]);
 
 		if (h < 0)
 			return false;
@@ -325,16 +315,16 @@ static void lex_number(struct parser *p)
 		uint64_t u = 0;
 
 		i += 2;
-		if (hexdig(s[i]) < 0) {
+		if (text_hexval(s[i]) < 0) {
 			perr(p, start, "Syntax error: token recognition error at: '0x'");
 			return;
 		}
-		for (; hexdig(s[i]) >= 0; i++) {
+		for (; text_hexval(s[i]) >= 0; i++) {
 			if (u > UINT64_MAX / 16) {
 				perr(p, start, "invalid int literal");
 				return;
 			}
-			u = u * 16 + (uint64_t)hexdig(s[i]);
+			u = u * 16 + (uint64_t)text_hexval(s[i]);
 		}
 		p->tk.t = T_INT;
 		p->tk.u = u;
@@ -1243,48 +1233,6 @@ static struct node *parse_unary(struct parser *p)
 	return parse_member(p);
 }
 
-static struct node *parse_mul(struct parser *p)
-{
-	struct node *n = parse_unary(p);
-
-	while (n && (p->tk.t == T_STAR || p->tk.t == T_SLASH ||
-		     p->tk.t == T_PERCENT)) {
-		size_t pos = p->tk.pos;
-		int op = p->tk.t == T_STAR ? B_MUL :
-			 p->tk.t == T_SLASH ? B_DIV : B_MOD;
-		struct node *r;
-
-		next(p);
-		r = parse_unary(p);
-		if (!r) {
-			node_free(n);
-			return NULL;
-		}
-		n = checked(p, mk2(N_BIN, pos, op, n, r));
-	}
-	return n;
-}
-
-static struct node *parse_add(struct parser *p)
-{
-	struct node *n = parse_mul(p);
-
-	while (n && (p->tk.t == T_PLUS || p->tk.t == T_MINUS)) {
-		size_t pos = p->tk.pos;
-		int op = p->tk.t == T_PLUS ? B_ADD : B_SUB;
-		struct node *r;
-
-		next(p);
-		r = parse_mul(p);
-		if (!r) {
-			node_free(n);
-			return NULL;
-		}
-		n = checked(p, mk2(N_BIN, pos, op, n, r));
-	}
-	return n;
-}
-
 static int relop(enum tok t)
 {
 	switch (t) {
@@ -1299,60 +1247,53 @@ static int relop(enum tok t)
 	}
 }
 
-static struct node *parse_rel(struct parser *p)
+/* The binary operators, loosest level first (||, &&, relations,
+ * additive, multiplicative): whether t is one at level, and the node it
+ * makes. */
+#define NLEVELS 5
+static bool binop(int level, enum tok t, enum nkind *kind, int *op)
 {
-	struct node *n = parse_add(p);
-
-	while (n && relop(p->tk.t) >= 0) {
-		size_t pos = p->tk.pos;
-		int op = relop(p->tk.t);
-		struct node *r;
-
-		next(p);
-		r = parse_add(p);
-		if (!r) {
-			node_free(n);
-			return NULL;
-		}
-		n = checked(p, mk2(N_BIN, pos, op, n, r));
+	*kind = N_BIN;
+	*op = 0;
+	switch (level) {
+	case 0:
+		*kind = N_OR;
+		return t == T_OR;
+	case 1:
+		*kind = N_AND;
+		return t == T_AND;
+	case 2:
+		*op = relop(t);
+		return *op >= 0;
+	case 3:
+		*op = t == T_PLUS ? B_ADD : B_SUB;
+		return t == T_PLUS || t == T_MINUS;
+	default:
+		*op = t == T_STAR ? B_MUL : t == T_SLASH ? B_DIV : B_MOD;
+		return t == T_STAR || t == T_SLASH || t == T_PERCENT;
 	}
-	return n;
 }
 
-static struct node *parse_and(struct parser *p)
+/* Left-associative operators of level and tighter; unary below them. */
+static struct node *parse_binary(struct parser *p, int level)
 {
-	struct node *n = parse_rel(p);
+	struct node *n, *r;
+	enum nkind kind;
+	int op;
 
-	while (n && p->tk.t == T_AND) {
+	if (level == NLEVELS)
+		return parse_unary(p);
+	n = parse_binary(p, level + 1);
+	while (n && binop(level, p->tk.t, &kind, &op)) {
 		size_t pos = p->tk.pos;
-		struct node *r;
 
 		next(p);
-		r = parse_rel(p);
+		r = parse_binary(p, level + 1);
 		if (!r) {
 			node_free(n);
 			return NULL;
 		}
-		n = checked(p, mk2(N_AND, pos, 0, n, r));
-	}
-	return n;
-}
-
-static struct node *parse_or(struct parser *p)
-{
-	struct node *n = parse_and(p);
-
-	while (n && p->tk.t == T_OR) {
-		size_t pos = p->tk.pos;
-		struct node *r;
-
-		next(p);
-		r = parse_and(p);
-		if (!r) {
-			node_free(n);
-			return NULL;
-		}
-		n = checked(p, mk2(N_OR, pos, 0, n, r));
+		n = checked(p, mk2(kind, pos, op, n, r));
 	}
 	return n;
 }
@@ -1368,11 +1309,11 @@ static struct node *parse_expr(struct parser *p)
 		p->depth--;
 		return NULL;
 	}
-	n = parse_or(p);
+	n = parse_binary(p, 0);
 	if (n && p->tk.t == T_QUESTION) {
 		pos = p->tk.pos;
 		next(p);
-		t = parse_or(p);
+		t = parse_binary(p, 0);
 		if (!t || !expect(p, T_COLON, "':'")) {
 			node_free(t);
 			node_free(n);

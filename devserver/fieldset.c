@@ -18,6 +18,7 @@
 
 #include "base/alloc.h"
 #include "base/sbuf.h"
+#include "base/text.h"
 
 #define MAX_DEPTH 256
 
@@ -287,17 +288,6 @@ static void skip_ws(struct rd *r)
 		r->p++;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 static void put_utf8(struct sbuf *b, uint32_t cp)
 {
 	char u[4];
@@ -332,7 +322,7 @@ static int read_hex4(struct rd *r, uint32_t *out)
 	if (r->end - r->p < 4)
 		return -1;
 	for (int i = 0; i < 4; i++) {
-		int h = hexval(r->p[i]);
+		int h = text_hexval(r->p[i]);
 
 		if (h < 0)
 			return -1;

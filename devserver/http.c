@@ -35,6 +35,7 @@
 
 #include "base/dlist.h"
 #include "base/sbuf.h"
+#include "base/text.h"
 #include "devserver/jsonw.h"
 #include "devserver/status.h"
 
@@ -786,17 +787,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Form decoding for paths and query values: %XX and '+' as a space (Go's
  * url.ParseQuery does both; client-go encodes spaces as '+'). %00 stays
  * as it is: a NUL would silently cut the string short, so that
@@ -810,9 +800,11 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
 	for (char *r = s; *r; r++) {
 		if (*r == '+') {
 			*w++ = ' ';
-		} else if (*r == '%' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0 &&
+		} else if (*r == '%' && text_hexval(r[1]) >= 0 &&
+			   text_hexval(r[2]) >= 0 &&
 			   (r[1] != '0' || r[2] != '0')) {
-			*w++ = (char)(hexval(r[1]) * 16 + hexval(r[2]));
+			*w++ = (char)(text_hexval(r[1]) * 16 +
+				      text_hexval(r[2]));
 			r += 2;
 		} else {
 			*w++ = *r;

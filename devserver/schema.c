@@ -29,6 +29,7 @@
 #include "base/hmap.h"
 #include "base/jx.h"
 #include "base/sbuf.h"
+#include "base/text.h"
 #include "devserver/cel.h"
 #include "model/goparse.h"
 #include "model/svec.h"
@@ -590,17 +591,6 @@ static size_t utf8_put(unsigned cp, char *out)
 	return 3;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Reads \uXXXX or \xXX at p (after the backslash); returns bytes used or
  * 0 when malformed. */
 static size_t read_hex_escape(const char *p, unsigned *cp)
@@ -609,7 +599,7 @@ static size_t read_hex_escape(const char *p, unsigned *cp)
 
 	*cp = 0;
 	for (size_t i = 1; i <= n; i++) {
-		int h = hexval(p[i]);
+		int h = text_hexval(p[i]);
 
 		if (h < 0)
 			return 0;
