@@ -45,8 +45,6 @@
 #include "controller/kube_watch.h"
 #include "controller/log.h"
 
-#define REASON_MISCONFIGURED "Misconfigured"
-
 struct dra_req {
 	char *cls;     /* owned; deviceClassName */
 	int64_t count; /* devices */
@@ -184,10 +182,26 @@ static void rct_changed(struct manager *m, const char *key)
 	manager_wl_pump(m);
 }
 
+/* Same requests, or the same error: nothing to look at again (a
+ * resync's list brings every template back unchanged). */
+static bool rct_same(const struct rct *a, const struct rct *b)
+{
+	if (a->n != b->n || !text_same(a->err_field, b->err_field) ||
+	    !text_same(a->err_text, b->err_text) ||
+	    !text_same(a->err_detail, b->err_detail))
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (a->v[i].count != b->v[i].count ||
+		    strcmp(a->v[i].cls, b->v[i].cls))
+			return false;
+	return true;
+}
+
 static void rct_put(struct manager *m, const json_t *obj)
 {
 	char *key = rct_key(obj);
 	struct rct *t, *old;
+	bool same;
 
 	if (!key)
 		return;
@@ -196,12 +210,14 @@ static void rct_put(struct manager *m, const json_t *obj)
 	t->seen = m->dra_gen;
 	rct_parse(t, obj);
 	old = hmap_get(&m->rcts, key);
+	same = old && rct_same(old, t);
 	if (old) {
 		hmap_del(&m->rcts, key);
 		rct_free(old);
 	}
 	hmap_put(&m->rcts, t->key, t);
-	rct_changed(m, key);
+	if (!same)
+		rct_changed(m, key);
 }
 
 static void rct_drop(struct manager *m, const char *key)
@@ -419,9 +435,4 @@ char *manager_dra_fill(struct manager *m, struct workload *w, bool *changed)
 		reslist_release(&dra);
 	}
 	return msg;
-}
-
-const char *manager_dra_reason(void)
-{
-	return REASON_MISCONFIGURED;
 }

@@ -331,10 +331,10 @@ void manager_dra_free(struct manager *m);
  * (changed: some list changed). Returns NULL when w's devices are
  * counted (or it has no claims), else Kueue's message for why they
  * cannot be (a new string): w must then not be queued, and shows it with
- * reason manager_dra_reason() ("Misconfigured").
+ * reason REASON_MISCONFIGURED.
  */
 char *manager_dra_fill(struct manager *m, struct workload *w, bool *changed);
-const char *manager_dra_reason(void);
+#define REASON_MISCONFIGURED "Misconfigured"
 
 /* ------------------------------------------------------------------ */
 /* Small helpers (static inline: two or more manager files use them) */

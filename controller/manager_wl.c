@@ -261,9 +261,9 @@ void manager_wl_resolve(struct manager *m, struct wl_entry *e, bool force)
 	if (msg && wl_is_pending(w))
 		want_set(e, REASON_INADMISSIBLE, msg);
 	else if (!msg && dra_msg)
-		want_set(e, manager_dra_reason(), dra_msg);
+		want_set(e, REASON_MISCONFIGURED, dra_msg);
 	else if (!msg && (text_same(e->want_reason, REASON_INADMISSIBLE) ||
-			  text_same(e->want_reason, manager_dra_reason())))
+			  text_same(e->want_reason, REASON_MISCONFIGURED)))
 		want_clear(e);
 	free(msg);
 	free(dra_msg);
